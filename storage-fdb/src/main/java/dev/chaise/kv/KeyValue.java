@@ -1,0 +1,4 @@
+package dev.chaise.kv;
+
+/** One key and its value, as returned by range reads. */
+public record KeyValue(byte[] key, byte[] value) {}

@@ -1,0 +1,66 @@
+package dev.chaise.storage;
+
+/**
+ * A typed failure of the document layer. The HTTP layer maps {@link Kind} to a status code in one
+ * place; {@link #error()} and {@link #reason()} become CouchDB's {@code {"error","reason"}} body.
+ */
+public final class StorageException extends RuntimeException {
+
+    public enum Kind {
+        BAD_REQUEST("bad_request"),
+        ILLEGAL_DOCID("illegal_docid"),
+        ILLEGAL_DATABASE_NAME("illegal_database_name"),
+        NOT_FOUND("not_found"),
+        CONFLICT("conflict"),
+        FILE_EXISTS("file_exists"),
+        DOCUMENT_TOO_LARGE("document_too_large"),
+        FORBIDDEN("forbidden"),
+        UNAUTHORIZED("unauthorized"),
+        PRECONDITION_FAILED("precondition_failed"),
+        MISSING_STUB("missing_stub"),
+        NOT_IMPLEMENTED("not_implemented");
+
+        private final String error;
+
+        Kind(String error) {
+            this.error = error;
+        }
+
+        public String error() {
+            return error;
+        }
+    }
+
+    private final Kind kind;
+    private final String reason;
+
+    public StorageException(Kind kind, String reason) {
+        super(kind.error() + ": " + reason);
+        this.kind = kind;
+        this.reason = reason;
+    }
+
+    public Kind kind() {
+        return kind;
+    }
+
+    public String error() {
+        return kind.error();
+    }
+
+    public String reason() {
+        return reason;
+    }
+
+    public static StorageException badRequest(String reason) {
+        return new StorageException(Kind.BAD_REQUEST, reason);
+    }
+
+    public static StorageException conflict() {
+        return new StorageException(Kind.CONFLICT, "Document update conflict.");
+    }
+
+    public static StorageException notFound(String reason) {
+        return new StorageException(Kind.NOT_FOUND, reason);
+    }
+}

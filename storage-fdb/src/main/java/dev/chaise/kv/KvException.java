@@ -16,6 +16,7 @@ public final class KvException extends RuntimeException {
     public static final int ACCESSED_UNREADABLE = 1036;
     public static final int IO_ERROR = 1510;
     public static final int USED_DURING_COMMIT = 2017;
+    public static final int NO_COMMIT_VERSION = 2021;
     public static final int KEY_OUTSIDE_LEGAL_RANGE = 2004;
     public static final int INVERTED_RANGE = 2005;
     public static final int INVALID_MUTATION_TYPE = 2006;

@@ -1,0 +1,76 @@
+package dev.chaise.kv.embedded;
+
+import dev.chaise.kv.Keys;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The resolver's memory: for the MVCC window, the last version at which each key range was
+ * written. It is a step function (boundary key to version, valid until the next boundary) split
+ * into generations of about one second, so expiring old writes drops a whole generation instead
+ * of rewriting the map. A transaction conflicts if any range it read was written at a version
+ * above its read version. Owned by the sequencer thread; not thread-safe.
+ */
+final class ConflictHistory {
+    private static final long GENERATION_SPAN = 1_000_000; // versions, about one second
+
+    private static final class Generation {
+        final TreeMap<byte[], Long> steps = new TreeMap<>(Keys::compare);
+        final long firstVersion;
+        long lastVersion;
+
+        Generation(long firstVersion) {
+            this.firstVersion = firstVersion;
+            steps.put(Keys.EMPTY, 0L);
+        }
+
+        void write(byte[] begin, byte[] end, long version) {
+            long atEnd = steps.floorEntry(end).getValue();
+            steps.subMap(begin, true, end, false).clear();
+            steps.put(begin, version);
+            steps.putIfAbsent(end, atEnd);
+            lastVersion = Math.max(lastVersion, version);
+        }
+
+        boolean writtenAfter(byte[] begin, byte[] end, long readVersion) {
+            if (steps.floorEntry(begin).getValue() > readVersion) return true;
+            for (Map.Entry<byte[], Long> e : steps.subMap(begin, false, end, false).entrySet()) {
+                if (e.getValue() > readVersion) return true;
+            }
+            return false;
+        }
+    }
+
+    private final Deque<Generation> generations = new ArrayDeque<>(); // oldest first
+
+    void recordWrite(byte[] begin, byte[] end, long version) {
+        Generation g = generations.peekLast();
+        if (g == null || version - g.firstVersion >= GENERATION_SPAN) {
+            g = new Generation(version);
+            generations.addLast(g);
+        }
+        g.write(begin, end, version);
+    }
+
+    boolean conflicts(byte[] begin, byte[] end, long readVersion) {
+        for (var it = generations.descendingIterator(); it.hasNext(); ) {
+            Generation g = it.next();
+            if (g.lastVersion <= readVersion) break; // older generations are older still
+            if (g.writtenAfter(begin, end, readVersion)) return true;
+        }
+        return false;
+    }
+
+    /** Forgets writes no live transaction can conflict with: those at or below {@code oldestReadVersion}. */
+    void expire(long oldestReadVersion) {
+        while (!generations.isEmpty() && generations.peekFirst().lastVersion <= oldestReadVersion) {
+            generations.removeFirst();
+        }
+    }
+
+    int generationCount() {
+        return generations.size();
+    }
+}

@@ -1,0 +1,374 @@
+package dev.chaise.kv.embedded;
+
+import dev.chaise.kv.KeySelector;
+import dev.chaise.kv.KeyValue;
+import dev.chaise.kv.Keys;
+import dev.chaise.kv.KvException;
+import dev.chaise.kv.KvLimits;
+import dev.chaise.kv.MutationType;
+import dev.chaise.kv.RangeIterator;
+import dev.chaise.kv.ReadTransaction;
+import dev.chaise.kv.StoreTimer;
+import dev.chaise.kv.Transaction;
+import dev.chaise.kv.Versionstamps;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import org.rocksdb.ReadOptions;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+
+/**
+ * A transaction of the embedded engine. Reads go to a pinned RocksDB snapshot merged with the
+ * transaction's {@link WriteBuffer}; non-snapshot reads record read-conflict ranges, which the
+ * {@link Sequencer} checks at commit. Methods are synchronized: a transaction holds native
+ * resources that must not be used after it ends.
+ */
+final class EmbeddedTransaction implements Transaction {
+    private enum State { OPEN, COMMITTING, DONE }
+
+    private record PendingWatch(byte[] key, byte[] seen, CompletableFuture<Void> future) {}
+
+    final EmbeddedKvStore store;
+    private final WriteBuffer writes = new WriteBuffer();
+    private final List<byte[][]> readConflicts = new ArrayList<>();
+    private final List<byte[][]> writeConflicts = new ArrayList<>();
+    private final List<MergedRangeIterator> iterators = new ArrayList<>();
+    private final List<MergedRangeIterator> snapshotIterators = new ArrayList<>();
+    private final List<PendingWatch> watches = new ArrayList<>();
+    private final ReadTransaction snapshotView = new SnapshotView();
+    private State state = State.OPEN;
+    private ReadView view;
+    private ReadOptions readOptions;
+    private long readVersion = -1;
+    private long size;
+    private long committedVersion = -1;
+    private byte[] versionstamp;
+
+    EmbeddedTransaction(EmbeddedKvStore store) {
+        this.store = store;
+    }
+
+    // ---- reads
+
+    @Override
+    public synchronized long getReadVersion() {
+        ensureOpen();
+        ensureView();
+        return readVersion;
+    }
+
+    @Override
+    public byte[] get(byte[] key) {
+        return get(key, false);
+    }
+
+    @Override
+    public byte[] getKey(KeySelector selector) {
+        return getKey(selector, false);
+    }
+
+    @Override
+    public RangeIterator getRange(byte[] begin, byte[] end, int limit, boolean reverse) {
+        return range(begin, end, limit, reverse, false);
+    }
+
+    @Override
+    public ReadTransaction snapshot() {
+        return snapshotView;
+    }
+
+    private synchronized byte[] get(byte[] key, boolean snapshot) {
+        ensureOpen();
+        WriteBuffer.Op op = writes.points.get(key);
+        if (op instanceof WriteBuffer.SetOp s) return s.value();
+        if (op == WriteBuffer.ClearOp.INSTANCE || (op == null && writes.isCleared(key))) return null;
+        ensureView();
+        checkNotTooOld();
+        long start = System.nanoTime();
+        byte[] base;
+        try {
+            base = store.db().get(store.dataCf(), readOptions, key);
+        } catch (RocksDBException e) {
+            throw new KvException(KvException.IO_ERROR, "io_error: " + e.getMessage(), e);
+        } finally {
+            store.timer().record(StoreTimer.Waits.GET, System.nanoTime() - start);
+        }
+        if (!snapshot) addConflict(readConflicts, key, Keys.keyAfter(key));
+        return op instanceof WriteBuffer.AtomicOp a ? a.applyTo(base) : base;
+    }
+
+    private synchronized byte[] getKey(KeySelector sel, boolean snapshot) {
+        long start = System.nanoTime();
+        try {
+            if (sel.offset() >= 1) {
+                byte[] from = sel.orEqual() ? Keys.keyAfter(sel.key()) : sel.key();
+                return nth(from, Keys.SYSTEM_PREFIX, sel.offset() - 1, false, snapshot, Keys.SYSTEM_PREFIX);
+            }
+            byte[] to = sel.orEqual() ? Keys.keyAfter(sel.key()) : sel.key();
+            return nth(Keys.EMPTY, to, -sel.offset(), true, snapshot, Keys.EMPTY);
+        } finally {
+            store.timer().record(StoreTimer.Waits.GET_KEY, System.nanoTime() - start);
+        }
+    }
+
+    /** The key {@code skip} rows into the range, or {@code ifNone}. */
+    private byte[] nth(byte[] begin, byte[] end, int skip, boolean reverse, boolean snapshot, byte[] ifNone) {
+        byte[] b = min(begin, Keys.SYSTEM_PREFIX);
+        byte[] e = min(end, Keys.SYSTEM_PREFIX);
+        if (Keys.compare(b, e) >= 0) return ifNone;
+        try (RangeIterator it = range(b, e, skip + 1, reverse, snapshot)) {
+            KeyValue last = null;
+            int n = 0;
+            while (n <= skip && it.hasNext()) {
+                last = it.next();
+                n++;
+            }
+            return n == skip + 1 ? last.key() : ifNone;
+        }
+    }
+
+    private static byte[] min(byte[] a, byte[] b) {
+        return Keys.compare(a, b) <= 0 ? a : b;
+    }
+
+    private synchronized RangeIterator range(byte[] begin, byte[] end, int limit, boolean reverse, boolean snapshot) {
+        ensureOpen();
+        if (limit < 0) throw new KvException(KvException.CLIENT_INVALID_OPERATION, "client_invalid_operation: negative limit");
+        if (Keys.compare(begin, end) > 0) throw new KvException(KvException.INVERTED_RANGE, "inverted_range: range begin key larger than end key");
+        if (Keys.compare(end, Keys.SYSTEM_PREFIX) > 0) {
+            throw new KvException(KvException.KEY_OUTSIDE_LEGAL_RANGE, "key_outside_legal_range: key outside legal range");
+        }
+        ensureView();
+        checkNotTooOld();
+        RocksIterator ri = store.db().newIterator(store.dataCf(), readOptions);
+        var localRange = new TreeMap<>(writes.points.subMap(begin, true, end, false));
+        var cleared = new TreeMap<>(writes.cleared);
+        MergedRangeIterator it = new MergedRangeIterator(this, ri, begin, end, limit, reverse, localRange, cleared);
+        if (!snapshot) iterators.add(it);
+        else snapshotIterators.add(it);
+        return it;
+    }
+
+    // ---- writes
+
+    @Override
+    public synchronized void set(byte[] key, byte[] value) {
+        ensureOpen();
+        KvLimits.checkWritableKey(key);
+        KvLimits.checkValue(value);
+        writes.set(key.clone(), value.clone());
+        size += key.length + value.length;
+    }
+
+    @Override
+    public synchronized void clear(byte[] key) {
+        ensureOpen();
+        KvLimits.checkWritableKey(key);
+        writes.clear(key.clone());
+        size += key.length;
+    }
+
+    @Override
+    public synchronized void clear(byte[] begin, byte[] end) {
+        ensureOpen();
+        KvLimits.checkRange(begin, end);
+        if (Keys.compare(end, Keys.SYSTEM_PREFIX) > 0) {
+            throw new KvException(KvException.KEY_OUTSIDE_LEGAL_RANGE, "key_outside_legal_range: key outside legal range");
+        }
+        writes.clear(begin.clone(), end.clone());
+        size += begin.length + end.length;
+    }
+
+    @Override
+    public synchronized void mutate(MutationType type, byte[] key, byte[] param) {
+        ensureOpen();
+        KvLimits.checkWritableKey(key);
+        KvLimits.checkValue(param);
+        writes.mutate(type, key.clone(), param.clone());
+        size += key.length + param.length;
+    }
+
+    @Override
+    public synchronized void setVersionstampedKey(byte[] key, byte[] value) {
+        ensureOpen();
+        Versionstamps.fill(key, new byte[Versionstamps.TX_BYTES]); // validates the offset now, not mid-batch
+        KvLimits.checkWritableKey(Arrays.copyOf(key, key.length - 4));
+        KvLimits.checkValue(value);
+        writes.versionstamped.add(new WriteBuffer.VersionstampedWrite(key.clone(), value.clone(), true));
+        size += key.length + value.length;
+    }
+
+    @Override
+    public synchronized void setVersionstampedValue(byte[] key, byte[] value) {
+        ensureOpen();
+        KvLimits.checkWritableKey(key);
+        Versionstamps.fill(value, new byte[Versionstamps.TX_BYTES]);
+        KvLimits.checkValue(Arrays.copyOf(value, value.length - 4));
+        writes.versionstamped.add(new WriteBuffer.VersionstampedWrite(key.clone(), value.clone(), false));
+        size += key.length + value.length;
+    }
+
+    @Override
+    public synchronized void addReadConflictRange(byte[] begin, byte[] end) {
+        ensureOpen();
+        KvLimits.checkRange(begin, end);
+        addConflict(readConflicts, begin.clone(), end.clone());
+    }
+
+    @Override
+    public synchronized void addWriteConflictRange(byte[] begin, byte[] end) {
+        ensureOpen();
+        KvLimits.checkRange(begin, end);
+        addConflict(writeConflicts, begin.clone(), end.clone());
+    }
+
+    private void addConflict(List<byte[][]> into, byte[] begin, byte[] end) {
+        if (Keys.compare(begin, end) >= 0) return;
+        into.add(new byte[][] {begin, end});
+        size += begin.length + end.length;
+    }
+
+    @Override
+    public synchronized CompletableFuture<Void> watch(byte[] key) {
+        ensureOpen();
+        KvLimits.checkWritableKey(key);
+        byte[] seen = get(key, true);
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        watches.add(new PendingWatch(key.clone(), seen, f));
+        return f;
+    }
+
+    // ---- commit
+
+    @Override
+    public synchronized void commit() {
+        ensureOpen();
+        state = State.COMMITTING;
+        boolean ok = false;
+        try {
+            for (MergedRangeIterator it : iterators) {
+                it.close();
+                byte[][] r = it.conflictRange();
+                if (r != null) addConflict(readConflicts, r[0], r[1]);
+            }
+            iterators.clear();
+            if (writes.isEmpty() && writeConflicts.isEmpty()) {
+                store.timer().increment(StoreTimer.Counts.READ_ONLY_COMMITS);
+                ok = true;
+                return;
+            }
+            KvLimits.checkTransactionSize(size);
+            ensureView();
+            Sequencer.Result r = store.sequencer().commit(new Sequencer.Request(readVersion, readConflicts, writeConflicts, writes));
+            committedVersion = r.version();
+            versionstamp = Versionstamps.txVersionstamp(r.version(), r.order());
+            store.timer().increment(StoreTimer.Counts.COMMITS);
+            ok = true;
+        } finally {
+            state = State.DONE;
+            if (ok) {
+                for (PendingWatch w : watches) store.watches().register(w.key(), w.seen(), w.future());
+                watches.clear();
+            }
+            release();
+        }
+    }
+
+    @Override
+    public synchronized byte[] getVersionstamp() {
+        if (versionstamp == null) {
+            throw new KvException(KvException.NO_COMMIT_VERSION, "no_commit_version: transaction is read-only or not committed and has no versionstamp");
+        }
+        return versionstamp.clone();
+    }
+
+    @Override
+    public synchronized long getCommittedVersion() {
+        return committedVersion;
+    }
+
+    @Override
+    public synchronized long getApproximateSize() {
+        return size;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (state == State.DONE && view == null) return;
+        state = State.DONE;
+        release();
+    }
+
+    private void release() {
+        for (MergedRangeIterator it : iterators) it.close();
+        for (MergedRangeIterator it : snapshotIterators) it.close();
+        iterators.clear();
+        snapshotIterators.clear();
+        for (PendingWatch w : watches) {
+            w.future().completeExceptionally(new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the watch's transaction did not commit"));
+        }
+        watches.clear();
+        if (readOptions != null) {
+            if (!store.isClosed()) readOptions.close();
+            readOptions = null;
+        }
+        if (view != null) {
+            view.release();
+            view = null;
+        }
+    }
+
+    // ---- helpers
+
+    private void ensureOpen() {
+        if (store.isClosed()) {
+            throw new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the store is closed");
+        }
+        if (state != State.OPEN) {
+            throw new KvException(state == State.COMMITTING ? KvException.USED_DURING_COMMIT : KvException.CLIENT_INVALID_OPERATION,
+                    state == State.COMMITTING ? "used_during_commit: operation issued while a commit was outstanding"
+                            : "client_invalid_operation: transaction already committed or closed");
+        }
+    }
+
+    private void ensureView() {
+        if (view != null) return;
+        EmbeddedKvStore.Lease lease = store.acquireReadView();
+        view = lease.view();
+        readVersion = lease.readVersion();
+        readOptions = new ReadOptions().setSnapshot(view.snapshot);
+    }
+
+    void checkNotTooOld() {
+        if (store.timeVersion() - readVersion > KvLimits.MVCC_WINDOW_VERSIONS) {
+            store.timer().increment(StoreTimer.Counts.TOO_OLD);
+            throw KvException.tooOld();
+        }
+    }
+
+    /** Reads through this transaction without recording read conflicts. */
+    private final class SnapshotView implements ReadTransaction {
+        @Override
+        public long getReadVersion() {
+            return EmbeddedTransaction.this.getReadVersion();
+        }
+
+        @Override
+        public byte[] get(byte[] key) {
+            return EmbeddedTransaction.this.get(key, true);
+        }
+
+        @Override
+        public byte[] getKey(KeySelector selector) {
+            return EmbeddedTransaction.this.getKey(selector, true);
+        }
+
+        @Override
+        public RangeIterator getRange(byte[] begin, byte[] end, int limit, boolean reverse) {
+            return range(begin, end, limit, reverse, true);
+        }
+    }
+}

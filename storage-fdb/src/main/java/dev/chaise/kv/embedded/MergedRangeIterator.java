@@ -1,0 +1,164 @@
+package dev.chaise.kv.embedded;
+
+import dev.chaise.kv.KeyValue;
+import dev.chaise.kv.Keys;
+import dev.chaise.kv.KvException;
+import dev.chaise.kv.RangeIterator;
+import dev.chaise.kv.StoreTimer;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.NoSuchElementException;
+import java.util.TreeMap;
+import org.rocksdb.RocksIterator;
+
+/**
+ * A range read: the snapshot's keys merged with the transaction's own writes. RocksDB reads
+ * blocks lazily, so the range streams. The rows actually read become the read-conflict range
+ * when the transaction commits, as in FDB: up to the last row seen, or the whole range once
+ * the iterator ran off its end.
+ */
+final class MergedRangeIterator implements RangeIterator {
+    private final EmbeddedTransaction tx;
+    private final RocksIterator rocks;
+    private final byte[] begin;
+    private final byte[] end;
+    private final int limit;
+    private final boolean reverse;
+    private final Iterator<Map.Entry<byte[], WriteBuffer.Op>> local;
+    private final TreeMap<byte[], byte[]> cleared;
+    private Map.Entry<byte[], WriteBuffer.Op> localPeek;
+    private KeyValue next;
+    private byte[] lastSeen;
+    private int returned;
+    private boolean exhausted;
+    private boolean done;
+    private boolean closed;
+    private long nanos;
+    private int steps;
+
+    MergedRangeIterator(EmbeddedTransaction tx, RocksIterator rocks, byte[] begin, byte[] end, int limit, boolean reverse,
+                        NavigableMap<byte[], WriteBuffer.Op> localRange, TreeMap<byte[], byte[]> cleared) {
+        this.tx = tx;
+        this.rocks = rocks;
+        this.begin = begin;
+        this.end = end;
+        this.limit = limit;
+        this.reverse = reverse;
+        this.local = (reverse ? localRange.descendingMap() : localRange).entrySet().iterator();
+        this.cleared = cleared;
+        this.localPeek = local.hasNext() ? local.next() : null;
+        if (reverse) {
+            rocks.seekForPrev(end);
+            if (rocks.isValid() && Keys.compare(rocks.key(), end) >= 0) rocks.prev();
+        } else {
+            rocks.seek(begin);
+        }
+    }
+
+    @Override
+    public boolean hasNext() {
+        if (next == null && !done) advance();
+        return next != null;
+    }
+
+    @Override
+    public KeyValue next() {
+        if (!hasNext()) throw new NoSuchElementException();
+        KeyValue kv = next;
+        next = null;
+        returned++;
+        return kv;
+    }
+
+    private void advance() {
+        if (closed) throw new KvException(KvException.CLIENT_INVALID_OPERATION, "client_invalid_operation: range iterator used after close");
+        if (tx.store.isClosed()) throw new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the store is closed");
+        if (limit > 0 && returned >= limit) {
+            finish(false);
+            return;
+        }
+        long start = System.nanoTime();
+        try {
+            if ((++steps & 0xff) == 0) tx.checkNotTooOld();
+            while (true) {
+                byte[] rk = rocksKey();
+                byte[] lk = localPeek == null ? null : localPeek.getKey();
+                if (rk == null && lk == null) {
+                    finish(true);
+                    return;
+                }
+                int c = rk == null ? 1 : lk == null ? -1 : (reverse ? -Keys.compare(rk, lk) : Keys.compare(rk, lk));
+                if (c < 0) {
+                    byte[] v = rocks.value();
+                    step();
+                    if (isCleared(rk)) continue;
+                    emit(rk, v);
+                    return;
+                }
+                Map.Entry<byte[], WriteBuffer.Op> e = localPeek;
+                localPeek = local.hasNext() ? local.next() : null;
+                byte[] base = null;
+                if (c == 0) {
+                    base = rocks.value();
+                    step();
+                }
+                byte[] v = switch (e.getValue()) {
+                    case WriteBuffer.SetOp s -> s.value();
+                    case WriteBuffer.ClearOp c2 -> null;
+                    case WriteBuffer.AtomicOp a -> a.applyTo(base);
+                };
+                if (v != null) {
+                    emit(e.getKey(), v);
+                    return;
+                }
+            }
+        } finally {
+            nanos += System.nanoTime() - start;
+        }
+    }
+
+    private byte[] rocksKey() {
+        if (!rocks.isValid()) return null;
+        byte[] k = rocks.key();
+        boolean inRange = reverse ? Keys.compare(k, begin) >= 0 : Keys.compare(k, end) < 0;
+        return inRange ? k : null;
+    }
+
+    private void step() {
+        if (reverse) rocks.prev();
+        else rocks.next();
+    }
+
+    private boolean isCleared(byte[] key) {
+        Map.Entry<byte[], byte[]> e = cleared.floorEntry(key);
+        return e != null && Keys.compare(key, e.getValue()) < 0;
+    }
+
+    private void emit(byte[] key, byte[] value) {
+        next = new KeyValue(key, value);
+        lastSeen = key;
+    }
+
+    private void finish(boolean ranOffEnd) {
+        done = true;
+        exhausted = ranOffEnd;
+        close();
+    }
+
+    /** What this iterator read, as a conflict range, or null if it read nothing. */
+    byte[][] conflictRange() {
+        if (exhausted) return new byte[][] {begin, end};
+        if (lastSeen == null) return null;
+        return reverse ? new byte[][] {lastSeen, end} : new byte[][] {begin, Keys.keyAfter(lastSeen)};
+    }
+
+    @Override
+    public void close() {
+        if (closed) return;
+        closed = true;
+        done = true;
+        if (!tx.store.isClosed()) rocks.close(); // after close, RocksDB freed it
+        tx.store.timer().record(StoreTimer.Waits.RANGE_READ, nanos);
+    }
+}

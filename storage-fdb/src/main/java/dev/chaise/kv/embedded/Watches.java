@@ -1,0 +1,84 @@
+package dev.chaise.kv.embedded;
+
+import dev.chaise.kv.Keys;
+import dev.chaise.kv.KvException;
+import dev.chaise.kv.KvLimits;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.Function;
+
+/**
+ * Armed watches by key. The sequencer reports every key and range a durable batch touched; the
+ * watches on them fire (possibly spuriously, as FDB allows). Futures complete on a separate
+ * thread so a watcher's callbacks never run on the commit path.
+ */
+final class Watches implements AutoCloseable {
+    private final ConcurrentSkipListMap<byte[], List<CompletableFuture<Void>>> byKey = new ConcurrentSkipListMap<>(Keys::compare);
+    private final ExecutorService firer = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().name("chaise-watches").daemon().unstarted(r));
+    private final Function<byte[], byte[]> latest;
+    private int count;
+
+    Watches(Function<byte[], byte[]> latest) {
+        this.latest = latest;
+    }
+
+    /** Arms a watch: fires at once if the key already differs from what its transaction saw. */
+    synchronized void register(byte[] key, byte[] seen, CompletableFuture<Void> future) {
+        if (count >= KvLimits.MAX_WATCHES) {
+            future.completeExceptionally(new KvException(KvException.TOO_MANY_WATCHES, "too_many_watches: too many watches currently set"));
+            return;
+        }
+        if (!Arrays.equals(latest.apply(key), seen)) {
+            firer.execute(() -> future.complete(null));
+            return;
+        }
+        byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(future);
+        count++;
+        future.whenComplete((v, e) -> forget(key, future)); // cancelled by its owner
+    }
+
+    private synchronized void forget(byte[] key, CompletableFuture<Void> future) {
+        List<CompletableFuture<Void>> l = byKey.get(key);
+        if (l != null && l.remove(future)) {
+            count--;
+            if (l.isEmpty()) byKey.remove(key);
+        }
+    }
+
+    void touched(List<byte[]> keys, List<byte[][]> ranges) {
+        if (byKey.isEmpty()) return;
+        List<CompletableFuture<Void>> fire = new ArrayList<>();
+        synchronized (this) {
+            for (byte[] k : keys) take(byKey.remove(k), fire);
+            for (byte[][] r : ranges) {
+                var sub = byKey.subMap(r[0], true, r[1], false);
+                for (var l : new ArrayList<>(sub.values())) take(l, fire);
+                sub.clear();
+            }
+        }
+        if (!fire.isEmpty()) firer.execute(() -> fire.forEach(f -> f.complete(null)));
+    }
+
+    private void take(List<CompletableFuture<Void>> l, List<CompletableFuture<Void>> into) {
+        if (l == null) return;
+        into.addAll(l);
+        count -= l.size();
+    }
+
+    @Override
+    public void close() {
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        synchronized (this) {
+            byKey.values().forEach(all::addAll);
+            byKey.clear();
+            count = 0;
+        }
+        all.forEach(f -> f.completeExceptionally(new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the store is closed")));
+        firer.shutdown();
+    }
+}

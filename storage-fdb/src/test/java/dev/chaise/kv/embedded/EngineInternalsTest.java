@@ -1,0 +1,111 @@
+package dev.chaise.kv.embedded;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import dev.chaise.kv.KeyValue;
+import dev.chaise.kv.KvException;
+import dev.chaise.kv.KvStore;
+import dev.chaise.kv.MutationType;
+import dev.chaise.kv.Transaction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The engine's own pieces; the seam's behaviour is KvConformanceSuite's job. */
+class EngineInternalsTest {
+
+    static byte[] b(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void conflictHistoryStepFunction() {
+        ConflictHistory h = new ConflictHistory();
+        h.recordWrite(b("b"), b("d"), 10);
+        assertTrue(h.conflicts(b("a"), b("c"), 5));
+        assertTrue(h.conflicts(b("c"), b("z"), 9));
+        assertFalse(h.conflicts(b("d"), b("z"), 5), "end is exclusive");
+        assertFalse(h.conflicts(b("a"), b("b"), 5));
+        assertFalse(h.conflicts(b("a"), b("z"), 10), "a write at the read version is visible, not a conflict");
+        h.recordWrite(b("c"), b("c\0"), 20);
+        assertTrue(h.conflicts(b("b"), b("c\0"), 15));
+        assertFalse(h.conflicts(b("b"), b("c"), 15), "[b,c) was last written at 10");
+        h.expire(20);
+        assertEquals(0, h.generationCount());
+        assertFalse(h.conflicts(b(""), b("\u007f"), 0));
+    }
+
+    @Test
+    void writeBufferCoalescesClearedRanges() {
+        WriteBuffer w = new WriteBuffer();
+        w.set(b("c"), b("1"));
+        w.clear(b("b"), b("d"));
+        w.clear(b("e"), b("g"));
+        w.clear(b("c"), b("f"));
+        assertEquals(1, w.cleared.size());
+        assertArrayEquals(b("b"), w.cleared.firstKey());
+        assertArrayEquals(b("g"), w.cleared.firstEntry().getValue());
+        assertTrue(w.points.isEmpty(), "the clear dropped the earlier set");
+        w.mutate(MutationType.ADD, b("c"), new byte[] {5});
+        assertInstanceOf(WriteBuffer.SetOp.class, w.points.get(b("c")), "an add on a cleared key has a known base");
+    }
+
+    @Test
+    void atomicsFollowFdbSemantics() {
+        assertArrayEquals(new byte[] {0, 1}, Atomics.apply(MutationType.ADD, new byte[] {(byte) 0xff}, new byte[] {1, 0}));
+        assertArrayEquals(new byte[] {0}, Atomics.apply(MutationType.ADD, new byte[] {(byte) 0xff, 7}, new byte[] {1}), "truncated to operand");
+        assertArrayEquals(new byte[] {3}, Atomics.apply(MutationType.BIT_AND, null, new byte[] {3}));
+        assertArrayEquals(new byte[] {1, 2}, Atomics.apply(MutationType.MAX, new byte[] {1, 2}, new byte[] {(byte) 0xff, 1}));
+        assertNull(Atomics.apply(MutationType.COMPARE_AND_CLEAR, b("x"), b("x")));
+        assertArrayEquals(b("y"), Atomics.apply(MutationType.COMPARE_AND_CLEAR, b("y"), b("x")));
+    }
+
+    @Test
+    void survivesReopenAndVersionsNeverGoBack(@TempDir Path dir) {
+        long v1;
+        try (KvStore s = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir))) {
+            try (Transaction tx = s.createTransaction()) {
+                tx.set(b("k"), b("v"));
+                tx.commit();
+                v1 = tx.getCommittedVersion();
+            }
+        }
+        try (KvStore s = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir))) {
+            try (Transaction tx = s.createTransaction()) {
+                assertArrayEquals(b("v"), tx.get(b("k")));
+                assertTrue(tx.getReadVersion() > v1);
+                tx.set(b("k2"), b("v"));
+                tx.commit();
+                assertTrue(tx.getCommittedVersion() > v1);
+            }
+        }
+    }
+
+    @Test
+    void smokeRywRangeAndConflict() {
+        try (KvStore s = EmbeddedKvStore.open(EmbeddedOptions.inMemory())) {
+            s.run(tx -> {
+                for (int i = 0; i < 10; i++) tx.set(b("k" + i), b("v" + i));
+                return null;
+            });
+            try (Transaction t1 = s.createTransaction(); Transaction t2 = s.createTransaction()) {
+                t1.clear(b("k2"), b("k5"));
+                t1.set(b("k3"), b("new"));
+                t1.mutate(MutationType.ADD, b("k9"), new byte[] {1});
+                List<KeyValue> r = t1.getRangeAsList(b("k"), b("l"), 0, false);
+                assertEquals(List.of("k0", "k1", "k3", "k5", "k6", "k7", "k8", "k9"), r.stream().map(kv -> new String(kv.key())).toList());
+                assertEquals("new", new String(r.get(2).value()));
+                assertEquals('v' + 1, r.get(7).value()[0]);
+                List<KeyValue> rev = t1.getRangeAsList(b("k"), b("l"), 3, true);
+                assertEquals(List.of("k9", "k8", "k7"), rev.stream().map(kv -> new String(kv.key())).toList());
+                t2.get(b("k3"));
+                t2.set(b("other"), b("x"));
+                t1.commit();
+                KvException e = assertThrows(KvException.class, t2::commit);
+                assertEquals(1020, e.code());
+            }
+        }
+    }
+}

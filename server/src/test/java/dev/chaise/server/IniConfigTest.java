@@ -1,0 +1,32 @@
+package dev.chaise.server;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import org.junit.jupiter.api.Test;
+
+class IniConfigTest {
+    @Test
+    void parsesCouchDbStyleIni() {
+        IniConfig c = IniConfig.parse("""
+                ; comment
+                [chttpd]
+                port = 5985 ; trailing comment
+                bind_address=127.0.0.1
+
+                [admins]
+                admin = secret=with=equals
+                [chttpd]
+                port = 5986
+                """, "test.ini");
+        assertEquals("5986", c.get("chttpd", "port").orElseThrow(), "later lines win");
+        assertEquals("127.0.0.1", c.get("chttpd", "bind_address", "x"));
+        assertEquals("secret=with=equals", c.get("admins", "admin").orElseThrow());
+        assertTrue(c.get("couchdb", "max_document_size").isEmpty());
+    }
+
+    @Test
+    void rejectsLinesOutsideSections() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> IniConfig.parse("port = 1\n", "x.ini"));
+        assertTrue(e.getMessage().startsWith("x.ini:1:"));
+    }
+}

@@ -62,11 +62,11 @@ class VersionstampsTest {
 
     @Test
     void elementsBeforeTheStampAreEncodedAsTheTupleLayerDoes() {
-        // Nested tuple ("n") = 05 02 6e 00 00; user version 0xffff makes the whole 12-byte stamp 0xff,
-        // so only a correct offset (5) tells where the placeholder is.
+        // Nested tuple ("n") = 05 02 6e 00 00, then 33; user version 0xffff makes the whole 12-byte
+        // stamp 0xff, so only a correct offset (5 + 1 = 6) tells where the placeholder is.
         byte[] packed = Versionstamps.packWithVersionstamp(new byte[0],
                 Tuple.from(Tuple.from("n"), Versionstamp.incomplete(0xffff)));
-        assertArrayEquals(hex("05 02 6e 00 00  33 " + PLACEHOLDER + " ff ff  05 00 00 00"), packed);
+        assertArrayEquals(hex("05 02 6e 00 00  33 " + PLACEHOLDER + " ff ff  06 00 00 00"), packed);
 
         // Byte string {00, ff}: 01, 00 escaped as 00 ff, ff, terminator 00 -> 01 00 ff ff 00; offset 6.
         byte[] packed2 = Versionstamps.packWithVersionstamp(new byte[0],

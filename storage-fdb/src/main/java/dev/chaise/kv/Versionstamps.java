@@ -24,7 +24,7 @@ public final class Versionstamps {
     /** {@code prefix + tuple} with the tuple's one top-level incomplete versionstamp, plus its offset. */
     public static byte[] packWithVersionstamp(byte[] prefix, Tuple tuple) {
         int offset = -1;
-        ByteBuffer out = ByteBuffer.allocate(prefix.length + tuple.getPackedSize() + 4).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer out = ByteBuffer.allocate(prefix.length + tuple.getItems().stream().mapToInt(i -> i instanceof Versionstamp v && !v.isComplete() ? 1 + Versionstamp.LENGTH : Tuple.from(i).pack().length).sum() + 4).order(ByteOrder.LITTLE_ENDIAN);
         out.put(prefix);
         // A top-level tuple packs as the concatenation of its elements' encodings.
         for (Object item : tuple.getItems()) {

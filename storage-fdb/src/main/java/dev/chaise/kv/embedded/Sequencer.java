@@ -108,7 +108,7 @@ final class Sequencer implements AutoCloseable {
                     fail(r, fault);
                     continue;
                 }
-                if (r.readVersion() < oldestReadable) {
+                if (r.readVersion() < oldestReadable && !r.readConflicts().isEmpty()) { // as FDB's resolver: a blind write has nothing to validate
                     store.timer().increment(StoreTimer.Counts.TOO_OLD);
                     r.done().completeExceptionally(KvException.tooOld());
                     continue;

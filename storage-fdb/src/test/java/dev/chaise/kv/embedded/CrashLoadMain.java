@@ -1,0 +1,59 @@
+package dev.chaise.kv.embedded;
+
+import static java.nio.charset.StandardCharsets.US_ASCII;
+
+import dev.chaise.kv.KvStore;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The child process of {@link CrashDurabilityTest}: commits transactions from several threads
+ * until it is killed, and after each commit returns writes {@code ACK <n>} to stdout.
+ *
+ * <p>Arguments: the store directory, the first transaction number, the number of threads.
+ */
+public final class CrashLoadMain {
+    static final int KEYS_PER_TX = 5;
+
+    private CrashLoadMain() {}
+
+    /** The transaction's keys lie in five separate key ranges, so a torn commit would show. */
+    static byte[] key(long n, int i) {
+        return String.format("c%d/%012d", i, n).getBytes(US_ASCII);
+    }
+
+    static byte[] value(long n, int i) {
+        return (n + ":" + i + ":" + "x".repeat(100)).getBytes(US_ASCII);
+    }
+
+    public static void main(String[] args) {
+        Path dir = Path.of(args[0]);
+        AtomicLong next = new AtomicLong(Long.parseLong(args[1]));
+        int threads = Integer.parseInt(args[2]);
+        FileOutputStream out = new FileOutputStream(FileDescriptor.out); // unbuffered: one write(2) per ack
+        KvStore store = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir));
+        for (int t = 0; t < threads; t++) {
+            Thread.ofPlatform().name("load-" + t).start(() -> {
+                while (true) {
+                    long n = next.getAndIncrement();
+                    store.run(tx -> {
+                        for (int i = 0; i < KEYS_PER_TX; i++) tx.set(key(n, i), value(n, i));
+                        return null;
+                    });
+                    byte[] ack = ("ACK " + n + "\n").getBytes(US_ASCII);
+                    synchronized (out) {
+                        try {
+                            out.write(ack);
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(e);
+                        }
+                    }
+                }
+            });
+        }
+    }
+}

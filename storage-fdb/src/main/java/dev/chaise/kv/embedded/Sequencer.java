@@ -137,12 +137,12 @@ final class Sequencer implements AutoCloseable {
         } finally {
             store.endBatch(version, wrote);
         }
+        if (wrote) store.watches().touched(touchedKeys, touchedRanges); // before any commit returns, or a watch armed after it would fire
         for (int i = 0; i < accepted.size(); i++) {
             Request r = accepted.get(i);
             if (acceptedFaults.get(i) == Fault.UNKNOWN_COMMITTED) fail(r, Fault.UNKNOWN_COMMITTED);
             else r.done().complete(new Result(version, i));
         }
-        if (wrote) store.watches().touched(touchedKeys, touchedRanges);
     }
 
     private boolean conflicts(Request r) {

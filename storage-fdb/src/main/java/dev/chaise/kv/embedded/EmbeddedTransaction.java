@@ -166,6 +166,7 @@ final class EmbeddedTransaction implements Transaction {
     @Override
     public synchronized void clear(byte[] key) {
         ensureOpen();
+        if (key.length > KvLimits.MAX_KEY_BYTES && key[0] != (byte) 0xff) return; // as FDB: no key that long exists, nothing to clear
         KvLimits.checkWritableKey(key);
         writes.clear(key.clone());
         size += key.length;

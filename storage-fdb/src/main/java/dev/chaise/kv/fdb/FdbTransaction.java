@@ -28,7 +28,6 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class FdbTransaction implements Transaction {
     /** FDB's 2021; the embedded engine raises the same code for a versionstamp before commit. */
-    static final int NO_COMMIT_VERSION = 2021;
 
     private final com.apple.foundationdb.Transaction tr;
     private final StoreTimer timer;
@@ -186,7 +185,7 @@ final class FdbTransaction implements Transaction {
     public byte[] getVersionstamp() {
         CompletableFuture<byte[]> f = versionstamp;
         if (f == null) {
-            throw new KvException(NO_COMMIT_VERSION, "no_commit_version: transaction is not committed and has no versionstamp");
+            throw new KvException(KvException.NO_COMMIT_VERSION, "no_commit_version: transaction is not committed and has no versionstamp");
         }
         return await(timer, FdbWaits.VERSIONSTAMP, () -> f).clone();
     }

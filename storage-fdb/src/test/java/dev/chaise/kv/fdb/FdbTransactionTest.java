@@ -147,7 +147,7 @@ class FdbTransactionTest {
         byte[] vs = Versionstamps.txVersionstamp(1234, 1);
         fake.versionstampResult = CompletableFuture.completedFuture(vs);
         fake.committedVersion = 1234;
-        assertCode(FdbTransaction.NO_COMMIT_VERSION, tx::getVersionstamp);
+        assertCode(dev.chaise.kv.KvException.NO_COMMIT_VERSION, tx::getVersionstamp);
         tx.set(b("k"), b("v"));
         tx.commit();
         int requested = fake.calls.indexOf("getVersionstamp()");
@@ -177,7 +177,7 @@ class FdbTransactionTest {
         assertEquals(1021, e.code());
         assertTrue(e.maybeCommitted());
         assertEquals(1, timer.count(StoreTimer.Counts.COMMIT_UNKNOWN));
-        assertCode(FdbTransaction.NO_COMMIT_VERSION, tx::getVersionstamp);
+        assertCode(dev.chaise.kv.KvException.NO_COMMIT_VERSION, tx::getVersionstamp);
         assertEquals(-1, tx.getCommittedVersion());
     }
 

@@ -15,11 +15,13 @@ import java.nio.ByteOrder;
  *                    "doc_del_count"  = int64 LE   documents whose every branch is deleted
  *                    "size_external"  = int64 LE   JSON bytes of the stored leaf revisions
  *                    "size_active"    = int64 LE   KV bytes of the stored leaf revisions
+ *                    "writes"         = int64 LE   document writes; live feeds watch this key
  * </pre>
  */
 public final class DbStats {
     public enum Counter {
-        DOC_COUNT("doc_count"), DOC_DEL_COUNT("doc_del_count"), SIZE_EXTERNAL("size_external"), SIZE_ACTIVE("size_active");
+        DOC_COUNT("doc_count"), DOC_DEL_COUNT("doc_del_count"), SIZE_EXTERNAL("size_external"), SIZE_ACTIVE("size_active"),
+        WRITES("writes");
 
         final String key;
 
@@ -41,6 +43,10 @@ public final class DbStats {
     public static Snapshot read(ReadTransaction tx, DbHandle db) {
         return new Snapshot(get(tx, db, Counter.DOC_COUNT), get(tx, db, Counter.DOC_DEL_COUNT),
                 get(tx, db, Counter.SIZE_EXTERNAL), get(tx, db, Counter.SIZE_ACTIVE));
+    }
+
+    static byte[] key(DbHandle db, Counter c) {
+        return db.space().pack(DatabaseSubspace.STATS, c.key);
     }
 
     private static long get(ReadTransaction tx, DbHandle db, Counter c) {

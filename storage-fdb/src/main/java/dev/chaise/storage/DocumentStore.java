@@ -2,6 +2,8 @@ package dev.chaise.storage;
 
 import com.apple.foundationdb.tuple.Tuple;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.KeyValue;
+import dev.chaise.kv.Keys;
 import dev.chaise.kv.KvStore;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
@@ -18,6 +20,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -291,6 +294,7 @@ public final class DocumentStore implements AutoCloseable {
         }
         DbStats.add(tx, db, DbStats.Counter.SIZE_EXTERNAL, dExternal);
         DbStats.add(tx, db, DbStats.Counter.SIZE_ACTIVE, dActive);
+        DbStats.add(tx, db, DbStats.Counter.WRITES, 1);
 
         if (!hooks.isEmpty()) {
             boolean bodyIsWinner = newLeaf != null && newLeaf.equals(newWinner.leaf()) && deleted == newWinner.deleted();
@@ -356,22 +360,12 @@ public final class DocumentStore implements AutoCloseable {
         EditBranch br = b.branch();
         ObjectNode body = DocumentBodies.read(tx, db, id, br.leaf(), br.deleted());
         if (body == null) body = dev.chaise.storage.json.Json.NODES.objectNode();
-        List<EditBranch> branches = null;
-        if (withBranches) {
-            branches = new ArrayList<>();
-            for (Branch x : RevisionsSubspace.all(tx, db, id)) branches.add(x.branch());
-        }
-        return new StoredDoc(id, br.leaf(), br.deleted(), body, branches);
+        return new StoredDoc(id, br.leaf(), br.deleted(), body, withBranches ? branches(tx, db, id) : null);
     }
 
     /** Every edit branch of a document, winner last; empty if it never existed. */
     public List<EditBranch> branches(String dbName, String id) {
-        return kv.run(tx -> {
-            DbHandle db = databases.open(tx, dbName);
-            List<EditBranch> out = new ArrayList<>();
-            for (Branch x : RevisionsSubspace.all(tx, db, id)) out.add(x.branch());
-            return out;
-        });
+        return kv.run(tx -> branches(tx, databases.open(tx, dbName), id));
     }
 
     public DbInfo info(String dbName) {
@@ -381,6 +375,97 @@ public final class DocumentStore implements AutoCloseable {
             Sequence seq = ChangesSubspace.lastSequence(tx.snapshot(), db);
             return new DbInfo(db.name(), db.uuid(), s.docCount(), s.docDelCount(), seq, s.sizeExternal(), s.sizeActive());
         });
+    }
+
+    // ---------------------------------------------------------------- scans
+
+    /** A document's winner as {@code _all_docs} and {@code _changes} show it. */
+    public record DocInfo(String id, RevId rev, boolean deleted) {}
+
+    /** The winner of a document, or null if it never existed. One reverse range read, limit 1. */
+    public static DocInfo winner(ReadTransaction tx, DbHandle db, String id) {
+        List<Branch> last = RevisionsSubspace.lastBranches(tx, db, id, 1);
+        if (last.isEmpty()) return null;
+        EditBranch w = last.getFirst().branch();
+        return new DocInfo(id, w.leaf(), w.deleted());
+    }
+
+    /** Every edit branch of a document, winner last. */
+    public static List<EditBranch> branches(ReadTransaction tx, DbHandle db, String id) {
+        List<EditBranch> out = new ArrayList<>();
+        for (Branch x : RevisionsSubspace.all(tx, db, id)) out.add(x.branch());
+        return out;
+    }
+
+    /**
+     * Live documents by id (RFC B's by-id subspace), across as many transactions as it takes.
+     *
+     * @param startKey first id (inclusive), or null; with {@code descending} the highest id
+     * @param endKey last id, or null; inclusive if {@code inclusiveEnd}
+     * @param limit at most this many rows, 0 for all
+     */
+    public <T> RangeCursor<T> allDocs(String dbName, String startKey, String endKey, boolean inclusiveEnd, boolean descending, long limit,
+                                      RangeCursor.Mapper<T> mapper) {
+        DbHandle db0 = databases.open(dbName);
+        byte[][] all = ByIdSubspace.range(db0);
+        byte[] lo = all[0];
+        byte[] hi = all[1];
+        String low = descending ? endKey : startKey;
+        String high = descending ? startKey : endKey;
+        boolean lowInclusive = !descending || inclusiveEnd;
+        boolean highInclusive = descending || inclusiveEnd;
+        if (low != null) {
+            byte[] k = ByIdSubspace.key(db0, low);
+            lo = max(lo, lowInclusive ? k : Keys.keyAfter(k));
+        }
+        if (high != null) {
+            byte[] k = ByIdSubspace.key(db0, high);
+            hi = min(hi, highInclusive ? Keys.keyAfter(k) : k);
+        }
+        return new RangeCursor<>(kv, tx -> checkSame(databases.open(tx, dbName), db0), lo, hi, descending, limit, mapper);
+    }
+
+    /** {@code _all_docs} rows without bodies. */
+    public static DocInfo byIdRow(ReadTransaction tx, DbHandle db, KeyValue kv) {
+        ByIdSubspace.Row r = ByIdSubspace.decode(db, kv);
+        return new DocInfo(r.id(), r.rev(), false);
+    }
+
+    /**
+     * The changes feed after {@code since} (null: from the start), across as many transactions as
+     * it takes. Each document appears once per transaction; over several, at least once (RFC D).
+     */
+    public <T> RangeCursor<T> changes(String dbName, Sequence since, boolean descending, long limit, ChangeMapper<T> mapper) {
+        DbHandle db0 = databases.open(dbName);
+        byte[][] r = ChangesSubspace.range(db0);
+        byte[] begin = descending ? r[0] : ChangesSubspace.after(db0, since);
+        byte[] end = r[1];
+        return new RangeCursor<>(kv, tx -> checkSame(databases.open(tx, dbName), db0), begin, end, descending, limit,
+                (tx, db, row) -> mapper.map(tx, db, ChangesSubspace.decode(db, row)));
+    }
+
+    @FunctionalInterface
+    public interface ChangeMapper<T> {
+        T map(ReadTransaction tx, DbHandle db, ChangesSubspace.Change change);
+    }
+
+    /** Completes when any document of the database is written after this call (or spuriously). */
+    public CompletableFuture<Void> watchWrites(String dbName) {
+        return kv.run(tx -> tx.watch(DbStats.key(databases.open(tx, dbName), DbStats.Counter.WRITES)));
+    }
+
+    /** A scan must not continue into a database re-created under the same name. */
+    private static DbHandle checkSame(DbHandle now, DbHandle first) {
+        if (now.id() != first.id()) throw StorageException.notFound("Database does not exist.");
+        return now;
+    }
+
+    private static byte[] max(byte[] a, byte[] b) {
+        return Keys.compare(a, b) >= 0 ? a : b;
+    }
+
+    private static byte[] min(byte[] a, byte[] b) {
+        return Keys.compare(a, b) <= 0 ? a : b;
     }
 
     // ---------------------------------------------------------------- _local

@@ -107,7 +107,7 @@ public final class DocumentStore implements AutoCloseable {
             int j = i;
             long bytes = 0;
             while (j < docs.size() && j - i < CHUNK_DOCS && (j == i || bytes < CHUNK_BYTES)) {
-                bytes += ExplodedJson.externalSize(docs.get(j).body());
+                bytes += ExplodedJson.externalSize(docs.get(j).body()); // serializes; cheap next to the write
                 j++;
             }
             List<DocUpdate> chunk = docs.subList(i, j);
@@ -139,14 +139,29 @@ public final class DocumentStore implements AutoCloseable {
         }
     }
 
+    /** One transaction's running state: the next versionstamp user version, and counter deltas. */
+    private static final class WriteContext {
+        int userVersion;
+        final long[] deltas = new long[DbStats.Counter.values().length];
+
+        void add(DbStats.Counter c, long d) {
+            deltas[c.ordinal()] += d;
+        }
+
+        /** One atomic add per counter per transaction, however many documents it wrote. */
+        void flush(Transaction tx, DbHandle db) {
+            for (DbStats.Counter c : DbStats.Counter.values()) DbStats.add(tx, db, c, deltas[c.ordinal()]);
+        }
+    }
+
     private List<UpdateResult> writeAll(Transaction tx, String dbName, List<DocUpdate> docs, boolean newEdits, boolean atomic) {
         DbHandle db = databases.open(tx, dbName);
-        int[] userVersion = {0};
+        WriteContext ctx = new WriteContext();
         List<UpdateResult> results = new ArrayList<>(docs.size());
         boolean failed = false;
         for (DocUpdate u : docs) {
             try {
-                RevId rev = newEdits ? writeEdit(tx, db, u, userVersion) : writeReplicated(tx, db, u, userVersion);
+                RevId rev = newEdits ? writeEdit(tx, db, u, ctx) : writeReplicated(tx, db, u, ctx);
                 results.add(new UpdateResult(u.id(), rev, null));
             } catch (StorageException e) {
                 results.add(new UpdateResult(u.id(), null, e));
@@ -154,12 +169,13 @@ public final class DocumentStore implements AutoCloseable {
             }
         }
         if (atomic && failed) throw new AllOrNothingFailed(results);
+        ctx.flush(tx, db);
         return results;
     }
 
     /** An interactive edit (new_edits=true): reads only the branches RFC C says it must. */
-    private RevId writeEdit(Transaction tx, DbHandle db, DocUpdate u, int[] userVersion) {
-        checkSize(u);
+    private RevId writeEdit(Transaction tx, DbHandle db, DocUpdate u, WriteContext ctx) {
+        long size = checkSize(u);
         String id = u.id();
         List<Branch> read = new ArrayList<>(2);
         if (u.baseRev() != null) {
@@ -183,13 +199,13 @@ public final class DocumentStore implements AutoCloseable {
         RevId newRev = RevHasher.newRevId(plan.parent(), plan.deleted(), u.body(), List.of());
         BranchUpdate update = plan.apply(newRev, db.revsLimit());
         int branchCount = oldWinner == null ? 1 : oldWinner.branchCount();
-        apply(tx, db, id, read, oldWinner, update, newRev, plan.deleted(), u.body(), branchCount, userVersion);
+        apply(tx, db, id, read, oldWinner, update, newRev, plan.deleted(), u.body(), size, branchCount, ctx);
         return newRev;
     }
 
     /** A replicated write (new_edits=false): merges the incoming path into every branch. */
-    private RevId writeReplicated(Transaction tx, DbHandle db, DocUpdate u, int[] userVersion) {
-        checkSize(u);
+    private RevId writeReplicated(Transaction tx, DbHandle db, DocUpdate u, WriteContext ctx) {
+        long size = checkSize(u);
         String id = u.id();
         List<Branch> all = RevisionsSubspace.all(tx, db, id);
         List<EditBranch> branches = new ArrayList<>(all.size());
@@ -197,15 +213,17 @@ public final class DocumentStore implements AutoCloseable {
         BranchUpdate update = EditBranches.merge(branches, u.path(), db.revsLimit());
         if (!update.changed()) return u.path().leaf();
         RevId newLeaf = update.leafAlreadyKnown() ? null : u.path().leaf();
-        apply(tx, db, id, all, winnerRecord(all), update, newLeaf, u.path().deleted(), u.body(), update.branchCount(), userVersion);
+        apply(tx, db, id, all, winnerRecord(all), update, newLeaf, u.path().deleted(), u.body(), size, update.branchCount(), ctx);
         return u.path().leaf();
     }
 
-    private void checkSize(DocUpdate u) {
+    /** The body's JSON size, checked against {@code max_document_size}. */
+    private long checkSize(DocUpdate u) {
         long size = ExplodedJson.externalSize(u.body());
         if (size > maxDocumentSize) {
             throw new StorageException(StorageException.Kind.DOCUMENT_TOO_LARGE, "Document exceeds the maximum document size of " + maxDocumentSize + " bytes");
         }
+        return size;
     }
 
     private static Branch winnerRecord(List<Branch> read) {
@@ -228,9 +246,9 @@ public final class DocumentStore implements AutoCloseable {
      * bad document fails without writing anything.
      */
     private void apply(Transaction tx, DbHandle db, String id, List<Branch> read, Branch oldWinner, BranchUpdate update,
-                       RevId newLeaf, boolean deleted, ObjectNode body, int branchCount, int[] userVersion) {
+                       RevId newLeaf, boolean deleted, ObjectNode body, long bodySize, int branchCount, WriteContext ctx) {
         DocumentBodies.Prepared newBody = newLeaf == null ? null
-                : DocumentBodies.prepare(db, id, newLeaf, deleted, body, ExplodedJson.externalSize(body));
+                : DocumentBodies.prepare(db, id, newLeaf, deleted, body, bodySize);
         Map<LeafKey, Branch> known = new HashMap<>();
         for (Branch b : read) known.put(LeafKey.of(b.branch()), b);
         java.util.Set<LeafKey> added = new java.util.HashSet<>();
@@ -261,7 +279,7 @@ public final class DocumentStore implements AutoCloseable {
 
         EditBranch newWinner = update.winner();
         LeafKey winnerKey = LeafKey.of(newWinner);
-        int uv = userVersion[0]++;
+        int uv = ctx.userVersion++;
         for (EditBranch b : update.added()) {
             LeafKey k = LeafKey.of(b);
             Sizes s = sizesOf(k, newLeaf, deleted, newSizes, known);
@@ -289,12 +307,12 @@ public final class DocumentStore implements AutoCloseable {
         boolean wasLive = existed && !oldWinner.branch().deleted();
         boolean isLive = !newWinner.deleted();
         if (wasLive != isLive || !existed) {
-            if (existed) DbStats.add(tx, db, wasLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, -1);
-            DbStats.add(tx, db, isLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, 1);
+            if (existed) ctx.add(wasLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, -1);
+            ctx.add(isLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, 1);
         }
-        DbStats.add(tx, db, DbStats.Counter.SIZE_EXTERNAL, dExternal);
-        DbStats.add(tx, db, DbStats.Counter.SIZE_ACTIVE, dActive);
-        DbStats.add(tx, db, DbStats.Counter.WRITES, 1);
+        ctx.add(DbStats.Counter.SIZE_EXTERNAL, dExternal);
+        ctx.add(DbStats.Counter.SIZE_ACTIVE, dActive);
+        ctx.add(DbStats.Counter.WRITES, 1);
 
         if (!hooks.isEmpty()) {
             boolean bodyIsWinner = newLeaf != null && newLeaf.equals(newWinner.leaf()) && deleted == newWinner.deleted();

@@ -3,6 +3,7 @@ package dev.chaise.server;
 import dev.chaise.kv.KvStore;
 import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
+import dev.chaise.kv.fdb.FdbKvStore;
 import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
@@ -42,6 +43,7 @@ public final class Main {
         return switch (backend) {
             case "embedded" -> EmbeddedKvStore.open(EmbeddedOptions.onDisk(Path.of(config.get("chaise", "data_dir", "./data"))));
             case "embedded-memory" -> EmbeddedKvStore.open(EmbeddedOptions.inMemory());
+            case "fdb" -> FdbKvStore.open(config.get("chaise", "fdb_cluster_file").orElse(null));
             default -> throw new IllegalArgumentException("[chaise] storage must be embedded, embedded-memory or fdb, not " + backend);
         };
     }

@@ -44,12 +44,19 @@ public final class KvException extends RuntimeException {
 
     /** The retry loop may run the body again: the attempt certainly did not commit. */
     public boolean isRetryable() {
-        return code == NOT_COMMITTED || code == TRANSACTION_TOO_OLD || code == FUTURE_VERSION;
+        return switch (code) {
+            // as fdb_c's FDB_ERROR_PREDICATE_RETRYABLE, less the maybe-committed ones
+            case NOT_COMMITTED, TRANSACTION_TOO_OLD, FUTURE_VERSION,
+                 1037 /* process_behind */, 1038 /* database_locked */, 1042 /* proxy_memory_limit_exceeded */,
+                 1051 /* batch_transaction_throttled */, 1078 /* grv_proxy_memory_limit_exceeded */,
+                 1213 /* tag_throttled */ -> true;
+            default -> false;
+        };
     }
 
     /** The attempt may or may not have committed; only an idempotence check can tell. */
     public boolean maybeCommitted() {
-        return code == COMMIT_UNKNOWN_RESULT;
+        return code == COMMIT_UNKNOWN_RESULT || code == 1039 /* cluster_version_changed */;
     }
 
     public static KvException notCommitted() {

@@ -26,7 +26,7 @@ public final class StoreTimer {
     public enum Waits implements Event { GET_READ_VERSION, GET, GET_KEY, RANGE_READ, COMMIT, RETRY_BACKOFF, WATCH }
 
     /** What the KV seam counts. */
-    public enum Counts implements Count { COMMITS, READ_ONLY_COMMITS, RETRIES, CONFLICTS, TOO_OLD, COMMIT_UNKNOWN, INJECTED_FAULTS }
+    public enum Counts implements Count { COMMITS, COMMIT_BATCHES, READ_ONLY_COMMITS, RETRIES, CONFLICTS, TOO_OLD, COMMIT_UNKNOWN, INJECTED_FAULTS }
 
     public record Stat(long count, long totalNanos) {}
 

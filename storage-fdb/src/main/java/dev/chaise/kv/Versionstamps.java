@@ -2,6 +2,7 @@ package dev.chaise.kv;
 
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
+import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -24,25 +25,27 @@ public final class Versionstamps {
     /** {@code prefix + tuple} with the tuple's one top-level incomplete versionstamp, plus its offset. */
     public static byte[] packWithVersionstamp(byte[] prefix, Tuple tuple) {
         int offset = -1;
-        ByteBuffer out = ByteBuffer.allocate(prefix.length + tuple.getItems().stream().mapToInt(i -> i instanceof Versionstamp v && !v.isComplete() ? 1 + Versionstamp.LENGTH : Tuple.from(i).pack().length).sum() + 4).order(ByteOrder.LITTLE_ENDIAN);
-        out.put(prefix);
+        // Not sized by tuple.getPackedSize(): with an incomplete versionstamp that asks FDB.instance()
+        // for the API version, which loads libfdb_c.
+        ByteArrayOutputStream out = new ByteArrayOutputStream(prefix.length + 32);
+        out.writeBytes(prefix);
         // A top-level tuple packs as the concatenation of its elements' encodings.
         for (Object item : tuple.getItems()) {
             if (item instanceof Versionstamp vs && !vs.isComplete()) {
                 if (offset >= 0) throw new IllegalArgumentException("more than one incomplete versionstamp in tuple");
-                out.put(VERSIONSTAMP_CODE);
-                offset = out.position();
-                out.put(vs.getBytes());
+                out.write(VERSIONSTAMP_CODE);
+                offset = out.size();
+                out.writeBytes(vs.getBytes());
             } else {
                 if (item instanceof Tuple nested && nested.hasIncompleteVersionstamp()) {
                     throw new IllegalArgumentException("incomplete versionstamp must be a top-level element");
                 }
-                out.put(Tuple.from(item).pack());
+                out.writeBytes(Tuple.from(item).pack());
             }
         }
         if (offset < 0) throw new IllegalArgumentException("no incomplete versionstamp in tuple");
-        out.putInt(offset);
-        return Arrays.copyOf(out.array(), out.position());
+        out.writeBytes(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(offset).array());
+        return out.toByteArray();
     }
 
     /**

@@ -8,6 +8,7 @@ public final class StorageException extends RuntimeException {
 
     public enum Kind {
         BAD_REQUEST("bad_request"),
+        DOC_VALIDATION("doc_validation"),
         ILLEGAL_DOCID("illegal_docid"),
         ILLEGAL_DATABASE_NAME("illegal_database_name"),
         NOT_FOUND("not_found"),

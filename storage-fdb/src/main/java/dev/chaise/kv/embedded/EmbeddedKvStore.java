@@ -66,7 +66,8 @@ public final class EmbeddedKvStore implements KvStore {
     private final long startVersion;
     private ReadView current;
     private long lastCommitted;
-    private long inFlight;
+    private long lastAssigned;
+    private int inFlight;
     private long maxIssued;
     private volatile boolean closed;
 
@@ -104,6 +105,7 @@ public final class EmbeddedKvStore implements KvStore {
         byte[] last = db.get(metaCf, VERSION_KEY);
         this.startVersion = (last == null ? 0 : Versionstamps.commitVersion(last)) + RECOVERY_JUMP;
         this.lastCommitted = startVersion;
+        this.lastAssigned = startVersion;
         this.current = new ReadView(db, startVersion, this::isClosed);
         this.watches = new Watches(this::latest);
         this.sequencer = new Sequencer(this, options.faults());
@@ -151,8 +153,8 @@ public final class EmbeddedKvStore implements KvStore {
 
     /**
      * A read version and the snapshot that holds every commit at or below it. While no batch is
-     * in flight the clock's version is safe (the next batch commits above it); while one is, the
-     * last published version is.
+     * in flight the clock's version is safe (the next batch commits above it); while some are,
+     * the last published version is.
      */
     Lease acquireReadView() {
         long start = System.nanoTime();
@@ -172,8 +174,9 @@ public final class EmbeddedKvStore implements KvStore {
 
     long beginBatch() {
         synchronized (versionLock) {
-            long v = Math.max(Math.max(lastCommitted + 1, timeVersion()), maxIssued + 1);
-            inFlight = v;
+            long v = Math.max(Math.max(lastAssigned + 1, timeVersion()), maxIssued + 1);
+            lastAssigned = v;
+            inFlight++;
             return v;
         }
     }
@@ -182,8 +185,8 @@ public final class EmbeddedKvStore implements KvStore {
         ReadView next = wrote ? new ReadView(db, version, this::isClosed) : null;
         ReadView old = null;
         synchronized (versionLock) {
-            lastCommitted = version;
-            inFlight = 0;
+            lastCommitted = Math.max(lastCommitted, version);
+            inFlight--;
             if (next != null) {
                 old = current;
                 current = next;

@@ -137,7 +137,7 @@ final class EmbeddedTransaction implements Transaction {
     private synchronized RangeIterator range(byte[] begin, byte[] end, int limit, boolean reverse, boolean snapshot) {
         ensureOpen();
         if (limit < 0) throw new KvException(KvException.CLIENT_INVALID_OPERATION, "client_invalid_operation: negative limit");
-        if (Keys.compare(begin, end) > 0) end = begin; // FDB returns an inverted read range as empty ("RYW range inverted")
+        if (Keys.compare(begin, end) > 0) end = begin; // FDB reads an inverted range as empty
         if (Keys.compare(end, Keys.SYSTEM_PREFIX) > 0) {
             throw new KvException(KvException.KEY_OUTSIDE_LEGAL_RANGE, "key_outside_legal_range: key outside legal range");
         }

@@ -36,6 +36,7 @@ final class MergedRangeIterator implements RangeIterator {
     private boolean closed;
     private long nanos;
     private int steps;
+    private boolean advancing;
 
     MergedRangeIterator(EmbeddedTransaction tx, RocksIterator rocks, byte[] begin, byte[] end, int limit, boolean reverse,
                         NavigableMap<byte[], WriteBuffer.Op> localRange, TreeMap<byte[], byte[]> cleared) {
@@ -79,6 +80,7 @@ final class MergedRangeIterator implements RangeIterator {
             return;
         }
         long start = System.nanoTime();
+        advancing = true;
         try {
             if ((++steps & 0xff) == 0) tx.checkNotTooOld();
             while (true) {
@@ -114,8 +116,14 @@ final class MergedRangeIterator implements RangeIterator {
                 }
             }
         } finally {
+            advancing = false;
             nanos += System.nanoTime() - start;
+            if (closed) recordWait();
         }
+    }
+
+    private void recordWait() {
+        tx.store.timer().record(StoreTimer.Waits.RANGE_READ, nanos);
     }
 
     private byte[] rocksKey() {
@@ -159,6 +167,6 @@ final class MergedRangeIterator implements RangeIterator {
         closed = true;
         done = true;
         if (!tx.store.isClosed()) rocks.close(); // after close, RocksDB freed it
-        tx.store.timer().record(StoreTimer.Waits.RANGE_READ, nanos);
+        if (!advancing) recordWait(); // else advance() records it with its own time included
     }
 }

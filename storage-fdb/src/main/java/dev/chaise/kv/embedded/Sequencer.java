@@ -5,25 +5,31 @@ import dev.chaise.kv.KvException;
 import dev.chaise.kv.KvLimits;
 import dev.chaise.kv.StoreTimer;
 import dev.chaise.kv.Versionstamps;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.WriteBatch;
 
 /**
- * The commit path: one thread that plays FDB's sequencer, resolver and log at once. It takes
- * every queued commit as one batch, gives the batch one commit version, checks each
- * transaction's read-conflict ranges against writes committed after its read version (and
- * against earlier transactions of the same batch), assigns versionstamps in batch order, applies
- * atomic mutations to the latest values, and writes the accepted transactions as one RocksDB
- * WriteBatch: one fsync a batch (group commit). A commit is acknowledged only after that write.
+ * The commit path, in two pipelined stages as in FDB. The resolver thread takes every queued
+ * commit as one batch, gives the batch one commit version, checks each transaction's
+ * read-conflict ranges against writes committed after its read version (and against earlier
+ * transactions of the same batch), assigns versionstamps in batch order, and applies atomic
+ * mutations to the latest values (batches still being logged included). The log thread writes
+ * each batch as one synced RocksDB WriteBatch (group commit: one fsync a batch), publishes the
+ * new read version, and only then acknowledges. Resolving batch N+1 overlaps the fsync of N.
  */
 final class Sequencer implements AutoCloseable {
     /** Versionstamps give two bytes to the order within a batch. */
@@ -46,14 +52,33 @@ final class Sequencer implements AutoCloseable {
     private final ConflictHistory history = new ConflictHistory();
     private final FaultInjection faults;
     private final Random random;
-    private final Thread thread;
+    /** Resolved batches waiting for the log thread. */
+    private final LinkedBlockingQueue<Resolved> toLog = new LinkedBlockingQueue<>();
+    /**
+     * At most two batches between resolution and durability: one logging, one resolving. So a
+     * batch collects the commits that arrive during one fsync, as without the pipeline.
+     */
+    private final Semaphore slots = new Semaphore(2);
+    /** Batches are logged in resolution order; whoever holds this lock logs the next one. */
+    private final ReentrantLock logLock = new ReentrantLock();
+    private long resolvedSeq;
+    private volatile long nextToLog;
+    /** Overlays of batches resolved but not yet durable, oldest first. */
+    private final ConcurrentLinkedDeque<Overlay> unlogged = new ConcurrentLinkedDeque<>();
+    private final Thread resolver;
+    private final Thread logger;
     private volatile boolean running = true;
+    private volatile boolean resolverDone;
+
+    private record Resolved(long seq, long version, WriteBatch wb, List<Request> accepted, List<Fault> faults, Overlay overlay,
+                            List<byte[]> touchedKeys, List<byte[][]> touchedRanges) {}
 
     Sequencer(EmbeddedKvStore store, FaultInjection faults) {
         this.store = store;
         this.faults = faults;
         this.random = new Random(faults.seed());
-        this.thread = Thread.ofPlatform().name("chaise-sequencer").daemon().start(this::loop);
+        this.resolver = Thread.ofPlatform().name("chaise-resolver").daemon().start(this::resolveLoop);
+        this.logger = Thread.ofPlatform().name("chaise-log").daemon().start(this::logLoop);
     }
 
     /** Queues the request and blocks until it is durable or refused. */
@@ -68,30 +93,95 @@ final class Sequencer implements AutoCloseable {
         }
     }
 
-    private void loop() {
+    private void resolveLoop() {
         List<Request> batch = new ArrayList<>();
-        while (running) {
-            try {
-                Request first = queue.poll(100, TimeUnit.MILLISECONDS);
-                if (first == null) continue;
-                batch.add(first);
-                queue.drainTo(batch, MAX_BATCH - 1);
-                process(batch);
-            } catch (InterruptedException e) {
-                break;
-            } catch (RuntimeException | Error e) {
-                for (Request r : batch) r.done().completeExceptionally(new KvException(KvException.INTERNAL_ERROR, "internal_error: " + e, e));
-            } finally {
-                batch.clear();
+        try {
+            while (running) {
+                try {
+                    if (!slots.tryAcquire(100, TimeUnit.MILLISECONDS)) continue;
+                    Request first = queue.poll(100, TimeUnit.MILLISECONDS);
+                    if (first == null) {
+                        slots.release();
+                        continue;
+                    }
+                    batch.add(first);
+                    queue.drainTo(batch, MAX_BATCH - 1);
+                    Resolved b = resolve(batch);
+                    if (b == null) {
+                        slots.release();
+                    } else if (b.seq() == nextToLog && logLock.tryLock()) {
+                        try {
+                            log(b); // the log stage is idle: skip the hand-off
+                        } finally {
+                            logLock.unlock();
+                        }
+                    } else {
+                        toLog.put(b);
+                    }
+                } catch (InterruptedException e) {
+                    break;
+                } catch (RuntimeException | Error e) {
+                    for (Request r : batch) r.done().completeExceptionally(new KvException(KvException.INTERNAL_ERROR, "internal_error: " + e, e));
+                } finally {
+                    batch.clear();
+                }
             }
-        }
-        Request r;
-        while ((r = queue.poll()) != null) {
-            r.done().completeExceptionally(new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the store is closed"));
+            Request r;
+            while ((r = queue.poll()) != null) {
+                r.done().completeExceptionally(new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the store is closed"));
+            }
+        } finally {
+            resolverDone = true;
         }
     }
 
-    private void process(List<Request> batch) {
+    private void logLoop() {
+        while (true) {
+            Resolved b;
+            try {
+                b = toLog.poll(100, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (b == null) {
+                if (resolverDone && toLog.isEmpty()) return;
+                continue;
+            }
+            logLock.lock();
+            try {
+                log(b);
+            } finally {
+                logLock.unlock();
+            }
+        }
+    }
+
+    private void log(Resolved b) {
+        boolean wrote = false;
+        try (WriteBatch wb = b.wb()) {
+            wb.put(store.metaCf(), EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(b.version(), 0));
+            store.db().write(store.writeOptions(), wb);
+            wrote = true;
+            store.timer().increment(StoreTimer.Counts.COMMIT_BATCHES);
+        } catch (RocksDBException | RuntimeException e) {
+            for (Request r : b.accepted()) r.done().completeExceptionally(new KvException(KvException.IO_ERROR, "io_error: " + e.getMessage(), e));
+        } finally {
+            store.endBatch(b.version(), wrote);
+            unlogged.remove(b.overlay()); // after the write is visible, so the resolver never misses it
+            nextToLog = b.seq() + 1;
+            slots.release();
+        }
+        if (!wrote) return;
+        store.watches().touched(b.touchedKeys(), b.touchedRanges()); // before any commit returns, or a watch armed after it would fire
+        for (int i = 0; i < b.accepted().size(); i++) {
+            Request r = b.accepted().get(i);
+            if (b.faults().get(i) == Fault.UNKNOWN_COMMITTED) fail(r, Fault.UNKNOWN_COMMITTED);
+            else r.done().complete(new Result(b.version(), i));
+        }
+    }
+
+    /** Resolves a batch; null if it accepted nothing. */
+    private Resolved resolve(List<Request> batch) {
         long version = store.beginBatch();
         long oldestReadable = store.timeVersion() - KvLimits.MVCC_WINDOW_VERSIONS;
         history.expire(oldestReadable);
@@ -100,8 +190,8 @@ final class Sequencer implements AutoCloseable {
         List<Fault> acceptedFaults = new ArrayList<>();
         List<byte[]> touchedKeys = new ArrayList<>();
         List<byte[][]> touchedRanges = new ArrayList<>();
-        boolean wrote = false;
-        try (WriteBatch wb = new WriteBatch()) {
+        WriteBatch wb = new WriteBatch();
+        try {
             for (Request r : batch) {
                 Fault fault = drawFault();
                 if (fault == Fault.NOT_COMMITTED || fault == Fault.TOO_OLD || fault == Fault.UNKNOWN_NOT_COMMITTED) {
@@ -119,30 +209,24 @@ final class Sequencer implements AutoCloseable {
                     continue;
                 }
                 byte[] stamp = Versionstamps.txVersionstamp(version, accepted.size());
-                for (byte[][] w : apply(r.writes(), wb, overlay, stamp, touchedKeys, touchedRanges)) {
-                    history.recordWrite(w[0], w[1], version);
-                }
+                apply(r.writes(), wb, overlay, stamp, version, touchedKeys, touchedRanges);
                 for (byte[][] w : r.writeConflicts()) history.recordWrite(w[0], w[1], version);
                 accepted.add(r);
                 acceptedFaults.add(fault);
             }
-            if (!accepted.isEmpty()) {
-                wb.put(store.metaCf(), EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(version, 0));
-                store.db().write(store.writeOptions(), wb);
-                wrote = true;
-            }
-        } catch (RocksDBException e) {
-            for (Request r : accepted) r.done().completeExceptionally(new KvException(KvException.IO_ERROR, "io_error: " + e.getMessage(), e));
-            accepted.clear();
-        } finally {
-            store.endBatch(version, wrote);
+        } catch (RocksDBException | RuntimeException e) {
+            wb.close();
+            for (Request r : accepted) r.done().completeExceptionally(new KvException(KvException.INTERNAL_ERROR, "internal_error: " + e, e));
+            store.endBatch(version, false);
+            return null;
         }
-        if (wrote) store.watches().touched(touchedKeys, touchedRanges); // before any commit returns, or a watch armed after it would fire
-        for (int i = 0; i < accepted.size(); i++) {
-            Request r = accepted.get(i);
-            if (acceptedFaults.get(i) == Fault.UNKNOWN_COMMITTED) fail(r, Fault.UNKNOWN_COMMITTED);
-            else r.done().complete(new Result(version, i));
+        if (accepted.isEmpty()) {
+            wb.close();
+            store.endBatch(version, false);
+            return null;
         }
+        unlogged.addLast(overlay);
+        return new Resolved(resolvedSeq++, version, wb, accepted, acceptedFaults, overlay, touchedKeys, touchedRanges);
     }
 
     private boolean conflicts(Request r) {
@@ -152,14 +236,13 @@ final class Sequencer implements AutoCloseable {
         return false;
     }
 
-    /** Adds the transaction's writes to the batch; returns the ranges it wrote. */
-    private List<byte[][]> apply(WriteBuffer w, WriteBatch wb, Overlay overlay, byte[] stamp,
-                                 List<byte[]> touchedKeys, List<byte[][]> touchedRanges) throws RocksDBException {
-        List<byte[][]> written = new ArrayList<>();
+    /** Adds the transaction's writes to the batch and to the conflict history. */
+    private void apply(WriteBuffer w, WriteBatch wb, Overlay overlay, byte[] stamp, long version,
+                       List<byte[]> touchedKeys, List<byte[][]> touchedRanges) throws RocksDBException {
         for (Map.Entry<byte[], byte[]> c : w.cleared.entrySet()) {
             wb.deleteRange(store.dataCf(), c.getKey(), c.getValue());
             overlay.clear(c.getKey(), c.getValue());
-            written.add(new byte[][] {c.getKey(), c.getValue()});
+            history.recordWrite(c.getKey(), c.getValue(), version);
             touchedRanges.add(new byte[][] {c.getKey(), c.getValue()});
         }
         for (Map.Entry<byte[], WriteBuffer.Op> e : w.points.entrySet()) {
@@ -167,26 +250,25 @@ final class Sequencer implements AutoCloseable {
             byte[] value = switch (e.getValue()) {
                 case WriteBuffer.SetOp s -> s.value();
                 case WriteBuffer.ClearOp c -> null;
-                case WriteBuffer.AtomicOp a -> a.applyTo(overlay.current(key));
+                case WriteBuffer.AtomicOp a -> a.applyTo(current(overlay, key));
             };
             put(wb, overlay, key, value);
-            written.add(new byte[][] {key, Keys.keyAfter(key)});
+            history.recordPoint(key, version);
             touchedKeys.add(key);
         }
         for (WriteBuffer.VersionstampedWrite v : w.versionstamped) {
             byte[] key = v.stampInKey() ? Versionstamps.fill(v.key(), stamp) : v.key();
             byte[] value = v.stampInKey() ? v.value() : Versionstamps.fill(v.value(), stamp);
             put(wb, overlay, key, value);
-            written.add(new byte[][] {key, Keys.keyAfter(key)});
+            history.recordPoint(key, version);
             touchedKeys.add(key);
         }
-        return written;
     }
 
     private void put(WriteBatch wb, Overlay overlay, byte[] key, byte[] valueOrNull) throws RocksDBException {
         if (valueOrNull == null) wb.delete(store.dataCf(), key);
         else wb.put(store.dataCf(), key, valueOrNull);
-        overlay.values.put(key, valueOrNull == null ? TOMBSTONE : valueOrNull);
+        overlay.values.put(ByteBuffer.wrap(key), valueOrNull == null ? TOMBSTONE : valueOrNull);
     }
 
     private Fault drawFault() {
@@ -209,31 +291,45 @@ final class Sequencer implements AutoCloseable {
         });
     }
 
-    /** The batch's own writes, so atomic mutations see earlier transactions of the same batch. */
-    private final class Overlay {
-        final TreeMap<byte[], byte[]> values = new TreeMap<>(Keys::compare);
+    /** A batch's writes, so atomic mutations see earlier transactions not yet in RocksDB. */
+    private static final class Overlay {
+        final HashMap<ByteBuffer, byte[]> values = new HashMap<>();
         final List<byte[][]> cleared = new ArrayList<>();
 
         void clear(byte[] begin, byte[] end) {
-            values.subMap(begin, true, end, false).clear();
+            values.keySet().removeIf(k -> inRange(k.array(), begin, end));
             cleared.add(new byte[][] {begin, end});
         }
 
-        byte[] current(byte[] key) throws RocksDBException {
-            byte[] v = values.get(key);
-            if (v != null) return v == TOMBSTONE ? null : v;
+        /** The key's value as of this batch: absent if this batch never touched it, null if cleared. */
+        Optional<byte[]> lookup(byte[] key) {
+            byte[] v = values.get(ByteBuffer.wrap(key));
+            if (v != null) return Optional.of(v);
             for (byte[][] c : cleared) {
-                if (Keys.compare(key, c[0]) >= 0 && Keys.compare(key, c[1]) < 0) return null;
+                if (inRange(key, c[0], c[1])) return Optional.of(TOMBSTONE);
             }
-            return store.db().get(store.dataCf(), key);
+            return Optional.empty();
         }
+    }
+
+    private static boolean inRange(byte[] key, byte[] begin, byte[] end) {
+        return Keys.compare(key, begin) >= 0 && Keys.compare(key, end) < 0;
+    }
+
+    /** The latest value: this batch, then batches still being logged (newest first), then RocksDB. */
+    private byte[] current(Overlay mine, byte[] key) throws RocksDBException {
+        Optional<byte[]> v = mine.lookup(key);
+        for (var it = unlogged.descendingIterator(); v.isEmpty() && it.hasNext(); ) v = it.next().lookup(key);
+        if (v.isPresent()) return v.get() == TOMBSTONE ? null : v.get();
+        return store.db().get(store.dataCf(), key);
     }
 
     @Override
     public void close() {
         running = false;
         try {
-            thread.join();
+            resolver.join();
+            logger.join();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

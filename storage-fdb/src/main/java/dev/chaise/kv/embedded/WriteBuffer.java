@@ -73,11 +73,17 @@ final class WriteBuffer {
         } else if (existing == ClearOp.INSTANCE || (existing == null && isCleared(key))) {
             put(key, Atomics.apply(type, null, param));
         } else if (existing instanceof AtomicOp a) {
-            List<Mutation> ms = new ArrayList<>(a.mutations());
+            Mutation last = a.mutations().getLast();
+            if (type == MutationType.ADD && last.type() == MutationType.ADD && last.param().length == param.length) {
+                // Same-width adds compose: (x + a) + b == x + (a + b), both truncated to the width.
+                a.mutations().set(a.mutations().size() - 1, new Mutation(MutationType.ADD, Atomics.apply(MutationType.ADD, last.param(), param)));
+            } else {
+                a.mutations().add(m);
+            }
+        } else {
+            List<Mutation> ms = new ArrayList<>(2);
             ms.add(m);
             points.put(key, new AtomicOp(ms));
-        } else {
-            points.put(key, new AtomicOp(List.of(m)));
         }
     }
 

@@ -1,0 +1,69 @@
+package dev.chaise.storage;
+
+import com.apple.foundationdb.tuple.Tuple;
+import com.apple.foundationdb.tuple.Versionstamp;
+import dev.chaise.kv.KeySelector;
+import dev.chaise.kv.KeyValue;
+import dev.chaise.kv.Keys;
+import dev.chaise.kv.ReadTransaction;
+import dev.chaise.kv.Transaction;
+import dev.chaise.kv.Versionstamps;
+import dev.chaise.storage.rev.RevId;
+
+/**
+ * RFC D: the changes feed, one key per document at the sequence of its last change.
+ *
+ * <pre>
+ * (1, DbId, 4 CHANGES, Incarnation, Versionstamp) = (SeqFormat, DocID, RevPos, RevHash, BranchCount, NotDeleted)
+ * </pre>
+ *
+ * A write clears the document's previous row (found through the winner's Sequence in the
+ * revisions subspace) and adds one with {@code set_versionstamped_key}; no reads here. The
+ * database's update_seq is the last key (a {@code last_less_than} selector).
+ */
+public final class ChangesSubspace {
+    static final long FORMAT = 0;
+
+    public record Change(Sequence seq, String id, RevId rev, int branchCount, boolean deleted) {}
+
+    private ChangesSubspace() {}
+
+    static byte[] key(DbHandle db, Sequence seq) {
+        return db.space().pack(DatabaseSubspace.CHANGES, (long) seq.incarnation(), seq.versionstamp());
+    }
+
+    static void add(Transaction tx, DbHandle db, String docId, RevId winner, int branchCount, boolean deleted, int userVersion) {
+        Tuple k = Tuple.from(DatabaseSubspace.CHANGES, (long) db.incarnation(), Versionstamp.incomplete(userVersion));
+        tx.setVersionstampedKey(Versionstamps.packWithVersionstamp(db.space().prefix(), k),
+                Tuple.from(FORMAT, docId, winner.pos(), winner.hashBytes(), (long) branchCount, !deleted).pack());
+    }
+
+    static void remove(Transaction tx, DbHandle db, Sequence seq) {
+        tx.clear(key(db, seq));
+    }
+
+    public static byte[][] range(DbHandle db) {
+        return db.space().range(DatabaseSubspace.CHANGES);
+    }
+
+    /** The first key after {@code since} (exclusive), or the start of the feed for null. */
+    public static byte[] after(DbHandle db, Sequence since) {
+        return since == null ? range(db)[0] : Keys.keyAfter(key(db, since));
+    }
+
+    public static Change decode(DbHandle db, KeyValue kv) {
+        Tuple k = db.space().unpack(kv.key());
+        Tuple v = Tuple.fromBytes(kv.value());
+        Sequence seq = new Sequence((int) k.getLong(1), k.getVersionstamp(2));
+        return new Change(seq, v.getString(1), RevId.fromKey(v.getLong(2), v.getBytes(3)), (int) v.getLong(4), !v.getBoolean(5));
+    }
+
+    /** The database's update_seq: the last change's sequence, or null for an empty feed. One key selector read. */
+    public static Sequence lastSequence(ReadTransaction tx, DbHandle db) {
+        byte[][] r = range(db);
+        byte[] k = tx.getKey(KeySelector.lastLessThan(r[1]));
+        if (Keys.compare(k, r[0]) < 0) return null;
+        Tuple t = db.space().unpack(k);
+        return new Sequence((int) t.getLong(1), t.getVersionstamp(2));
+    }
+}

@@ -1,0 +1,212 @@
+package dev.chaise.storage;
+
+import com.apple.foundationdb.tuple.Tuple;
+import com.apple.foundationdb.tuple.Versionstamp;
+import dev.chaise.kv.KeyValue;
+import dev.chaise.kv.Keys;
+import dev.chaise.kv.KvStore;
+import dev.chaise.kv.ReadTransaction;
+import dev.chaise.kv.Transaction;
+import dev.chaise.kv.Versionstamps;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Pattern;
+
+/**
+ * Databases by name: creation, deletion, listing, metadata, and a cache of open handles.
+ *
+ * <pre>
+ * (0, "dbs", DbName) = (DbId, MetaStamp)     MetaStamp: versionstamp of the last metadata edit
+ * (0, "dbid") = last DbId
+ * (1, DbId, 0 META, "uuid") = String
+ *                  "revs_limit" = Long
+ *                  "security" = String (JSON)
+ *                  "incarnation" = Long   RFC D: bumped when a database moves to another cluster
+ * </pre>
+ *
+ * Every transaction that uses a database reads its directory entry once ({@link #open}): that
+ * one read both checks the cached handle (the entry's bytes change with every metadata edit, and
+ * with deletion) and makes a concurrent deletion conflict with the transaction. A write in one
+ * database never invalidates another's handle.
+ */
+public final class DatabaseDirectory {
+    public static final int DEFAULT_REVS_LIMIT = 1000;
+    public static final int MAX_REVS_LIMIT = 4000;
+    private static final Pattern NAME = Pattern.compile("^[a-z][a-z0-9_$()+/-]*$");
+    private static final int MAX_NAME_LENGTH = 238;
+    private static final Set<String> SYSTEM_DBS = Set.of("_users", "_replicator", "_global_changes");
+
+    private final KvStore kv;
+    private final String defaultSecurityJson;
+    private final ConcurrentHashMap<String, DbHandle> cache = new ConcurrentHashMap<>();
+
+    /** @param defaultSecurityJson the {@code _security} object of a new database */
+    public DatabaseDirectory(KvStore kv, String defaultSecurityJson) {
+        this.kv = kv;
+        this.defaultSecurityJson = defaultSecurityJson;
+    }
+
+    public KvStore kv() {
+        return kv;
+    }
+
+    public static void validateName(String name) {
+        if (name == null || name.length() > MAX_NAME_LENGTH || !(NAME.matcher(name).matches() || SYSTEM_DBS.contains(name))) {
+            throw new StorageException(StorageException.Kind.ILLEGAL_DATABASE_NAME,
+                    "Name: '" + name + "'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.");
+        }
+    }
+
+    public DbHandle create(String name) {
+        validateName(name);
+        kv.run(tx -> {
+            byte[] entryKey = KeySpace.dbEntry(name);
+            if (tx.get(entryKey) != null) {
+                throw new StorageException(StorageException.Kind.FILE_EXISTS, "The database could not be created, the file already exists.");
+            }
+            byte[] counter = tx.get(KeySpace.dbIdCounter());
+            long id = (counter == null ? 0 : Tuple.fromBytes(counter).getLong(0)) + 1;
+            tx.set(KeySpace.dbIdCounter(), Tuple.from(id).pack());
+            DatabaseSubspace space = DatabaseSubspace.of(id);
+            String uuid = HexFormat.of().formatHex(randomBytes(16));
+            tx.set(space.pack(DatabaseSubspace.META, "uuid"), Tuple.from(uuid).pack());
+            tx.set(space.pack(DatabaseSubspace.META, "revs_limit"), Tuple.from((long) DEFAULT_REVS_LIMIT).pack());
+            tx.set(space.pack(DatabaseSubspace.META, "security"), Tuple.from(defaultSecurityJson).pack());
+            tx.set(space.pack(DatabaseSubspace.META, "incarnation"), Tuple.from(0L).pack());
+            stampEntry(tx, name, id);
+            return null;
+        });
+        return open(name);
+    }
+
+    /** Deletes the database and every key it had. */
+    public void delete(String name) {
+        validateName(name);
+        kv.run(tx -> {
+            DbHandle h = open(tx, name);
+            tx.clear(KeySpace.dbEntry(name));
+            tx.clear(h.space().begin(), h.space().end());
+            return null;
+        });
+        cache.remove(name);
+    }
+
+    /**
+     * The handle for {@code name}, checked inside {@code tx}: one read of the directory entry. If
+     * the entry changed since the handle was cached, the metadata is re-read in the same
+     * transaction.
+     */
+    public DbHandle open(ReadTransaction tx, String name) {
+        byte[] entry = tx.get(KeySpace.dbEntry(name));
+        if (entry == null) {
+            cache.remove(name);
+            throw StorageException.notFound("Database does not exist.");
+        }
+        DbHandle h = cache.get(name);
+        if (h != null && Arrays.equals(h.entry(), entry)) return h;
+        h = readMetadata(tx, name, entry);
+        cache.put(name, h);
+        return h;
+    }
+
+    /** Opens the database in a transaction of its own. */
+    public DbHandle open(String name) {
+        return kv.run(tx -> open(tx, name));
+    }
+
+    public boolean exists(String name) {
+        return kv.run(tx -> tx.get(KeySpace.dbEntry(name)) != null);
+    }
+
+    private DbHandle readMetadata(ReadTransaction tx, String name, byte[] entry) {
+        long id = Tuple.fromBytes(entry).getLong(0);
+        DatabaseSubspace space = DatabaseSubspace.of(id);
+        String uuid = null;
+        String security = "{}";
+        int revsLimit = DEFAULT_REVS_LIMIT;
+        int incarnation = 0;
+        byte[][] r = space.range(DatabaseSubspace.META);
+        for (KeyValue kv : tx.getRangeAsList(r[0], r[1], 0, false)) {
+            String field = space.unpack(kv.key()).getString(1);
+            Tuple v = Tuple.fromBytes(kv.value());
+            switch (field) {
+                case "uuid" -> uuid = v.getString(0);
+                case "security" -> security = v.getString(0);
+                case "revs_limit" -> revsLimit = (int) v.getLong(0);
+                case "incarnation" -> incarnation = (int) v.getLong(0);
+                default -> { } // fields of later versions
+            }
+        }
+        return new DbHandle(name, id, space, uuid, revsLimit, security, incarnation, entry);
+    }
+
+    public void setRevsLimit(String name, int limit) {
+        if (limit < 1 || limit > MAX_REVS_LIMIT) {
+            throw StorageException.badRequest("revs_limit must be a positive integer no larger than " + MAX_REVS_LIMIT);
+        }
+        setMeta(name, "revs_limit", Tuple.from((long) limit).pack());
+    }
+
+    public void setSecurity(String name, String securityJson) {
+        setMeta(name, "security", Tuple.from(securityJson).pack());
+    }
+
+    private void setMeta(String name, String field, byte[] value) {
+        kv.run(tx -> {
+            DbHandle h = open(tx, name);
+            tx.set(h.space().pack(DatabaseSubspace.META, field), value);
+            stampEntry(tx, name, h.id());
+            return null;
+        });
+    }
+
+    /** Rewrites the directory entry with this commit's versionstamp, so cached handles go stale. */
+    private static void stampEntry(Transaction tx, String name, long id) {
+        tx.setVersionstampedValue(KeySpace.dbEntry(name), Versionstamps.packWithVersionstamp(new byte[0], Tuple.from(id, Versionstamp.incomplete(0))));
+    }
+
+    /**
+     * Database names in order, as {@code _all_dbs} wants them: inclusive bounds (null for none),
+     * {@code limit} 0 for all.
+     */
+    public List<String> list(String startKey, String endKey, boolean descending, int skip, int limit) {
+        return kv.run(tx -> {
+            byte[] begin = KeySpace.dbEntriesBegin();
+            byte[] end = KeySpace.dbEntriesEnd();
+            String lo = descending ? endKey : startKey;
+            String hi = descending ? startKey : endKey;
+            if (lo != null) begin = max(begin, KeySpace.dbEntry(lo));
+            if (hi != null) end = min(end, Keys.keyAfter(KeySpace.dbEntry(hi)));
+            List<String> out = new ArrayList<>();
+            if (Keys.compare(begin, end) >= 0) return out;
+            int skipped = 0;
+            try (var it = tx.snapshot().getRange(begin, end, 0, descending)) {
+                while (it.hasNext() && (limit <= 0 || out.size() < limit)) {
+                    KeyValue e = it.next();
+                    if (skipped++ < skip) continue;
+                    out.add(Tuple.fromBytes(e.key()).getString(2));
+                }
+            }
+            return out;
+        });
+    }
+
+    private static byte[] max(byte[] a, byte[] b) {
+        return Keys.compare(a, b) >= 0 ? a : b;
+    }
+
+    private static byte[] min(byte[] a, byte[] b) {
+        return Keys.compare(a, b) <= 0 ? a : b;
+    }
+
+    static byte[] randomBytes(int n) {
+        byte[] b = new byte[n];
+        ThreadLocalRandom.current().nextBytes(b);
+        return b;
+    }
+}

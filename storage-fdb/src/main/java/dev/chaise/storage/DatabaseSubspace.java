@@ -1,0 +1,65 @@
+package dev.chaise.storage;
+
+import com.apple.foundationdb.tuple.Tuple;
+import dev.chaise.kv.Keys;
+
+/**
+ * The keys of one database, under its prefix {@code (1, DbId)}. Each RFC's subspace has one
+ * owning class, which encodes its keys and values.
+ *
+ * <pre>
+ * (1, DbId)
+ * ├── 0 META, Field = Value                                   DatabaseDirectory: uuid, revs_limit,
+ * │                                                           security, incarnation
+ * ├── 1 DOCS, DocID, NotDeleted, RevPos, RevHash = RevMeta    DocumentBodies (RFC A)
+ * │   └── ..., Path... = Leaf
+ * ├── 2 REVISIONS, DocID, NotDeleted, RevPos, RevHash = Branch RevisionsSubspace (RFC C)
+ * ├── 3 BY_ID, DocID = (Format, RevPos, RevHash)              ByIdSubspace (RFC B)
+ * ├── 4 CHANGES, Incarnation, Versionstamp = Change           ChangesSubspace (RFC D)
+ * ├── 5 STATS, Name = int64 little-endian                     DbStats (RFC B, atomic adds)
+ * ├── 6 LOCAL, DocID = (Rev, Body)                            LocalDocuments
+ * ├── 7 VIEWS, ...                                            reserved for map indexes (RFC E)
+ * └── 8 ATTACHMENTS, ...                                      reserved for attachments
+ * </pre>
+ */
+public record DatabaseSubspace(byte[] prefix) {
+    public static final long META = 0;
+    public static final long DOCS = 1;
+    public static final long REVISIONS = 2;
+    public static final long BY_ID = 3;
+    public static final long CHANGES = 4;
+    public static final long STATS = 5;
+    public static final long LOCAL = 6;
+    public static final long VIEWS = 7;
+    public static final long ATTACHMENTS = 8;
+
+    public static DatabaseSubspace of(long dbId) {
+        return new DatabaseSubspace(KeySpace.databasePrefix(dbId));
+    }
+
+    /** {@code prefix + pack(sub, items...)}. */
+    public byte[] pack(long sub, Object... items) {
+        Tuple t = Tuple.from(sub);
+        for (Object o : items) t = t.addObject(o);
+        return Keys.concat(prefix, t.pack());
+    }
+
+    /** The key range of everything under {@code (sub, items...)}. */
+    public byte[][] range(long sub, Object... items) {
+        byte[] p = pack(sub, items);
+        return new byte[][] {Keys.concat(p, new byte[] {0x00}), Keys.concat(p, new byte[] {(byte) 0xff})};
+    }
+
+    /** Unpacks a key of this database back into its tuple, without the prefix. */
+    public Tuple unpack(byte[] key) {
+        return Tuple.fromBytes(key, prefix.length, key.length - prefix.length);
+    }
+
+    public byte[] begin() {
+        return prefix;
+    }
+
+    public byte[] end() {
+        return Keys.strinc(prefix);
+    }
+}

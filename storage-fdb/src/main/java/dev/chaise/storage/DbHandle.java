@@ -1,0 +1,14 @@
+package dev.chaise.storage;
+
+/**
+ * An open database: its id, key prefix and metadata, as of {@code entry} (the bytes of its
+ * directory entry, which change with every metadata edit). Immutable; cached by
+ * {@link DatabaseDirectory}.
+ */
+public record DbHandle(String name, long id, DatabaseSubspace space, String uuid, int revsLimit, String securityJson,
+                       int incarnation, byte[] entry) {
+
+    public DbHandle withEntry(byte[] e) {
+        return new DbHandle(name, id, space, uuid, revsLimit, securityJson, incarnation, e);
+    }
+}

@@ -1,0 +1,60 @@
+package dev.chaise.storage;
+
+import dev.chaise.kv.MutationType;
+import dev.chaise.kv.ReadTransaction;
+import dev.chaise.kv.Transaction;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * RFC B's counters, each one key changed only by atomic ADD, so concurrent writers never
+ * conflict on them.
+ *
+ * <pre>
+ * (1, DbId, 5 STATS, "doc_count")      = int64 LE   live documents
+ *                    "doc_del_count"  = int64 LE   documents whose every branch is deleted
+ *                    "size_external"  = int64 LE   JSON bytes of the stored leaf revisions
+ *                    "size_active"    = int64 LE   KV bytes of the stored leaf revisions
+ *                    "writes"         = int64 LE   document writes; live feeds watch this key
+ * </pre>
+ */
+public final class DbStats {
+    public enum Counter {
+        DOC_COUNT("doc_count"), DOC_DEL_COUNT("doc_del_count"), SIZE_EXTERNAL("size_external"), SIZE_ACTIVE("size_active"),
+        WRITES("writes");
+
+        final String key;
+
+        Counter(String key) {
+            this.key = key;
+        }
+    }
+
+    public record Snapshot(long docCount, long docDelCount, long sizeExternal, long sizeActive) {}
+
+    private DbStats() {}
+
+    public static void add(Transaction tx, DbHandle db, Counter c, long delta) {
+        if (delta == 0) return;
+        tx.mutate(MutationType.ADD, db.space().pack(DatabaseSubspace.STATS, c.key), littleEndian(delta));
+    }
+
+    /** Reads the counters without conflicting with writers (a snapshot read). */
+    public static Snapshot read(ReadTransaction tx, DbHandle db) {
+        return new Snapshot(get(tx, db, Counter.DOC_COUNT), get(tx, db, Counter.DOC_DEL_COUNT),
+                get(tx, db, Counter.SIZE_EXTERNAL), get(tx, db, Counter.SIZE_ACTIVE));
+    }
+
+    static byte[] key(DbHandle db, Counter c) {
+        return db.space().pack(DatabaseSubspace.STATS, c.key);
+    }
+
+    private static long get(ReadTransaction tx, DbHandle db, Counter c) {
+        byte[] v = tx.get(db.space().pack(DatabaseSubspace.STATS, c.key));
+        return v == null ? 0 : ByteBuffer.wrap(java.util.Arrays.copyOf(v, 8)).order(ByteOrder.LITTLE_ENDIAN).getLong();
+    }
+
+    static byte[] littleEndian(long v) {
+        return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v).array();
+    }
+}

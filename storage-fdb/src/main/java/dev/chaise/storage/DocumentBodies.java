@@ -1,0 +1,69 @@
+package dev.chaise.storage;
+
+import com.apple.foundationdb.tuple.Tuple;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.KeyValue;
+import dev.chaise.kv.Keys;
+import dev.chaise.kv.ReadTransaction;
+import dev.chaise.kv.Transaction;
+import dev.chaise.storage.json.ExplodedJson;
+import dev.chaise.storage.rev.RevId;
+import java.util.List;
+
+/**
+ * RFC A: each leaf revision's body, exploded into one KV per JSON leaf.
+ *
+ * <pre>
+ * (1, DbId, 1 DOCS, DocID, NotDeleted, RevPos, RevHash) = (RevFormat)     RevisionMetadata
+ * (1, DbId, 1 DOCS, DocID, NotDeleted, RevPos, RevHash, Path...) = Leaf  see ExplodedJson
+ * </pre>
+ *
+ * Only leaf revisions keep a body. A deletion without fields stores nothing here, as the RFC
+ * says; one with fields stores them under NotDeleted = false.
+ */
+public final class DocumentBodies {
+    static final long FORMAT = 0;
+
+    /** Sizes of a stored body: JSON bytes and KV bytes (RFC B). */
+    public record Sizes(long external, long active) {
+        public static final Sizes NONE = new Sizes(0, 0);
+    }
+
+    private DocumentBodies() {}
+
+    static byte[] prefix(DbHandle db, String docId, RevId rev, boolean deleted) {
+        return db.space().pack(DatabaseSubspace.DOCS, docId, !deleted, rev.pos(), rev.hashBytes());
+    }
+
+    /** A body exploded and checked, ready to write. */
+    record Prepared(byte[] prefix, List<KeyValue> kvs, long externalSize) {
+        Sizes write(Transaction tx) {
+            if (prefix == null) return Sizes.NONE;
+            byte[] meta = Tuple.from(FORMAT).pack();
+            tx.set(prefix, meta);
+            for (KeyValue kv : kvs) tx.set(kv.key(), kv.value());
+            return new Sizes(externalSize, ExplodedJson.activeSize(kvs) + prefix.length + meta.length);
+        }
+    }
+
+    /** Explodes the body (throwing for a bad path) without writing; a bare deletion stores nothing. */
+    static Prepared prepare(DbHandle db, String docId, RevId rev, boolean deleted, ObjectNode body, long externalSize) {
+        if (deleted && body.isEmpty()) return new Prepared(null, List.of(), 0);
+        byte[] prefix = prefix(db, docId, rev, deleted);
+        return new Prepared(prefix, ExplodedJson.explode(prefix, body), externalSize);
+    }
+
+    static void clear(Transaction tx, DbHandle db, String docId, RevId rev, boolean deleted) {
+        byte[] prefix = prefix(db, docId, rev, deleted);
+        tx.clear(prefix, Keys.strinc(prefix));
+    }
+
+    /** The body, or null if none is stored (a non-leaf revision, or a bare deletion). One range read. */
+    static ObjectNode read(ReadTransaction tx, DbHandle db, String docId, RevId rev, boolean deleted) {
+        byte[] prefix = prefix(db, docId, rev, deleted);
+        try (var it = tx.getRange(prefix, Keys.strinc(prefix), 0, false)) {
+            if (!it.hasNext()) return null;
+            return ExplodedJson.implode(prefix, it);
+        }
+    }
+}

@@ -1,0 +1,511 @@
+package dev.chaise.storage;
+
+import com.apple.foundationdb.tuple.Tuple;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.KeyValue;
+import dev.chaise.kv.Keys;
+import dev.chaise.kv.KvStore;
+import dev.chaise.kv.ReadTransaction;
+import dev.chaise.kv.Transaction;
+import dev.chaise.storage.DocumentBodies.Sizes;
+import dev.chaise.storage.RevisionsSubspace.Branch;
+import dev.chaise.storage.json.ExplodedJson;
+import dev.chaise.storage.rev.BranchUpdate;
+import dev.chaise.storage.rev.EditBranch;
+import dev.chaise.storage.rev.EditBranches;
+import dev.chaise.storage.rev.EditPlan;
+import dev.chaise.storage.rev.RevHasher;
+import dev.chaise.storage.rev.RevId;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * Documents: every write of a document is one transaction that reads the edit branches it needs
+ * (RFC C), writes the new leaf body (RFC A), the branch KVs, the by-id row and counters (RFC B),
+ * and moves the document's changes row (RFC D), guarded by a transaction id against
+ * {@code commit_unknown_result}. Batches of documents share a transaction; each document's
+ * outcome is its own.
+ */
+public final class DocumentStore implements AutoCloseable {
+    public static final long DEFAULT_MAX_DOCUMENT_SIZE = 1_000_000;
+    /** A batch's transaction stays well under FDB's 10 MB and 5 s. */
+    static final long CHUNK_BYTES = 2_000_000;
+    static final int CHUNK_DOCS = 1_000;
+
+    /**
+     * One document to write.
+     *
+     * @param baseRev the revision being edited (interactive edits), or null
+     * @param body the user's fields only (no {@code _id}, {@code _rev}, ...)
+     * @param path for {@code new_edits=false}: the incoming leaf, its deleted flag and ancestors
+     */
+    public record DocUpdate(String id, RevId baseRev, boolean deleted, ObjectNode body, EditBranch path) {
+        public static DocUpdate edit(String id, RevId baseRev, boolean deleted, ObjectNode body) {
+            return new DocUpdate(id, baseRev, deleted, body, null);
+        }
+
+        public static DocUpdate replicated(String id, EditBranch path, ObjectNode body) {
+            return new DocUpdate(id, path.leaf(), path.deleted(), body, path);
+        }
+    }
+
+    /** A document's outcome: its new revision, or an error. */
+    public record UpdateResult(String id, RevId rev, StorageException error) {
+        public boolean ok() {
+            return error == null;
+        }
+    }
+
+    /** A document as read: the revision, its body, and on request every edit branch. */
+    public record StoredDoc(String id, RevId rev, boolean deleted, ObjectNode body, List<EditBranch> branches) {}
+
+    public record DbInfo(String name, String uuid, long docCount, long docDelCount, Sequence updateSeq, long sizeExternal, long sizeActive) {}
+
+    private final KvStore kv;
+    private final DatabaseDirectory databases;
+    private final TxIds txIds;
+    private final long maxDocumentSize;
+    private final List<DocumentWriteHook> hooks = new CopyOnWriteArrayList<>();
+
+    public DocumentStore(KvStore kv, DatabaseDirectory databases, long maxDocumentSize) {
+        this.kv = kv;
+        this.databases = databases;
+        this.txIds = new TxIds(kv);
+        this.maxDocumentSize = maxDocumentSize;
+    }
+
+    public KvStore kv() {
+        return kv;
+    }
+
+    public DatabaseDirectory databases() {
+        return databases;
+    }
+
+    public TxIds txIds() {
+        return txIds;
+    }
+
+    public void addWriteHook(DocumentWriteHook hook) {
+        hooks.add(hook);
+    }
+
+    // ---------------------------------------------------------------- writes
+
+    /**
+     * Writes documents; each gets its own result. Documents are grouped into transactions of at
+     * most {@link #CHUNK_DOCS} documents and about {@link #CHUNK_BYTES}.
+     */
+    public List<UpdateResult> update(String dbName, List<DocUpdate> docs, boolean newEdits) {
+        List<UpdateResult> out = new ArrayList<>(docs.size());
+        int i = 0;
+        while (i < docs.size()) {
+            int j = i;
+            long bytes = 0;
+            while (j < docs.size() && j - i < CHUNK_DOCS && (j == i || bytes < CHUNK_BYTES)) {
+                bytes += ExplodedJson.externalSize(docs.get(j).body()); // serializes; cheap next to the write
+                j++;
+            }
+            List<DocUpdate> chunk = docs.subList(i, j);
+            out.addAll(txIds.run(tx -> writeAll(tx, dbName, chunk, newEdits, false), DocumentStore::encode, DocumentStore::decode));
+            i = j;
+        }
+        return out;
+    }
+
+    /**
+     * All documents in one transaction, written only if every one succeeds. Returns the results;
+     * if any failed, nothing was written and the failures say why.
+     */
+    public List<UpdateResult> updateAllOrNothing(String dbName, List<DocUpdate> docs, boolean newEdits) {
+        try {
+            return txIds.run(tx -> writeAll(tx, dbName, docs, newEdits, true), DocumentStore::encode, DocumentStore::decode);
+        } catch (AllOrNothingFailed f) {
+            return f.results;
+        }
+    }
+
+    /** Thrown out of the transaction body so nothing commits. */
+    private static final class AllOrNothingFailed extends RuntimeException {
+        final List<UpdateResult> results;
+
+        AllOrNothingFailed(List<UpdateResult> results) {
+            super(null, null, false, false);
+            this.results = results;
+        }
+    }
+
+    /** One transaction's running state: the next versionstamp user version, and counter deltas. */
+    private static final class WriteContext {
+        int userVersion;
+        final long[] deltas = new long[DbStats.Counter.values().length];
+
+        void add(DbStats.Counter c, long d) {
+            deltas[c.ordinal()] += d;
+        }
+
+        /** One atomic add per counter per transaction, however many documents it wrote. */
+        void flush(Transaction tx, DbHandle db) {
+            for (DbStats.Counter c : DbStats.Counter.values()) DbStats.add(tx, db, c, deltas[c.ordinal()]);
+        }
+    }
+
+    private List<UpdateResult> writeAll(Transaction tx, String dbName, List<DocUpdate> docs, boolean newEdits, boolean atomic) {
+        DbHandle db = databases.open(tx, dbName);
+        WriteContext ctx = new WriteContext();
+        List<UpdateResult> results = new ArrayList<>(docs.size());
+        boolean failed = false;
+        for (DocUpdate u : docs) {
+            try {
+                RevId rev = newEdits ? writeEdit(tx, db, u, ctx) : writeReplicated(tx, db, u, ctx);
+                results.add(new UpdateResult(u.id(), rev, null));
+            } catch (StorageException e) {
+                results.add(new UpdateResult(u.id(), null, e));
+                failed = true;
+            }
+        }
+        if (atomic && failed) throw new AllOrNothingFailed(results);
+        ctx.flush(tx, db);
+        return results;
+    }
+
+    /** An interactive edit (new_edits=true): reads only the branches RFC C says it must. */
+    private RevId writeEdit(Transaction tx, DbHandle db, DocUpdate u, WriteContext ctx) {
+        long size = checkSize(u);
+        String id = u.id();
+        List<Branch> read = new ArrayList<>(2);
+        if (u.baseRev() != null) {
+            Branch base = RevisionsSubspace.getLive(tx, db, id, u.baseRev());
+            if (base == null) throw StorageException.conflict();
+            if (!base.isWinnerRecord()) {
+                read.add(base); // extending a losing branch: 2 KVs, 2 round trips
+                read.addAll(RevisionsSubspace.lastBranches(tx, db, id, 1));
+            } else if (u.deleted()) {
+                read.addAll(RevisionsSubspace.lastBranches(tx, db, id, 2)); // the winner and the next in line
+            } else {
+                read.add(base); // extending the winner: 1 KV, 1 round trip
+            }
+        } else {
+            read.addAll(RevisionsSubspace.lastBranches(tx, db, id, 1)); // a new document: reverse read, limit 1
+        }
+        Branch oldWinner = winnerRecord(read);
+        List<EditBranch> branches = new ArrayList<>(read.size());
+        for (Branch b : read) branches.add(b.branch());
+        EditPlan plan = EditBranches.planEdit(branches, u.baseRev(), u.deleted());
+        RevId newRev = RevHasher.newRevId(plan.parent(), plan.deleted(), u.body(), List.of());
+        BranchUpdate update = plan.apply(newRev, db.revsLimit());
+        int branchCount = oldWinner == null ? 1 : oldWinner.branchCount();
+        apply(tx, db, id, read, oldWinner, update, newRev, plan.deleted(), u.body(), size, branchCount, ctx);
+        return newRev;
+    }
+
+    /** A replicated write (new_edits=false): merges the incoming path into every branch. */
+    private RevId writeReplicated(Transaction tx, DbHandle db, DocUpdate u, WriteContext ctx) {
+        long size = checkSize(u);
+        String id = u.id();
+        List<Branch> all = RevisionsSubspace.all(tx, db, id);
+        List<EditBranch> branches = new ArrayList<>(all.size());
+        for (Branch b : all) branches.add(b.branch());
+        BranchUpdate update = EditBranches.merge(branches, u.path(), db.revsLimit());
+        if (!update.changed()) return u.path().leaf();
+        RevId newLeaf = update.leafAlreadyKnown() ? null : u.path().leaf();
+        apply(tx, db, id, all, winnerRecord(all), update, newLeaf, u.path().deleted(), u.body(), size, update.branchCount(), ctx);
+        return u.path().leaf();
+    }
+
+    /** The body's JSON size, checked against {@code max_document_size}. */
+    private long checkSize(DocUpdate u) {
+        long size = ExplodedJson.externalSize(u.body());
+        if (size > maxDocumentSize) {
+            throw new StorageException(StorageException.Kind.DOCUMENT_TOO_LARGE, "Document exceeds the maximum document size of " + maxDocumentSize + " bytes");
+        }
+        return size;
+    }
+
+    private static Branch winnerRecord(List<Branch> read) {
+        Branch w = null;
+        for (Branch b : read) {
+            if (b.isWinnerRecord()) w = b;
+        }
+        return w;
+    }
+
+    private record LeafKey(RevId leaf, boolean deleted) {
+        static LeafKey of(EditBranch b) {
+            return new LeafKey(b.leaf(), b.deleted());
+        }
+    }
+
+    /**
+     * Writes an edit's effects. {@code newLeaf} is the revision whose body this write supplies,
+     * or null if the edit brought no new leaf. The body is exploded before the first write, so a
+     * bad document fails without writing anything.
+     */
+    private void apply(Transaction tx, DbHandle db, String id, List<Branch> read, Branch oldWinner, BranchUpdate update,
+                       RevId newLeaf, boolean deleted, ObjectNode body, long bodySize, int branchCount, WriteContext ctx) {
+        DocumentBodies.Prepared newBody = newLeaf == null ? null
+                : DocumentBodies.prepare(db, id, newLeaf, deleted, body, bodySize);
+        Map<LeafKey, Branch> known = new HashMap<>();
+        for (Branch b : read) known.put(LeafKey.of(b.branch()), b);
+        java.util.Set<LeafKey> added = new java.util.HashSet<>();
+        for (EditBranch b : update.added()) added.add(LeafKey.of(b));
+        java.util.Set<LeafKey> removed = new java.util.HashSet<>();
+
+        long dExternal = 0;
+        long dActive = 0;
+        for (EditBranch b : update.removed()) {
+            LeafKey k = LeafKey.of(b);
+            removed.add(k);
+            RevisionsSubspace.clear(tx, db, id, b);
+            if (!added.contains(k)) {
+                DocumentBodies.clear(tx, db, id, b.leaf(), b.deleted());
+                Branch was = known.get(k);
+                if (was != null) {
+                    dExternal -= was.externalSize();
+                    dActive -= was.activeSize();
+                }
+            }
+        }
+        Sizes newSizes = Sizes.NONE;
+        if (newBody != null) {
+            newSizes = newBody.write(tx);
+            dExternal += newSizes.external();
+            dActive += newSizes.active();
+        }
+
+        EditBranch newWinner = update.winner();
+        LeafKey winnerKey = LeafKey.of(newWinner);
+        int uv = ctx.userVersion++;
+        for (EditBranch b : update.added()) {
+            LeafKey k = LeafKey.of(b);
+            Sizes s = sizesOf(k, newLeaf, deleted, newSizes, known);
+            if (k.equals(winnerKey)) RevisionsSubspace.writeWinner(tx, db, id, b, branchCount, s.external(), s.active(), uv);
+            else RevisionsSubspace.writeOther(tx, db, id, b, s.external(), s.active());
+        }
+        // The winner carries the document's new sequence even when the edit did not touch its branch.
+        if (!added.contains(winnerKey)) {
+            Sizes s = sizesOf(winnerKey, newLeaf, deleted, newSizes, known);
+            RevisionsSubspace.writeWinner(tx, db, id, newWinner, branchCount, s.external(), s.active(), uv);
+        }
+        if (oldWinner != null) {
+            LeafKey ow = LeafKey.of(oldWinner.branch());
+            if (!ow.equals(winnerKey) && !removed.contains(ow) && !added.contains(ow)) {
+                RevisionsSubspace.writeOther(tx, db, id, oldWinner.branch(), oldWinner.externalSize(), oldWinner.activeSize());
+            }
+            ChangesSubspace.remove(tx, db, oldWinner.sequence());
+        }
+        ChangesSubspace.add(tx, db, id, newWinner.leaf(), branchCount, newWinner.deleted(), uv);
+
+        if (newWinner.deleted()) ByIdSubspace.clear(tx, db, id);
+        else ByIdSubspace.set(tx, db, id, newWinner.leaf());
+
+        boolean existed = oldWinner != null;
+        boolean wasLive = existed && !oldWinner.branch().deleted();
+        boolean isLive = !newWinner.deleted();
+        if (wasLive != isLive || !existed) {
+            if (existed) ctx.add(wasLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, -1);
+            ctx.add(isLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, 1);
+        }
+        ctx.add(DbStats.Counter.SIZE_EXTERNAL, dExternal);
+        ctx.add(DbStats.Counter.SIZE_ACTIVE, dActive);
+        ctx.add(DbStats.Counter.WRITES, 1);
+
+        if (!hooks.isEmpty()) {
+            boolean bodyIsWinner = newLeaf != null && newLeaf.equals(newWinner.leaf()) && deleted == newWinner.deleted();
+            DocumentWriteHook.Change c = new DocumentWriteHook.Change(db, id,
+                    oldWinner == null ? null : oldWinner.branch().leaf(), oldWinner != null && oldWinner.branch().deleted(),
+                    newWinner.leaf(), newWinner.deleted(), bodyIsWinner ? body : null);
+            for (DocumentWriteHook h : hooks) h.onWrite(tx, c);
+        }
+    }
+
+    private static Sizes sizesOf(LeafKey k, RevId newLeaf, boolean deleted, Sizes newSizes, Map<LeafKey, Branch> known) {
+        if (k.leaf().equals(newLeaf) && k.deleted() == deleted) return newSizes;
+        Branch b = known.get(k);
+        return b == null ? Sizes.NONE : new Sizes(b.externalSize(), b.activeSize());
+    }
+
+    // ---------------------------------------------------------------- results through txids
+
+    private static byte[] encode(List<UpdateResult> results) {
+        List<Object> items = new ArrayList<>(results.size() * 4);
+        for (UpdateResult r : results) {
+            items.add(r.id());
+            items.add(r.ok() ? r.rev().toString() : null);
+            items.add(r.ok() ? null : r.error().kind().name());
+            items.add(r.ok() ? null : r.error().reason());
+        }
+        return Tuple.fromList(items).pack();
+    }
+
+    private static List<UpdateResult> decode(byte[] bytes) {
+        Tuple t = Tuple.fromBytes(bytes);
+        List<UpdateResult> out = new ArrayList<>(t.size() / 4);
+        for (int i = 0; i < t.size(); i += 4) {
+            String rev = t.getString(i + 1);
+            out.add(rev != null ? new UpdateResult(t.getString(i), RevId.parse(rev), null)
+                    : new UpdateResult(t.getString(i), null, new StorageException(StorageException.Kind.valueOf(t.getString(i + 2)), t.getString(i + 3))));
+        }
+        return out;
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    /**
+     * A document: the winner, or {@code rev}. Throws NOT_FOUND with reason "missing" or
+     * "deleted" as CouchDB does.
+     */
+    public StoredDoc get(String dbName, String id, RevId rev, boolean withBranches) {
+        return kv.run(tx -> get(tx, databases.open(tx, dbName), id, rev, withBranches));
+    }
+
+    public StoredDoc get(ReadTransaction tx, DbHandle db, String id, RevId rev, boolean withBranches) {
+        Branch b;
+        if (rev == null) {
+            List<Branch> last = RevisionsSubspace.lastBranches(tx, db, id, 1);
+            if (last.isEmpty()) throw StorageException.notFound("missing");
+            b = last.getFirst();
+            if (b.branch().deleted()) throw StorageException.notFound("deleted");
+        } else {
+            b = RevisionsSubspace.get(tx, db, id, rev, false);
+            if (b == null) b = RevisionsSubspace.get(tx, db, id, rev, true);
+            if (b == null) throw StorageException.notFound("missing");
+        }
+        EditBranch br = b.branch();
+        ObjectNode body = DocumentBodies.read(tx, db, id, br.leaf(), br.deleted());
+        if (body == null) body = dev.chaise.storage.json.Json.NODES.objectNode();
+        return new StoredDoc(id, br.leaf(), br.deleted(), body, withBranches ? branches(tx, db, id) : null);
+    }
+
+    /** Every edit branch of a document, winner last; empty if it never existed. */
+    public List<EditBranch> branches(String dbName, String id) {
+        return kv.run(tx -> branches(tx, databases.open(tx, dbName), id));
+    }
+
+    public DbInfo info(String dbName) {
+        return kv.run(tx -> {
+            DbHandle db = databases.open(tx, dbName);
+            DbStats.Snapshot s = DbStats.read(tx.snapshot(), db);
+            Sequence seq = ChangesSubspace.lastSequence(tx.snapshot(), db);
+            return new DbInfo(db.name(), db.uuid(), s.docCount(), s.docDelCount(), seq, s.sizeExternal(), s.sizeActive());
+        });
+    }
+
+    // ---------------------------------------------------------------- scans
+
+    /** A document's winner as {@code _all_docs} and {@code _changes} show it. */
+    public record DocInfo(String id, RevId rev, boolean deleted) {}
+
+    /** The winner of a document, or null if it never existed. One reverse range read, limit 1. */
+    public static DocInfo winner(ReadTransaction tx, DbHandle db, String id) {
+        List<Branch> last = RevisionsSubspace.lastBranches(tx, db, id, 1);
+        if (last.isEmpty()) return null;
+        EditBranch w = last.getFirst().branch();
+        return new DocInfo(id, w.leaf(), w.deleted());
+    }
+
+    /** Every edit branch of a document, winner last. */
+    public static List<EditBranch> branches(ReadTransaction tx, DbHandle db, String id) {
+        List<EditBranch> out = new ArrayList<>();
+        for (Branch x : RevisionsSubspace.all(tx, db, id)) out.add(x.branch());
+        return out;
+    }
+
+    /**
+     * Live documents by id (RFC B's by-id subspace), across as many transactions as it takes.
+     *
+     * @param startKey first id (inclusive), or null; with {@code descending} the highest id
+     * @param endKey last id, or null; inclusive if {@code inclusiveEnd}
+     * @param limit at most this many rows, 0 for all
+     */
+    public <T> RangeCursor<T> allDocs(String dbName, String startKey, String endKey, boolean inclusiveEnd, boolean descending, long limit,
+                                      RangeCursor.Mapper<T> mapper) {
+        DbHandle db0 = databases.open(dbName);
+        byte[][] all = ByIdSubspace.range(db0);
+        byte[] lo = all[0];
+        byte[] hi = all[1];
+        String low = descending ? endKey : startKey;
+        String high = descending ? startKey : endKey;
+        boolean lowInclusive = !descending || inclusiveEnd;
+        boolean highInclusive = descending || inclusiveEnd;
+        if (low != null) {
+            byte[] k = ByIdSubspace.key(db0, low);
+            lo = max(lo, lowInclusive ? k : Keys.keyAfter(k));
+        }
+        if (high != null) {
+            byte[] k = ByIdSubspace.key(db0, high);
+            hi = min(hi, highInclusive ? Keys.keyAfter(k) : k);
+        }
+        return new RangeCursor<>(kv, tx -> checkSame(databases.open(tx, dbName), db0), lo, hi, descending, limit, mapper);
+    }
+
+    /** {@code _all_docs} rows without bodies. */
+    public static DocInfo byIdRow(ReadTransaction tx, DbHandle db, KeyValue kv) {
+        ByIdSubspace.Row r = ByIdSubspace.decode(db, kv);
+        return new DocInfo(r.id(), r.rev(), false);
+    }
+
+    /**
+     * The changes feed after {@code since} (null: from the start), across as many transactions as
+     * it takes. Each document appears once per transaction; over several, at least once (RFC D).
+     */
+    public <T> RangeCursor<T> changes(String dbName, Sequence since, boolean descending, long limit, ChangeMapper<T> mapper) {
+        DbHandle db0 = databases.open(dbName);
+        byte[][] r = ChangesSubspace.range(db0);
+        byte[] begin = descending ? r[0] : ChangesSubspace.after(db0, since);
+        byte[] end = r[1];
+        return new RangeCursor<>(kv, tx -> checkSame(databases.open(tx, dbName), db0), begin, end, descending, limit,
+                (tx, db, row) -> mapper.map(tx, db, ChangesSubspace.decode(db, row)));
+    }
+
+    @FunctionalInterface
+    public interface ChangeMapper<T> {
+        T map(ReadTransaction tx, DbHandle db, ChangesSubspace.Change change);
+    }
+
+    /** Completes when any document of the database is written after this call (or spuriously). */
+    public CompletableFuture<Void> watchWrites(String dbName) {
+        return kv.run(tx -> tx.watch(DbStats.key(databases.open(tx, dbName), DbStats.Counter.WRITES)));
+    }
+
+    /** A scan must not continue into a database re-created under the same name. */
+    private static DbHandle checkSame(DbHandle now, DbHandle first) {
+        if (now.id() != first.id()) throw StorageException.notFound("Database does not exist.");
+        return now;
+    }
+
+    private static byte[] max(byte[] a, byte[] b) {
+        return Keys.compare(a, b) >= 0 ? a : b;
+    }
+
+    private static byte[] min(byte[] a, byte[] b) {
+        return Keys.compare(a, b) <= 0 ? a : b;
+    }
+
+    // ---------------------------------------------------------------- _local
+
+    public LocalDocuments.LocalDoc getLocal(String dbName, String id) {
+        LocalDocuments.LocalDoc d = kv.run(tx -> LocalDocuments.read(tx, databases.open(tx, dbName), id));
+        if (d == null) throw StorageException.notFound("missing");
+        return d;
+    }
+
+    public LocalDocuments.LocalDoc putLocal(String dbName, String id, String baseRev, boolean deleted, ObjectNode body) {
+        if (!deleted) {
+            long size = ExplodedJson.externalSize(body);
+            if (size > maxDocumentSize) {
+                throw new StorageException(StorageException.Kind.DOCUMENT_TOO_LARGE, "Document exceeds the maximum document size of " + maxDocumentSize + " bytes");
+            }
+        }
+        return kv.run(tx -> LocalDocuments.write(tx, databases.open(tx, dbName), id, baseRev, deleted, body));
+    }
+
+    @Override
+    public void close() {
+        txIds.close();
+    }
+}

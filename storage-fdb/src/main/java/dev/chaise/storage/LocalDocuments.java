@@ -1,0 +1,68 @@
+package dev.chaise.storage;
+
+import com.apple.foundationdb.tuple.Tuple;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.KeyValue;
+import dev.chaise.kv.Keys;
+import dev.chaise.kv.ReadTransaction;
+import dev.chaise.kv.Transaction;
+import dev.chaise.storage.json.ExplodedJson;
+import java.util.List;
+
+/**
+ * {@code _local} documents: no revision tree, no changes row, revisions {@code 0-N} as in CouchDB.
+ *
+ * <pre>
+ * (1, DbId, 6 LOCAL, DocID) = (Format, N)
+ * (1, DbId, 6 LOCAL, DocID, Path...) = Leaf     see ExplodedJson
+ * </pre>
+ */
+public final class LocalDocuments {
+    static final long FORMAT = 0;
+
+    public record LocalDoc(String id, long revNumber, ObjectNode body) {
+        public String rev() {
+            return "0-" + revNumber;
+        }
+    }
+
+    private LocalDocuments() {}
+
+    static byte[] prefix(DbHandle db, String docId) {
+        return db.space().pack(DatabaseSubspace.LOCAL, docId);
+    }
+
+    public static LocalDoc read(ReadTransaction tx, DbHandle db, String docId) {
+        byte[] prefix = prefix(db, docId);
+        try (var it = tx.getRange(prefix, Keys.strinc(prefix), 0, false)) {
+            if (!it.hasNext()) return null;
+            KeyValue first = it.next();
+            long n = Tuple.fromBytes(first.value()).getLong(1);
+            return new LocalDoc(docId, n, ExplodedJson.implode(prefix, it));
+        }
+    }
+
+    /**
+     * Writes a new revision: {@code baseRev} must be the current one (null, "0" or "0-0" for a new
+     * document), as CouchDB checks for local documents. Returns the new revision.
+     */
+    static LocalDoc write(Transaction tx, DbHandle db, String docId, String baseRev, boolean deleted, ObjectNode body) {
+        byte[] prefix = prefix(db, docId);
+        byte[] cur = tx.get(prefix);
+        long n = cur == null ? 0 : Tuple.fromBytes(cur).getLong(1);
+        if (cur != null && (baseRev == null || !baseRev.equals("0-" + n))) throw StorageException.conflict();
+        if (cur == null && baseRev != null && !baseRev.equals("0") && !baseRev.equals("0-0")) {
+            if (deleted) throw StorageException.notFound("missing");
+            throw StorageException.conflict();
+        }
+        List<KeyValue> kvs = deleted ? List.of() : ExplodedJson.explode(prefix, body);
+        tx.clear(prefix, Keys.strinc(prefix));
+        if (deleted) {
+            if (cur == null) throw StorageException.notFound("missing");
+            return new LocalDoc(docId, 0, body);
+        }
+        tx.set(prefix, Tuple.from(FORMAT, n + 1).pack());
+        for (KeyValue kv : kvs) tx.set(kv.key(), kv.value());
+        return new LocalDoc(docId, n + 1, body);
+    }
+}

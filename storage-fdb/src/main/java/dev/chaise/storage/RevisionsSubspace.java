@@ -1,0 +1,116 @@
+package dev.chaise.storage;
+
+import com.apple.foundationdb.tuple.Tuple;
+import com.apple.foundationdb.tuple.Versionstamp;
+import dev.chaise.kv.KeyValue;
+import dev.chaise.kv.ReadTransaction;
+import dev.chaise.kv.Transaction;
+import dev.chaise.kv.Versionstamps;
+import dev.chaise.storage.rev.EditBranch;
+import dev.chaise.storage.rev.RevId;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * RFC C: one KV per edit branch, keyed so the winner sorts last.
+ *
+ * <pre>
+ * (1, DbId, 2 REVISIONS, DocID, NotDeleted, RevPos, RevHash)
+ *     winner = (RevFormat, Incarnation, Versionstamp, BranchCount, (Ancestors...), ExternalSize, ActiveSize)
+ *     other  = (RevFormat, null,        null,         null,        (Ancestors...), ExternalSize, ActiveSize)
+ * </pre>
+ *
+ * The winner's Incarnation and Versionstamp form the document's Sequence (RFC D), written with
+ * {@code set_versionstamped_value}. Ancestors are RevHash bytes, parent first. The two sizes are
+ * those of the leaf's stored body, so a write can compute RFC B's size deltas without reading
+ * the body. RevHash is {@link RevId#hashBytes()}: 16 raw bytes for CouchDB's 32-hex hashes.
+ */
+public final class RevisionsSubspace {
+    static final long FORMAT = 0;
+
+    /** A stored edit branch: the branch, and for the winner the document's sequence and branch count. */
+    public record Branch(EditBranch branch, Sequence sequence, int branchCount, long externalSize, long activeSize) {
+        public boolean isWinnerRecord() {
+            return sequence != null;
+        }
+    }
+
+    private RevisionsSubspace() {}
+
+    static byte[] key(DbHandle db, String docId, EditBranch b) {
+        return key(db, docId, b.leaf(), !b.deleted());
+    }
+
+    static byte[] key(DbHandle db, String docId, RevId leaf, boolean notDeleted) {
+        return db.space().pack(DatabaseSubspace.REVISIONS, docId, notDeleted, leaf.pos(), leaf.hashBytes());
+    }
+
+    /** The branch whose leaf is {@code leaf} and is live, or null. */
+    static Branch getLive(ReadTransaction tx, DbHandle db, String docId, RevId leaf) {
+        byte[] v = tx.get(key(db, docId, leaf, true));
+        return v == null ? null : decode(leaf, false, v);
+    }
+
+    static Branch get(ReadTransaction tx, DbHandle db, String docId, RevId leaf, boolean deleted) {
+        byte[] v = tx.get(key(db, docId, leaf, !deleted));
+        return v == null ? null : decode(leaf, deleted, v);
+    }
+
+    /** The last {@code n} branches in key order, winner first; one range read. */
+    static List<Branch> lastBranches(ReadTransaction tx, DbHandle db, String docId, int n) {
+        byte[][] r = db.space().range(DatabaseSubspace.REVISIONS, docId);
+        List<Branch> out = new ArrayList<>(n);
+        try (var it = tx.getRange(r[0], r[1], n, true)) {
+            while (it.hasNext()) out.add(decode(db, it.next()));
+        }
+        return out;
+    }
+
+    /** Every branch, in key order (winner last). */
+    public static List<Branch> all(ReadTransaction tx, DbHandle db, String docId) {
+        byte[][] r = db.space().range(DatabaseSubspace.REVISIONS, docId);
+        List<Branch> out = new ArrayList<>();
+        try (var it = tx.getRange(r[0], r[1], 0, false)) {
+            while (it.hasNext()) out.add(decode(db, it.next()));
+        }
+        return out;
+    }
+
+    static Branch decode(DbHandle db, KeyValue kv) {
+        Tuple k = db.space().unpack(kv.key());
+        // (REVISIONS, DocID, NotDeleted, RevPos, RevHash)
+        RevId leaf = RevId.fromKey(k.getLong(3), k.getBytes(4));
+        return decode(leaf, !k.getBoolean(2), kv.value());
+    }
+
+    static Branch decode(RevId leaf, boolean deleted, byte[] value) {
+        Tuple v = Tuple.fromBytes(value);
+        if (v.getLong(0) != FORMAT) throw new IllegalStateException("unknown revision format " + v.getLong(0));
+        Sequence seq = v.get(1) == null ? null : new Sequence((int) v.getLong(1), v.getVersionstamp(2));
+        int count = v.get(3) == null ? 0 : (int) v.getLong(3);
+        Tuple anc = v.getNestedTuple(4);
+        List<String> ancestors = new ArrayList<>(anc.size());
+        for (int i = 0; i < anc.size(); i++) ancestors.add(RevId.decodeHash(anc.getBytes(i)));
+        return new Branch(new EditBranch(leaf, deleted, ancestors), seq, count, v.getLong(5), v.getLong(6));
+    }
+
+    private static Tuple ancestors(EditBranch b) {
+        List<Object> hashes = new ArrayList<>(b.ancestors().size());
+        for (String h : b.ancestors()) hashes.add(RevId.encodeHash(h));
+        return Tuple.fromList(hashes);
+    }
+
+    /** Writes the winner: its value carries this commit's sequence (user version {@code userVersion}). */
+    static void writeWinner(Transaction tx, DbHandle db, String docId, EditBranch b, int branchCount, long ext, long active, int userVersion) {
+        Tuple v = Tuple.from(FORMAT, (long) db.incarnation(), Versionstamp.incomplete(userVersion), (long) branchCount, ancestors(b), ext, active);
+        tx.setVersionstampedValue(key(db, docId, b), Versionstamps.packWithVersionstamp(new byte[0], v));
+    }
+
+    static void writeOther(Transaction tx, DbHandle db, String docId, EditBranch b, long ext, long active) {
+        tx.set(key(db, docId, b), Tuple.from(FORMAT, null, null, null, ancestors(b), ext, active).pack());
+    }
+
+    static void clear(Transaction tx, DbHandle db, String docId, EditBranch b) {
+        tx.clear(key(db, docId, b));
+    }
+}

@@ -1,0 +1,82 @@
+package dev.chaise.storage.json;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.NumericNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import dev.chaise.storage.StorageException;
+
+/**
+ * The one JSON parser/writer configuration for document bodies, so every layer reads numbers the
+ * way CouchDB (jiffy) does:
+ *
+ * <ul>
+ *   <li>a number without {@code .} or exponent is an integer of arbitrary precision: {@code IntNode},
+ *       {@code LongNode} or {@code BigIntegerNode}, picked by magnitude (Jackson's default, and
+ *       exactly what {@link ExplodedJson#implode} rebuilds, so trees compare with {@code equals});
+ *   <li>any other number is an IEEE double ({@code DoubleNode}): {@code 1.0} stays {@code 1.0},
+ *       {@code 1e2} is {@code 100.0}, {@code -0.0} keeps its sign; a literal that overflows to
+ *       infinity ({@code 1e400}) is rejected, as jiffy does;
+ *   <li>a string with an unpaired surrogate escape ({@code "\ud800"}) is rejected, as jiffy does;
+ *   <li>duplicate member names: the last one wins (Jackson's default, CouchDB's behaviour);
+ *   <li>trailing content after the value is an error.
+ * </ul>
+ *
+ * Rejections throw {@link StorageException} BAD_REQUEST "invalid UTF-8 JSON" (CouchDB's reason);
+ * syntax errors stay Jackson's {@code JsonProcessingException}. Output is compact. Treat
+ * {@link #MAPPER} as read-only: reconfiguring it would change every layer at once.
+ */
+public final class Json {
+    /** CouchDB's reason for any body jiffy refuses to decode. */
+    static final String INVALID_JSON = "invalid UTF-8 JSON";
+
+    public static final JsonNodeFactory NODES = new StrictNodeFactory();
+
+    public static final ObjectMapper MAPPER = JsonMapper.builder()
+            .nodeFactory(NODES)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .disable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY)
+            .disable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            .build();
+
+    private Json() {}
+
+    /** True if {@code s} is well-formed UTF-16, i.e. encodable as UTF-8 without substitution. */
+    static boolean wellFormed(String s) {
+        for (int i = 0, n = s.length(); i < n; i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c)) {
+                if (i + 1 == n || !Character.isLowSurrogate(s.charAt(i + 1))) return false;
+                i++;
+            } else if (Character.isLowSurrogate(c)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Refuses, while parsing, the two values Jackson accepts but jiffy (and the tuple layer) do not. */
+    private static final class StrictNodeFactory extends JsonNodeFactory {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public NumericNode numberNode(double v) {
+            if (!Double.isFinite(v)) throw StorageException.badRequest(INVALID_JSON);
+            return super.numberNode(v);
+        }
+
+        @Override
+        public NumericNode numberNode(float v) {
+            if (!Float.isFinite(v)) throw StorageException.badRequest(INVALID_JSON);
+            return super.numberNode(v);
+        }
+
+        @Override
+        public TextNode textNode(String text) {
+            if (text != null && !wellFormed(text)) throw StorageException.badRequest(INVALID_JSON);
+            return super.textNode(text);
+        }
+    }
+}

@@ -1,0 +1,133 @@
+package dev.chaise.storage.bench;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.KvStore;
+import dev.chaise.kv.embedded.EmbeddedKvStore;
+import dev.chaise.kv.embedded.EmbeddedOptions;
+import dev.chaise.storage.DatabaseDirectory;
+import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.DocumentStore.DocUpdate;
+import dev.chaise.storage.json.ExplodedJson;
+import dev.chaise.storage.json.Json;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Stream;
+
+/**
+ * Document writes and reads through the storage layer on the durable embedded engine: single-doc
+ * inserts at 1, 8 and 64 writers, batches of 1,000, and reads by id (latency percentiles).
+ *
+ * <p>Run: {@code storage-fdb/bench.sh DocumentStoreBench [seconds]}. Figures go to docs/benchmarks.md.
+ */
+public final class DocumentStoreBench {
+    private static final String[] WORDS = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"};
+
+    public static void main(String[] args) throws Exception {
+        int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
+        System.out.printf("example doc: %d bytes of JSON%n", ExplodedJson.externalSize(doc(0)));
+        Path dir = Files.createTempDirectory("chaise-docbench-");
+        try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir));
+             DocumentStore store = new DocumentStore(kv, new DatabaseDirectory(kv, "{}"), DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE)) {
+            store.databases().create("bench");
+            AtomicLong ids = new AtomicLong();
+            run("warm-up", store, 8, 2, ids); // JIT, discarded
+            for (int writers : new int[] {1, 8, 64}) {
+                double rate = run("single", store, writers, seconds, ids);
+                System.out.printf("single-doc inserts, %2d writers: %8.0f docs/s%n", writers, rate);
+            }
+            for (int writers : new int[] {1, 2}) {
+                double rate = bulk(store, writers, seconds, ids);
+                System.out.printf("batches of 1,000, %d writer(s):   %8.0f docs/s%n", writers, rate);
+            }
+            reads(store, ids.get(), seconds);
+        } finally {
+            try (Stream<Path> s = Files.walk(dir)) {
+                s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    /** About 400 bytes of JSON in 10 top-level fields. */
+    static ObjectNode doc(long n) {
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        ObjectNode d = Json.NODES.objectNode();
+        d.put("type", WORDS[(int) (n % WORDS.length)]);
+        d.put("n", n);
+        d.put("score", r.nextDouble());
+        d.put("active", r.nextBoolean());
+        d.put("name", "user-" + n + "-" + Long.toHexString(r.nextLong()));
+        d.put("email", "user" + n + "@example.com");
+        d.put("city", WORDS[r.nextInt(WORDS.length)] + " city");
+        d.putArray("tags").add(WORDS[r.nextInt(WORDS.length)]).add(WORDS[r.nextInt(WORDS.length)]).add("x");
+        d.putObject("address").put("street", r.nextInt(1000) + " Long Street Name Avenue").put("zip", String.format("%05d", r.nextInt(100000)));
+        d.put("notes", "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua ut enim ad minim veniam " + n);
+        return d;
+    }
+
+    static String id(long n) {
+        return String.format("doc-%010d", n);
+    }
+
+    static double run(String label, DocumentStore store, int writers, int seconds, AtomicLong ids) throws InterruptedException {
+        LongAdder done = new LongAdder();
+        return timed(writers, seconds, done, () -> {
+            long n = ids.getAndIncrement();
+            var r = store.update("bench", List.of(DocUpdate.edit(id(n), null, false, doc(n))), true).getFirst();
+            if (!r.ok()) throw new IllegalStateException(r.error());
+            done.increment();
+        });
+    }
+
+    static double bulk(DocumentStore store, int writers, int seconds, AtomicLong ids) throws InterruptedException {
+        LongAdder done = new LongAdder();
+        return timed(writers, seconds, done, () -> {
+            List<DocUpdate> batch = new ArrayList<>(1000);
+            for (int i = 0; i < 1000; i++) {
+                long n = ids.getAndIncrement();
+                batch.add(DocUpdate.edit(id(n), null, false, doc(n)));
+            }
+            for (var r : store.update("bench", batch, true)) if (!r.ok()) throw new IllegalStateException(r.error());
+            done.add(1000);
+        });
+    }
+
+    static void reads(DocumentStore store, long max, int seconds) {
+        long end = System.nanoTime() + seconds * 1_000_000_000L;
+        long[] lat = new long[2_000_000];
+        int n = 0;
+        while (System.nanoTime() < end && n < lat.length) {
+            long k = ThreadLocalRandom.current().nextLong(max);
+            long t = System.nanoTime();
+            store.get("bench", id(k), null, false);
+            lat[n++] = System.nanoTime() - t;
+        }
+        long[] l = Arrays.copyOf(lat, n);
+        Arrays.sort(l);
+        System.out.printf("read by id, 1 reader: %d reads, p50 %.1f us, p99 %.1f us%n", n, l[n / 2] / 1e3, l[(int) (n * 0.99)] / 1e3);
+    }
+
+    static double timed(int threads, int seconds, LongAdder done, Runnable op) throws InterruptedException {
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Thread> ts = new ArrayList<>();
+        for (int i = 0; i < threads; i++) ts.add(Thread.ofPlatform().start(() -> {
+            while (!stop.get()) op.run();
+        }));
+        Thread.sleep(1_000);
+        long c0 = done.sum();
+        long t0 = System.nanoTime();
+        Thread.sleep(seconds * 1_000L);
+        long c1 = done.sum();
+        long t1 = System.nanoTime();
+        stop.set(true);
+        for (Thread t : ts) t.join();
+        return (c1 - c0) / ((t1 - t0) / 1e9);
+    }
+}

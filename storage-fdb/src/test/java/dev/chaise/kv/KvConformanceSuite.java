@@ -63,65 +63,65 @@ public abstract class KvConformanceSuite {
     // =====================================================================================
     // helpers
 
-    protected static byte[] b(String s) {
+    private static byte[] b(String s) {
         return s.getBytes(UTF_8);
     }
 
-    protected static byte[] bytes(int... v) {
+    private static byte[] bytes(int... v) {
         byte[] out = new byte[v.length];
         for (int i = 0; i < v.length; i++) out[i] = (byte) v[i];
         return out;
     }
 
-    protected static byte[] filled(int length, int value) {
+    private static byte[] filled(int length, int value) {
         byte[] out = new byte[length];
         Arrays.fill(out, (byte) value);
         return out;
     }
 
-    protected static String p(byte[] key) {
+    private static String p(byte[] key) {
         return key == null ? null : Keys.printable(key);
     }
 
-    protected static List<String> keysOf(List<KeyValue> kvs) {
+    private static List<String> keysOf(List<KeyValue> kvs) {
         return kvs.stream().map(kv -> p(kv.key())).toList();
     }
 
-    protected static List<String> printables(byte[]... keys) {
+    private static List<String> printables(byte[]... keys) {
         return Arrays.stream(keys).map(Keys::printable).toList();
     }
 
-    protected static byte[] le64(long v) {
+    private static byte[] le64(long v) {
         return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v).array();
     }
 
-    protected static long le64(byte[] v) {
+    private static long le64(byte[] v) {
         return ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN).getLong();
     }
 
-    protected static KvException assertKv(int code, Executable e) {
+    private static KvException assertKv(int code, Executable e) {
         KvException k = assertThrows(KvException.class, e);
         assertEquals(code, k.code(), () -> "expected FDB error " + code + " but got " + k.getMessage());
         return k;
     }
 
     /** Sets key/value pairs ({@code "k1","v1","k2","v2"...}) in one committed transaction. */
-    protected void put(String... kv) {
+    private void put(String... kv) {
         store.run(tx -> {
             for (int i = 0; i < kv.length; i += 2) tx.set(b(kv[i]), b(kv[i + 1]));
             return null;
         });
     }
 
-    protected byte[] read(byte[] key) {
+    private byte[] read(byte[] key) {
         return store.run(tx -> tx.get(key));
     }
 
-    protected List<KeyValue> readRange(byte[] begin, byte[] end) {
+    private List<KeyValue> readRange(byte[] begin, byte[] end) {
         return store.run(tx -> tx.getRangeAsList(begin, end, 0, false));
     }
 
-    protected static List<KeyValue> all(ReadTransaction tx) {
+    private static List<KeyValue> all(ReadTransaction tx) {
         return tx.getRangeAsList(Keys.EMPTY, Keys.SYSTEM_PREFIX, 0, false);
     }
 

@@ -15,12 +15,13 @@ public final class KvLimits {
 
     private KvLimits() {}
 
+    /** The legal range first, then the size, as FDB's ReadYourWritesTransaction::set checks. */
     public static void checkWritableKey(byte[] key) {
-        if (key.length > MAX_KEY_BYTES) {
-            throw new KvException(KvException.KEY_TOO_LARGE, "key_too_large: key is too large (" + key.length + " bytes)");
-        }
         if (key.length > 0 && key[0] == (byte) 0xff) {
             throw new KvException(KvException.KEY_OUTSIDE_LEGAL_RANGE, "key_outside_legal_range: key outside legal range");
+        }
+        if (key.length > MAX_KEY_BYTES) {
+            throw new KvException(KvException.KEY_TOO_LARGE, "key_too_large: key is too large (" + key.length + " bytes)");
         }
     }
 

@@ -34,6 +34,14 @@ public interface Transaction extends ReadTransaction, AutoCloseable {
     /** As {@link #setVersionstampedKey}, with the placeholder and offset in the value. */
     void setVersionstampedValue(byte[] key, byte[] value);
 
+    /**
+     * FDB's {@code NEXT_WRITE_NO_WRITE_CONFLICT_RANGE}: the next write (set, clear, mutation or
+     * versionstamped write) adds no write-conflict range, so it makes no other transaction fail.
+     * For keys whose writers another key already serializes, such as a document's body behind
+     * its revision KV; it keeps the resolver's work proportional to what can really conflict.
+     */
+    void nextWriteNoWriteConflictRange();
+
     void addReadConflictRange(byte[] begin, byte[] end);
 
     default void addReadConflictKey(byte[] key) {

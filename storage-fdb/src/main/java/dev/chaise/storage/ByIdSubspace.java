@@ -25,10 +25,12 @@ public final class ByIdSubspace {
     }
 
     static void set(Transaction tx, DbHandle db, String docId, RevId winner) {
+        tx.nextWriteNoWriteConflictRange(); // blind, as the RFC says
         tx.set(key(db, docId), Tuple.from(FORMAT, winner.pos(), winner.hashBytes()).pack());
     }
 
     static void clear(Transaction tx, DbHandle db, String docId) {
+        tx.nextWriteNoWriteConflictRange();
         tx.clear(key(db, docId));
     }
 

@@ -34,11 +34,13 @@ public final class ChangesSubspace {
 
     static void add(Transaction tx, DbHandle db, String docId, RevId winner, int branchCount, boolean deleted, int userVersion) {
         Tuple k = Tuple.from(DatabaseSubspace.CHANGES, (long) db.incarnation(), Versionstamp.incomplete(userVersion));
+        tx.nextWriteNoWriteConflictRange(); // the revision KV serializes writers; feeds read snapshots
         tx.setVersionstampedKey(Versionstamps.packWithVersionstamp(db.space().prefix(), k),
                 Tuple.from(FORMAT, docId, winner.pos(), winner.hashBytes(), (long) branchCount, !deleted).pack());
     }
 
     static void remove(Transaction tx, DbHandle db, Sequence seq) {
+        tx.nextWriteNoWriteConflictRange();
         tx.clear(key(db, seq));
     }
 

@@ -36,6 +36,7 @@ public final class DbStats {
 
     public static void add(Transaction tx, DbHandle db, Counter c, long delta) {
         if (delta == 0) return;
+        tx.nextWriteNoWriteConflictRange(); // read only by snapshot, so no reader can conflict
         tx.mutate(MutationType.ADD, db.space().pack(DatabaseSubspace.STATS, c.key), littleEndian(delta));
     }
 

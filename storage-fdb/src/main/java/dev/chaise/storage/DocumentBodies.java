@@ -19,7 +19,8 @@ import java.util.List;
  * </pre>
  *
  * Only leaf revisions keep a body. A deletion without fields stores nothing here, as the RFC
- * says; one with fields stores them under NotDeleted = false.
+ * says; one with fields stores them under NotDeleted = false. Writes here add no write-conflict
+ * ranges: the document's revision KV already serializes its writers.
  */
 public final class DocumentBodies {
     static final long FORMAT = 0;
@@ -40,8 +41,12 @@ public final class DocumentBodies {
         Sizes write(Transaction tx) {
             if (prefix == null) return Sizes.NONE;
             byte[] meta = Tuple.from(FORMAT).pack();
+            tx.nextWriteNoWriteConflictRange();
             tx.set(prefix, meta);
-            for (KeyValue kv : kvs) tx.set(kv.key(), kv.value());
+            for (KeyValue kv : kvs) {
+                tx.nextWriteNoWriteConflictRange();
+                tx.set(kv.key(), kv.value());
+            }
             return new Sizes(externalSize, ExplodedJson.activeSize(kvs) + prefix.length + meta.length);
         }
     }
@@ -55,6 +60,7 @@ public final class DocumentBodies {
 
     static void clear(Transaction tx, DbHandle db, String docId, RevId rev, boolean deleted) {
         byte[] prefix = prefix(db, docId, rev, deleted);
+        tx.nextWriteNoWriteConflictRange();
         tx.clear(prefix, Keys.strinc(prefix));
     }
 

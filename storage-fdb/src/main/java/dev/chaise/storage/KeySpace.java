@@ -1,6 +1,7 @@
 package dev.chaise.storage;
 
 import com.apple.foundationdb.tuple.Tuple;
+import dev.chaise.kv.Keys;
 
 /**
  * The whole key space of one Chaise deployment. Every key is tuple-encoded; the first element
@@ -29,11 +30,11 @@ public final class KeySpace {
     }
 
     static byte[] dbEntriesBegin() {
-        return Tuple.from(SYSTEM, "dbs").range().begin;
+        return Keys.concat(Tuple.from(SYSTEM, "dbs").pack(), new byte[] {0x00});
     }
 
     static byte[] dbEntriesEnd() {
-        return Tuple.from(SYSTEM, "dbs").range().end;
+        return Keys.concat(Tuple.from(SYSTEM, "dbs").pack(), new byte[] {(byte) 0xff});
     }
 
     static byte[] dbIdCounter() {

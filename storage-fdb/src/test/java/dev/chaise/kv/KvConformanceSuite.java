@@ -1044,11 +1044,35 @@ public abstract class KvConformanceSuite {
             assertKv(KvException.KEY_OUTSIDE_LEGAL_RANGE, () -> tx.getRangeAsList(b("a"), bytes(0xff, 0x00), 0, false));
             // The legal-range check comes before the size check (ReadYourWritesTransaction::set).
             assertKv(KvException.KEY_OUTSIDE_LEGAL_RANGE, () -> tx.set(filled(KvLimits.MAX_KEY_BYTES + 1, 0xff), b("x")));
-            tx.set(bytes(0xfe, 0xff, 0xff), b("last legal"));
             tx.clear(b("z"), Keys.SYSTEM_PREFIX); // a range up to \xff is legal
+            tx.set(bytes(0xfe, 0xff, 0xff), b("last legal"));
             tx.commit();
         }
         assertArrayEquals(b("last legal"), read(bytes(0xfe, 0xff, 0xff)));
+    }
+
+    @Test
+    public void nextWriteNoWriteConflictRangeMakesOnlyThatWriteBlind() {
+        put("k", "v0", "j", "v0");
+        try (Transaction reader = store.createTransaction(); Transaction writer = store.createTransaction()) {
+            reader.get(b("k"));
+            reader.get(b("j"));
+            reader.set(b("out"), b("x"));
+            writer.nextWriteNoWriteConflictRange();
+            writer.set(b("k"), b("blind"));
+            writer.commit();
+            reader.commit(); // the blind write to k cannot fail a reader of k
+        }
+        assertArrayEquals(b("blind"), read(b("k")), "the blind write itself is applied");
+        try (Transaction reader = store.createTransaction(); Transaction writer = store.createTransaction()) {
+            reader.get(b("j"));
+            reader.set(b("out"), b("y"));
+            writer.nextWriteNoWriteConflictRange();
+            writer.set(b("k"), b("blind again"));
+            writer.set(b("j"), b("seen")); // the option covered only the previous write
+            writer.commit();
+            assertKv(KvException.NOT_COMMITTED, reader::commit);
+        }
     }
 
     @Test

@@ -44,6 +44,7 @@ final class EmbeddedTransaction implements Transaction {
     private ReadOptions readOptions;
     private long readVersion = -1;
     private long size;
+    private boolean noWriteConflictNext;
     private long committedVersion = -1;
     private byte[] versionstamp;
 
@@ -159,8 +160,10 @@ final class EmbeddedTransaction implements Transaction {
         ensureOpen();
         KvLimits.checkWritableKey(key);
         KvLimits.checkValue(value);
-        writes.set(key.clone(), value.clone());
+        byte[] k = key.clone();
+        writes.set(k, value.clone());
         size += key.length + value.length;
+        writeConflict(k);
     }
 
     @Override
@@ -168,8 +171,10 @@ final class EmbeddedTransaction implements Transaction {
         ensureOpen();
         if (key.length > KvLimits.MAX_KEY_BYTES && key[0] != (byte) 0xff) return; // as FDB: no key that long exists, nothing to clear
         KvLimits.checkWritableKey(key);
-        writes.clear(key.clone());
+        byte[] k = key.clone();
+        writes.clear(k);
         size += key.length;
+        writeConflict(k);
     }
 
     @Override
@@ -179,8 +184,11 @@ final class EmbeddedTransaction implements Transaction {
         if (Keys.compare(end, Keys.SYSTEM_PREFIX) > 0) {
             throw new KvException(KvException.KEY_OUTSIDE_LEGAL_RANGE, "key_outside_legal_range: key outside legal range");
         }
-        writes.clear(begin.clone(), end.clone());
+        byte[] b = begin.clone();
+        byte[] e = end.clone();
+        writes.clear(b, e);
         size += begin.length + end.length;
+        if (takeWriteConflict()) addConflict(writeConflicts, b, e);
     }
 
     @Override
@@ -188,8 +196,10 @@ final class EmbeddedTransaction implements Transaction {
         ensureOpen();
         KvLimits.checkWritableKey(key);
         KvLimits.checkValue(param);
-        writes.mutate(type, key.clone(), param.clone());
+        byte[] k = key.clone();
+        writes.mutate(type, k, param.clone());
         size += key.length + param.length;
+        writeConflict(k);
     }
 
     @Override
@@ -198,7 +208,8 @@ final class EmbeddedTransaction implements Transaction {
         Versionstamps.fill(key, new byte[Versionstamps.TX_BYTES]); // validates the offset now, not mid-batch
         KvLimits.checkWritableKey(Arrays.copyOf(key, key.length - 4));
         KvLimits.checkValue(value);
-        writes.versionstamped.add(new WriteBuffer.VersionstampedWrite(key.clone(), value.clone(), true));
+        // The key is known only at commit, so the sequencer adds its conflict range.
+        writes.versionstamped.add(new WriteBuffer.VersionstampedWrite(key.clone(), value.clone(), true, takeWriteConflict()));
         size += key.length + value.length;
     }
 
@@ -208,8 +219,27 @@ final class EmbeddedTransaction implements Transaction {
         KvLimits.checkWritableKey(key);
         Versionstamps.fill(value, new byte[Versionstamps.TX_BYTES]);
         KvLimits.checkValue(Arrays.copyOf(value, value.length - 4));
-        writes.versionstamped.add(new WriteBuffer.VersionstampedWrite(key.clone(), value.clone(), false));
+        byte[] k = key.clone();
+        writes.versionstamped.add(new WriteBuffer.VersionstampedWrite(k, value.clone(), false, false));
+        writeConflict(k);
         size += key.length + value.length;
+    }
+
+    @Override
+    public synchronized void nextWriteNoWriteConflictRange() {
+        ensureOpen();
+        noWriteConflictNext = true;
+    }
+
+    /** Whether the write being made adds a write-conflict range; consumes the option. */
+    private boolean takeWriteConflict() {
+        boolean conflict = !noWriteConflictNext;
+        noWriteConflictNext = false;
+        return conflict;
+    }
+
+    private void writeConflict(byte[] key) {
+        if (takeWriteConflict()) addConflict(writeConflicts, key, Keys.keyAfter(key));
     }
 
     @Override

@@ -236,13 +236,15 @@ final class Sequencer implements AutoCloseable {
         return false;
     }
 
-    /** Adds the transaction's writes to the batch and to the conflict history. */
+    /**
+     * Adds the transaction's writes to the batch. Their write-conflict ranges come separately
+     * (the transaction's list, as in FDB), except for stamped keys, known only here.
+     */
     private void apply(WriteBuffer w, WriteBatch wb, Overlay overlay, byte[] stamp, long version,
                        List<byte[]> touchedKeys, List<byte[][]> touchedRanges) throws RocksDBException {
         for (Map.Entry<byte[], byte[]> c : w.cleared.entrySet()) {
             wb.deleteRange(store.dataCf(), c.getKey(), c.getValue());
             overlay.clear(c.getKey(), c.getValue());
-            history.recordWrite(c.getKey(), c.getValue(), version);
             touchedRanges.add(new byte[][] {c.getKey(), c.getValue()});
         }
         for (Map.Entry<byte[], WriteBuffer.Op> e : w.points.entrySet()) {
@@ -253,14 +255,13 @@ final class Sequencer implements AutoCloseable {
                 case WriteBuffer.AtomicOp a -> a.applyTo(current(overlay, key));
             };
             put(wb, overlay, key, value);
-            history.recordPoint(key, version);
             touchedKeys.add(key);
         }
         for (WriteBuffer.VersionstampedWrite v : w.versionstamped) {
             byte[] key = v.stampInKey() ? Versionstamps.fill(v.key(), stamp) : v.key();
             byte[] value = v.stampInKey() ? v.value() : Versionstamps.fill(v.value(), stamp);
             put(wb, overlay, key, value);
-            history.recordPoint(key, version);
+            if (v.writeConflict()) history.recordPoint(key, version);
             touchedKeys.add(key);
         }
     }

@@ -32,7 +32,8 @@ final class WriteBuffer {
 
     record Mutation(MutationType type, byte[] param) {}
 
-    record VersionstampedWrite(byte[] key, byte[] value, boolean stampInKey) {}
+    /** {@code writeConflict}: for a stamped key, whether the resolved key is a write-conflict range. */
+    record VersionstampedWrite(byte[] key, byte[] value, boolean stampInKey, boolean writeConflict) {}
 
     final TreeMap<byte[], Op> points = new TreeMap<>(Keys::compare);
     /** Disjoint, coalesced cleared ranges: begin to end. */

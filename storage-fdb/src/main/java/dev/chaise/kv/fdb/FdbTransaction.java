@@ -129,6 +129,12 @@ final class FdbTransaction implements Transaction {
     }
 
     @Override
+    public void nextWriteNoWriteConflictRange() {
+        ensureOpen();
+        call(() -> tr.options().setNextWriteNoWriteConflictRange());
+    }
+
+    @Override
     public void addReadConflictRange(byte[] begin, byte[] end) {
         ensureOpen();
         KvLimits.checkRange(begin, end);

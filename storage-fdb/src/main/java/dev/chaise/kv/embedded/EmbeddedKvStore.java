@@ -161,15 +161,26 @@ public final class EmbeddedKvStore implements KvStore {
         try {
             synchronized (versionLock) {
                 if (closed) throw new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the store is closed");
-                ReadView v = current;
-                v.retain();
-                long rv = inFlight == 0 ? Math.max(v.version, Math.max(lastCommitted, timeVersion())) : v.version;
-                maxIssued = Math.max(maxIssued, rv);
-                return new Lease(v, rv);
+                current.retain();
+                return new Lease(current, issueReadVersion());
             }
         } finally {
             timer.record(StoreTimer.Waits.GET_READ_VERSION, System.nanoTime() - start);
         }
+    }
+
+    /** A read version for a transaction that read nothing, without pinning a snapshot. */
+    long readVersionOnly() {
+        synchronized (versionLock) {
+            return issueReadVersion();
+        }
+    }
+
+    /** Under {@code versionLock}: the read version for a transaction starting now. */
+    private long issueReadVersion() {
+        long rv = inFlight == 0 ? Math.max(current.version, Math.max(lastCommitted, timeVersion())) : current.version;
+        maxIssued = Math.max(maxIssued, rv);
+        return rv;
     }
 
     long beginBatch() {

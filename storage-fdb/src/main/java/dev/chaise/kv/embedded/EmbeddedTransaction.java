@@ -292,7 +292,7 @@ final class EmbeddedTransaction implements Transaction {
                 return;
             }
             KvLimits.checkTransactionSize(size);
-            ensureView();
+            if (readVersion < 0) readVersion = store.readVersionOnly(); // never read: no snapshot needed
             Sequencer.Result r = store.sequencer().commit(new Sequencer.Request(readVersion, readConflicts, writeConflicts, writes));
             committedVersion = r.version();
             versionstamp = Versionstamps.txVersionstamp(r.version(), r.order());

@@ -60,8 +60,11 @@ public final class DocumentStore implements AutoCloseable {
         }
     }
 
-    /** A document as read: the revision, its body, and on request every edit branch. */
-    public record StoredDoc(String id, RevId rev, boolean deleted, ObjectNode body, List<EditBranch> branches) {}
+    /**
+     * A document as read: the revision, its body, on request every edit branch, and the
+     * document's sequence when the revision read is the winner (else null).
+     */
+    public record StoredDoc(String id, RevId rev, boolean deleted, ObjectNode body, List<EditBranch> branches, Sequence seq) {}
 
     public record DbInfo(String name, String uuid, long docCount, long docDelCount, Sequence updateSeq, long sizeExternal, long sizeActive) {}
 
@@ -378,7 +381,7 @@ public final class DocumentStore implements AutoCloseable {
         EditBranch br = b.branch();
         ObjectNode body = DocumentBodies.read(tx, db, id, br.leaf(), br.deleted());
         if (body == null) body = dev.chaise.storage.json.Json.NODES.objectNode();
-        return new StoredDoc(id, br.leaf(), br.deleted(), body, withBranches ? branches(tx, db, id) : null);
+        return new StoredDoc(id, br.leaf(), br.deleted(), body, withBranches ? branches(tx, db, id) : null, b.sequence());
     }
 
     /** Every edit branch of a document, winner last; empty if it never existed. */
@@ -465,6 +468,29 @@ public final class DocumentStore implements AutoCloseable {
     @FunctionalInterface
     public interface ChangeMapper<T> {
         T map(ReadTransaction tx, DbHandle db, ChangesSubspace.Change change);
+    }
+
+    /**
+     * {@code _local} documents by id, across transactions; bodies only if {@code includeBodies}
+     * (otherwise their KVs are still scanned: local documents are few and small).
+     */
+    public RangeCursor<LocalDocuments.LocalDoc> localDocs(String dbName, String startKey, String endKey, boolean inclusiveEnd,
+                                                          boolean descending, long limit, boolean includeBodies) {
+        DbHandle db0 = databases.open(dbName);
+        byte[][] all = db0.space().range(DatabaseSubspace.LOCAL);
+        byte[] lo = all[0];
+        byte[] hi = all[1];
+        String low = descending ? endKey : startKey;
+        String high = descending ? startKey : endKey;
+        if (low != null) lo = max(lo, (!descending || inclusiveEnd) ? LocalDocuments.prefix(db0, low) : Keys.strinc(LocalDocuments.prefix(db0, low)));
+        if (high != null) hi = min(hi, (descending || inclusiveEnd) ? Keys.strinc(LocalDocuments.prefix(db0, high)) : LocalDocuments.prefix(db0, high));
+        return new RangeCursor<>(kv, tx -> checkSame(databases.open(tx, dbName), db0), lo, hi, descending, limit, (tx, db, row) -> {
+            var t = db.space().unpack(row.key());
+            if (t.size() != 2) return null; // a body KV, not the document's own key
+            String id = t.getString(1);
+            return includeBodies ? LocalDocuments.read(tx, db, id)
+                    : new LocalDocuments.LocalDoc(id, com.apple.foundationdb.tuple.Tuple.fromBytes(row.value()).getLong(1), null);
+        });
     }
 
     /** Completes when any document of the database is written after this call (or spuriously). */

@@ -88,4 +88,17 @@ class ScansTest {
         List<String> order = drain(store.changes("db", null, false, 0, (tx, db, c) -> c.id()));
         assertEquals(List.of("d00001", "d00002", "d00000"), order, "one row per doc, the updated one last");
     }
+
+    @Test
+    void localDocsScanSkipsBodyKeys() {
+        for (String id : List.of("_local/a", "_local/b", "_local/c")) {
+            store.putLocal("db", id, null, false, Json.NODES.objectNode().put("x", id).put("y", 1));
+        }
+        List<LocalDocuments.LocalDoc> all = drain(store.localDocs("db", null, null, true, false, 0, true));
+        assertEquals(List.of("_local/a", "_local/b", "_local/c"), all.stream().map(LocalDocuments.LocalDoc::id).toList());
+        assertEquals("_local/b", all.get(1).body().get("x").textValue());
+        List<String> desc = drain(store.localDocs("db", "_local/c", "_local/b", false, true, 0, false)).stream().map(LocalDocuments.LocalDoc::id).toList();
+        assertEquals(List.of("_local/c"), desc, "descending, end exclusive");
+        assertEquals("0-1", drain(store.localDocs("db", "_local/b", null, true, false, 1, false)).getFirst().rev());
+    }
 }

@@ -12,6 +12,7 @@ import com.apple.foundationdb.tuple.Tuple;
  * │                                                     changed by every metadata edit (cache check)
  * ├── (0, "dbid") = last DbId                           DatabaseDirectory: the id allocator
  * ├── (0, "txids", TxId) = (Result, WallClockMillis)    TxIds: RFC D's commit_unknown_result guard
+ * ├── (0, "server", Name) = (String)                    ServerMetadata: the server uuid, the cookie secret
  * └── (1, DbId, Sub, ...)                               one database: see {@link DatabaseSubspace}
  * </pre>
  *
@@ -42,6 +43,10 @@ public final class KeySpace {
 
     static byte[] txIds() {
         return Tuple.from(SYSTEM, "txids").pack();
+    }
+
+    static byte[] serverValue(String name) {
+        return Tuple.from(SYSTEM, "server", name).pack();
     }
 
     static byte[] databasePrefix(long dbId) {

@@ -41,7 +41,12 @@ public final class ServerHandlers {
 
     public void register(Router r) {
         r.add("GET", "/", this::welcome);
-        r.add("GET", "/_up", req -> Response.json(200, Map.of("status", "ok", "seeds", Map.of())));
+        r.add("GET", "/_up", req -> {
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("status", "ok");
+            body.put("seeds", Map.of());
+            return Response.json(200, body);
+        });
         r.add("GET", "/_uuids", this::uuids);
         r.add("GET", "/_all_dbs", this::allDbs);
         r.add("GET", "/_dbs_info", this::dbsInfoList);

@@ -80,7 +80,12 @@ public final class SessionHandlers {
         Map<String, String> out = new LinkedHashMap<>();
         if ("application/x-www-form-urlencoded".equals(ct)) {
             String text = new String(Bodies.bytes(req, Integer.MAX_VALUE), StandardCharsets.UTF_8);
-            Map<String, List<String>> p = new QueryStringDecoder(text, StandardCharsets.UTF_8, false).parameters();
+            Map<String, List<String>> p;
+            try {
+                p = new QueryStringDecoder(text, StandardCharsets.UTF_8, false).parameters();
+            } catch (IllegalArgumentException e) {
+                throw HttpError.badRequest("invalid_url_encoding");
+            }
             p.forEach((k, v) -> {
                 if (!v.isEmpty()) out.put(k, v.get(0));
             });

@@ -26,6 +26,7 @@ public final class ChaiseHttp implements AutoCloseable {
     private final Router router = new Router();
     private final Authenticator authenticator;
     private final Access access;
+    private final ConfigStore configStore;
     private HttpServer server;
 
     /**
@@ -34,6 +35,7 @@ public final class ChaiseHttp implements AutoCloseable {
     public ChaiseHttp(HttpConfig config, DocumentStore docs, ConfigStore configStore, List<UserDirectory> users) {
         this.config = config;
         this.docs = docs;
+        this.configStore = configStore;
         String secret = config.auth().secret() != null ? config.auth().secret()
                 : configStore.get("chttpd_auth", "secret")
                         .orElseGet(() -> ServerMetadata.getOrCreate(docs.kv(), ServerMetadata.COOKIE_SECRET, SessionCookies::newSecret));
@@ -71,7 +73,7 @@ public final class ChaiseHttp implements AutoCloseable {
     }
 
     public ChaiseHttp start() throws InterruptedException {
-        server = HttpServer.start(config, new HttpPipeline(router, authenticator));
+        server = HttpServer.start(config, new HttpPipeline(router, authenticator, configStore));
         return this;
     }
 

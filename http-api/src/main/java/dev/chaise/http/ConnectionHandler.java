@@ -47,6 +47,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(ConnectionHandler.class);
     static final String SERVER = "CouchDB/" + HttpConfig.COUCHDB_VERSION + " (Chaise)";
     private static final int STREAM_BUFFER = 8192;
+    /** RFC 7231's IMF-fixdate (the JDK's RFC_1123 formatter drops the day's leading zero). */
+    static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", java.util.Locale.US);
 
     private final HttpPipeline pipeline;
     private final ExecutorService requests;
@@ -197,7 +199,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(body));
         headers(out.headers(), resp, requestId, keepAlive);
         // A HEAD of a streamed response has no length to announce.
-        if (resp instanceof Response.Full) out.headers().set(HttpHeaderNames.CONTENT_LENGTH, body.length);
+        if (resp instanceof Response.Full && resp.status() != 204 && resp.status() != 304) out.headers().set(HttpHeaderNames.CONTENT_LENGTH, body.length);
         if (!open) throw new ResponseStream.ClientGoneException();
         return ctx.writeAndFlush(out);
     }
@@ -206,7 +208,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         for (Response.Header x : resp.headers()) h.add(x.name(), x.value());
         if (!h.contains(HttpHeaderNames.CACHE_CONTROL)) h.set(HttpHeaderNames.CACHE_CONTROL, "must-revalidate");
         h.set(HttpHeaderNames.SERVER, SERVER);
-        h.set(HttpHeaderNames.DATE, DateTimeFormatter.RFC_1123_DATE_TIME.format(ZonedDateTime.now(ZoneOffset.UTC)).replace("Z", "GMT"));
+        h.set(HttpHeaderNames.DATE, HTTP_DATE.format(ZonedDateTime.now(ZoneOffset.UTC)));
         h.set("X-Couch-Request-ID", requestId);
         h.set("X-CouchDB-Body-Time", "0");
         h.set(HttpHeaderNames.CONNECTION, keepAlive ? HttpHeaderValues.KEEP_ALIVE : HttpHeaderValues.CLOSE);

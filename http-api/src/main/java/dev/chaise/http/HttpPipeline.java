@@ -16,10 +16,12 @@ public final class HttpPipeline {
 
     private final Router router;
     private final Authenticator authenticator;
+    private final Cors cors;
 
-    public HttpPipeline(Router router, Authenticator authenticator) {
+    public HttpPipeline(Router router, Authenticator authenticator, ConfigStore config) {
         this.router = router;
         this.authenticator = authenticator;
+        this.cors = new Cors(config);
     }
 
     /** The outcome, and the request as it was finally understood (with its user), for the access log. */
@@ -31,6 +33,9 @@ public final class HttpPipeline {
         String refresh = null;
         Response resp;
         try {
+            // Preflights are answered before authentication: browsers send them without credentials.
+            Response.Full preflight = cors.preflight(req);
+            if (preflight != null) return new Outcome(req, preflight);
             AuthenticationHandler.Authenticated a = authenticator.authenticate(req);
             req = req.withUser(a.user());
             refresh = a.setCookie();
@@ -43,7 +48,7 @@ public final class HttpPipeline {
         }
         // A login or logout sets its own cookie; otherwise refresh an aging session.
         if (refresh != null && !setsSessionCookie(resp)) resp = resp.withHeader("Set-Cookie", refresh);
-        return new Outcome(req, resp);
+        return new Outcome(req, cors.apply(req, resp));
     }
 
     private static boolean setsSessionCookie(Response r) {

@@ -24,6 +24,7 @@ import javax.crypto.spec.SecretKeySpec;
  */
 public final class SessionCookies {
     public static final String NAME = "AuthSession";
+    private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US);
 
     public record Decoded(String name, String timeHex, byte[] mac) {}
 
@@ -103,7 +104,7 @@ public final class SessionCookies {
         StringBuilder sb = new StringBuilder(NAME).append('=').append(value).append("; Version=1");
         if (settings.allowPersistentCookies()) {
             Instant expires = Instant.ofEpochSecond(now() + settings.timeoutSeconds());
-            sb.append("; Expires=").append(DateTimeFormatter.RFC_1123_DATE_TIME.format(expires.atOffset(ZoneOffset.UTC)).replace("Z", "GMT"));
+            sb.append("; Expires=").append(HTTP_DATE.format(expires.atOffset(ZoneOffset.UTC)));
             sb.append("; Max-Age=").append(settings.timeoutSeconds());
         }
         sb.append("; Path=/; HttpOnly");

@@ -19,6 +19,12 @@ record RequestTarget(String rawPath, List<String> path, Map<String, List<String>
         checkUrlEncoding(rawUri);
         int hash = rawUri.indexOf('#');
         String uri = hash < 0 ? rawUri : rawUri.substring(0, hash);
+        // absolute-form (http://host/path), as sent to proxies: only the path matters here
+        int scheme = uri.indexOf("://");
+        if (scheme > 0 && uri.charAt(0) != '/') {
+            int slash = uri.indexOf('/', scheme + 3);
+            uri = slash < 0 ? "/" : uri.substring(slash);
+        }
         int q = uri.indexOf('?');
         String rawPath = q < 0 ? uri : uri.substring(0, q);
         if (!rawPath.startsWith("/")) throw HttpError.badRequest("invalid_path");

@@ -56,5 +56,8 @@ class RouterTest {
         assertEquals(400, assertThrows(HttpError.class, () -> RequestTarget.parse("/a?x=%", true)).status());
         assertEquals(400, assertThrows(HttpError.class, () -> RequestTarget.parse("/%ff%fe", true)).status());
         assertEquals(List.of("é"), RequestTarget.parse("/%C3%A9", true).path());
+        assertEquals(List.of("db", "x"), RequestTarget.parse("http://host:5984/db/x?a=1", true).path());
+        assertEquals(List.of(), RequestTarget.parse("http://host:5984", true).path());
+        assertEquals(400, assertThrows(HttpError.class, () -> RequestTarget.parse("*", true)).status());
     }
 }

@@ -1,15 +1,30 @@
 package dev.chaise.server;
 
+import dev.chaise.http.ChaiseHttp;
+import dev.chaise.http.ConfigStore;
+import dev.chaise.http.HttpConfig;
+import dev.chaise.http.auth.PasswordHash;
+import dev.chaise.http.auth.SecurityObject;
+import dev.chaise.http.auth.ServerAdmins;
 import dev.chaise.kv.KvStore;
 import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.kv.fdb.FdbKvStore;
+import dev.chaise.storage.DatabaseDirectory;
+import dev.chaise.storage.DocumentStore;
+import java.io.InputStream;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** {@code java -jar chaise.jar [--config FILE]}: opens the configured storage and serves until stopped. */
+/**
+ * {@code java -jar chaise.jar [--config FILE]...}: reads the ini files (later ones win; changes
+ * made over HTTP go to the last), opens the configured storage and serves HTTP until stopped.
+ */
 public final class Main {
     private static final Logger log = LoggerFactory.getLogger(Main.class);
 
@@ -17,25 +32,130 @@ public final class Main {
 
     public static void main(String[] args) throws Exception {
         IniConfig config = new IniConfig();
+        Path last = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--config" -> {
                     if (i + 1 >= args.length) usage("--config needs a file");
-                    config = IniConfig.load(Path.of(args[++i]));
+                    last = Path.of(args[++i]);
+                    config.merge(java.nio.file.Files.readString(last), last.toString());
                 }
                 case "-h", "--help" -> usage(null);
                 default -> usage("unknown argument " + args[i]);
             }
         }
+        IniConfigStore live = new IniConfigStore(config, last);
+        HttpConfig http = httpConfig(config, version());
+        addAdminFromEnvironment(live, System.getenv(), http);
+        if (!new ServerAdmins(live).any()) {
+            // As CouchDB 3: there is no admin party.
+            log.error("No admin account configured, aborting startup. Add one under [admins] in a --config file "
+                    + "(name = password; it is hashed at start), or set COUCHDB_USER and COUCHDB_PASSWORD.");
+            System.exit(1);
+        }
+        hashPlainTextAdmins(live, http);
+
         KvStore store = openStorage(config);
+        DatabaseDirectory databases = new DatabaseDirectory(store, SecurityObject.ADMIN_ONLY_JSON);
+        long maxDoc = config.get("couchdb", "max_document_size").map(Long::parseLong).orElse(DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE);
+        DocumentStore docs = new DocumentStore(store, databases, maxDoc);
+        ChaiseHttp server;
+        try {
+            server = new ChaiseHttp(http, docs, live, List.of()).start();
+        } catch (Exception e) {
+            log.error("cannot serve on {}:{}", http.bindAddress(), http.port(), e);
+            docs.close();
+            store.close();
+            System.exit(1);
+            return;
+        }
+        log.info("storage ready: backend={}", store.backendName());
+        log.info("Chaise listening on http://{}:{}", http.bindAddress(), server.port());
+
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             log.info("stopping");
+            server.close();
+            docs.close();
             store.close();
             stopped.countDown();
         }, "chaise-shutdown"));
-        log.info("storage ready: backend={}", store.backendName());
         stopped.await();
+    }
+
+    /** The HTTP settings from the ini, with CouchDB's section and key names and defaults. */
+    static HttpConfig httpConfig(IniConfig c, String version) {
+        HttpConfig d = HttpConfig.defaults();
+        HttpConfig.Auth a = d.auth();
+        HttpConfig.Auth auth = new HttpConfig.Auth(
+                intOf(c, "chttpd_auth", "timeout", a.timeoutSeconds()),
+                boolOf(c, "chttpd_auth", "allow_persistent_cookies", a.allowPersistentCookies()),
+                intOf(c, "chttpd_auth", "iterations", a.iterations()),
+                c.get("chttpd_auth", "pbkdf2_prf", a.pbkdf2Prf()),
+                c.get("chttpd_auth", "secret").orElse(null),
+                c.get("chttpd_auth", "same_site", a.sameSite()),
+                c.get("chttpd_auth", "cookie_domain", a.cookieDomain()));
+        return new HttpConfig(
+                c.get("chttpd", "bind_address", d.bindAddress()),
+                intOf(c, "chttpd", "port", d.port()),
+                c.get("chttpd", "max_http_request_size").map(Long::parseLong).orElse(d.maxRequestSize()),
+                intOf(c, "chaise", "http_idle_timeout", d.idleTimeoutSeconds()),
+                c.get("chaise", "node_name", d.nodeName()),
+                version,
+                c.get("chaise", "git_sha", d.gitSha()),
+                boolOf(c, "chttpd", "admin_only_all_dbs", d.adminOnlyAllDbs()),
+                intOf(c, "uuids", "max_count", d.maxUuidCount()),
+                boolOf(c, "chttpd", "decode_plus_to_space", d.decodePlusToSpace()),
+                auth);
+    }
+
+    /** The official CouchDB image's way of naming the first admin; an admin already configured wins. */
+    static void addAdminFromEnvironment(ConfigStore live, Map<String, String> env, HttpConfig http) {
+        String user = env.get("COUCHDB_USER");
+        String password = env.get("COUCHDB_PASSWORD");
+        if (user == null || user.isEmpty() || password == null || password.isEmpty()) return;
+        if (live.get(ServerAdmins.SECTION, user).isPresent()) return;
+        String hash = PasswordHash.create(password, http.auth().pbkdf2Prf(), http.auth().iterations()).toAdminString();
+        setTolerant(live, user, hash);
+        log.info("admin {} from COUCHDB_USER", user);
+    }
+
+    static void hashPlainTextAdmins(ConfigStore live, HttpConfig http) {
+        live.section(ServerAdmins.SECTION).forEach((name, value) -> {
+            if (!PasswordHash.isHashed(value)) {
+                setTolerant(live, name, PasswordHash.create(value, http.auth().pbkdf2Prf(), http.auth().iterations()).toAdminString());
+                log.info("hashed the plain-text password of admin {}", name);
+            }
+        });
+    }
+
+    /** Persists if it can; a read-only ini (a mounted config) keeps the hash in memory only. */
+    private static void setTolerant(ConfigStore live, String name, String hash) {
+        try {
+            live.set(ServerAdmins.SECTION, name, hash, true);
+        } catch (RuntimeException e) {
+            log.warn("could not write the hashed password of admin {} back to the config ({}); it is hashed in memory only", name, e.getMessage());
+            live.set(ServerAdmins.SECTION, name, hash, false);
+        }
+    }
+
+    private static int intOf(IniConfig c, String section, String key, int fallback) {
+        return c.get(section, key).map(Integer::parseInt).orElse(fallback);
+    }
+
+    private static boolean boolOf(IniConfig c, String section, String key, boolean fallback) {
+        return c.get(section, key).map(Boolean::parseBoolean).orElse(fallback);
+    }
+
+    static String version() {
+        try (InputStream in = Main.class.getResourceAsStream("/chaise-version.properties")) {
+            if (in == null) return "unknown";
+            Properties p = new Properties();
+            p.load(in);
+            return p.getProperty("version", "unknown");
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
     }
 
     static KvStore openStorage(IniConfig config) {
@@ -50,7 +170,7 @@ public final class Main {
 
     private static void usage(String error) {
         if (error != null) System.err.println("chaise: " + error);
-        System.err.println("usage: java -jar chaise.jar [--config FILE]");
+        System.err.println("usage: java -jar chaise.jar [--config FILE]...");
         System.exit(error == null ? 0 : 2);
     }
 }

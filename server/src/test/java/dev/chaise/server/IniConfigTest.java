@@ -29,4 +29,39 @@ class IniConfigTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> IniConfig.parse("port = 1\n", "x.ini"));
         assertTrue(e.getMessage().startsWith("x.ini:1:"));
     }
+
+    @Test
+    void persistEditsInPlaceKeepingEverythingElse(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path f = dir.resolve("local.ini");
+        java.nio.file.Files.writeString(f, """
+                ; my settings
+                [chttpd]
+                port = 5984
+
+                [admins]
+                ; the admins
+                admin = plain
+                other = x
+                """);
+        IniConfig.persist(f, "admins", "admin", "-pbkdf2:sha256-ab,cd,10");
+        IniConfig.persist(f, "admins", "new", "-pbkdf2:sha256-ef,gh,10");
+        IniConfig.persist(f, "admins", "other", null);
+        IniConfig.persist(f, "cors", "origins", "*");
+        assertEquals("""
+                ; my settings
+                [chttpd]
+                port = 5984
+
+                [admins]
+                ; the admins
+                admin = -pbkdf2:sha256-ab,cd,10
+                new = -pbkdf2:sha256-ef,gh,10
+
+                [cors]
+                origins = *
+                """, java.nio.file.Files.readString(f));
+        IniConfig back = IniConfig.load(f);
+        assertEquals("-pbkdf2:sha256-ab,cd,10", back.get("admins", "admin").orElseThrow());
+        assertTrue(back.get("admins", "other").isEmpty());
+    }
 }

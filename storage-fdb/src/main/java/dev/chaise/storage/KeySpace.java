@@ -13,6 +13,7 @@ import dev.chaise.kv.Keys;
  * │                                                     changed by every metadata edit (cache check)
  * ├── (0, "dbid") = last DbId                           DatabaseDirectory: the id allocator
  * ├── (0, "txids", TxId) = (Result, WallClockMillis)    TxIds: RFC D's commit_unknown_result guard
+ * ├── (0, "server", Name) = (String)                    ServerMetadata: the server uuid, the cookie secret
  * └── (1, DbId, Sub, ...)                               one database: see {@link DatabaseSubspace}
  * </pre>
  *
@@ -43,6 +44,10 @@ public final class KeySpace {
 
     static byte[] txIds() {
         return Tuple.from(SYSTEM, "txids").pack();
+    }
+
+    static byte[] serverValue(String name) {
+        return Tuple.from(SYSTEM, "server", name).pack();
     }
 
     static byte[] databasePrefix(long dbId) {

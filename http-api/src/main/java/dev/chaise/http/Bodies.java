@@ -1,0 +1,58 @@
+package dev.chaise.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.storage.json.Json;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.zip.GZIPInputStream;
+
+/** Reading request bodies as CouchDB does: Content-Type checks, gzip, and JSON via the one mapper. */
+public final class Bodies {
+    private Bodies() {}
+
+    /** 415 unless the body's media type is {@code type}, with CouchDB's reason. */
+    public static void requireContentType(Request req, String type) {
+        if (!type.equals(req.contentType())) throw HttpError.badContentType("Content-Type must be " + type);
+    }
+
+    /** The body, gunzipped if {@code Content-Encoding: gzip}; bounded by {@code limit} bytes after inflation. */
+    public static byte[] bytes(Request req, long limit) {
+        String enc = req.header("Content-Encoding");
+        if (enc == null || enc.equalsIgnoreCase("identity")) return req.body();
+        if (!enc.equalsIgnoreCase("gzip")) throw HttpError.badContentType("Content-Encoding " + enc + " is not supported");
+        try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(req.body()))) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            byte[] buf = new byte[8192];
+            int n;
+            while ((n = in.read(buf)) > 0) {
+                out.write(buf, 0, n);
+                if (out.size() > limit) throw HttpError.tooLarge();
+            }
+            return out.toByteArray();
+        } catch (IOException e) {
+            throw HttpError.badRequest("Request body is not valid gzip");
+        }
+    }
+
+    /** The body as JSON; anything unparsable (including an empty body) is 400 "invalid UTF-8 JSON". */
+    public static JsonNode json(Request req) {
+        byte[] b = bytes(req, Integer.MAX_VALUE);
+        try {
+            JsonNode n = Json.MAPPER.readTree(b);
+            if (n == null || n.isMissingNode()) throw HttpError.badRequest(ErrorMapper.INVALID_JSON);
+            return n;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a JacksonException: mapped to 400 in ErrorMapper
+        }
+    }
+
+    public static ObjectNode jsonObject(Request req) {
+        JsonNode n = json(req);
+        if (!n.isObject()) throw HttpError.badRequest("Request body must be a JSON object");
+        return (ObjectNode) n;
+    }
+}

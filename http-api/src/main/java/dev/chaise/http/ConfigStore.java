@@ -1,0 +1,25 @@
+package dev.chaise.http;
+
+import java.util.Map;
+import java.util.Optional;
+import java.util.SortedMap;
+
+/**
+ * The server's live configuration, as {@code /_node/_local/_config} shows and edits it. The
+ * server module backs it with the ini files (persisting edits to the last one, as CouchDB writes
+ * to local.ini); tests use {@link InMemoryConfigStore}.
+ */
+public interface ConfigStore {
+    /** Every section and key, sorted. */
+    SortedMap<String, SortedMap<String, String>> all();
+
+    Map<String, String> section(String section);
+
+    Optional<String> get(String section, String key);
+
+    /** @param persist false for {@code X-Couch-Persist: false}: change the running value only */
+    void set(String section, String key, String value, boolean persist);
+
+    /** @return false if there was no such key */
+    boolean delete(String section, String key, boolean persist);
+}

@@ -1,0 +1,66 @@
+package dev.chaise.http;
+
+import com.fasterxml.jackson.core.JacksonException;
+import dev.chaise.storage.StorageException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one place where failures become CouchDB's {@code {"error": ..., "reason": ...}} bodies and
+ * status codes. Typed failures ({@link HttpError}, {@link StorageException}, JSON syntax) are
+ * answers; anything else is a bug, logged with its stack and answered 500 {@code unknown_error}.
+ */
+public final class ErrorMapper {
+    private static final Logger log = LoggerFactory.getLogger(ErrorMapper.class);
+
+    /** CouchDB's reason for any body it cannot decode as JSON. */
+    public static final String INVALID_JSON = "invalid UTF-8 JSON";
+
+    public record Mapped(int status, String error, String reason, List<Response.Header> headers) {
+        public Response.Full toResponse() {
+            Map<String, String> body = new LinkedHashMap<>();
+            body.put("error", error);
+            body.put("reason", reason);
+            Response.Full r = Response.json(status, body);
+            for (Response.Header h : headers) r = r.withHeader(h.name(), h.value());
+            return r;
+        }
+    }
+
+    private ErrorMapper() {}
+
+    public static int status(StorageException.Kind kind) {
+        return switch (kind) {
+            case BAD_REQUEST, DOC_VALIDATION, ILLEGAL_DOCID, ILLEGAL_DATABASE_NAME -> 400;
+            case UNAUTHORIZED -> 401;
+            case FORBIDDEN -> 403;
+            case NOT_FOUND -> 404;
+            case CONFLICT -> 409;
+            case FILE_EXISTS, PRECONDITION_FAILED, MISSING_STUB -> 412;
+            case DOCUMENT_TOO_LARGE -> 413;
+            case NOT_IMPLEMENTED -> 501;
+        };
+    }
+
+    public static Mapped map(Throwable t, Request req) {
+        Throwable e = unwrap(t);
+        if (e instanceof HttpError h) return new Mapped(h.status(), h.error(), h.reason(), h.headers());
+        if (e instanceof StorageException s) return new Mapped(status(s.kind()), s.error(), s.reason(), List.of());
+        if (e instanceof JacksonException) return new Mapped(400, "bad_request", INVALID_JSON, List.of());
+        log.error("unexpected failure in {}", req == null ? "request" : req, e);
+        String reason = e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
+        return new Mapped(500, "unknown_error", reason, List.of());
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        Throwable e = t;
+        while ((e instanceof java.util.concurrent.CompletionException || e instanceof java.util.concurrent.ExecutionException
+                || e instanceof java.io.UncheckedIOException) && e.getCause() != null) {
+            e = e.getCause();
+        }
+        return e;
+    }
+}

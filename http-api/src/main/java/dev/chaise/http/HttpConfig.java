@@ -1,0 +1,84 @@
+package dev.chaise.http;
+
+/**
+ * Settings read once at start (the server module builds this from the ini). Values that
+ * {@code /_node/_local/_config} may change at run time live in {@link ConfigStore} instead.
+ *
+ * @param maxRequestSize {@code [chttpd] max_http_request_size}; bodies above it get 413
+ * @param idleTimeoutSeconds a connection with no request in flight and no traffic for this long is closed
+ * @param nodeName what {@code _membership} and {@code _node/_local} report
+ * @param adminOnlyAllDbs {@code [chttpd] admin_only_all_dbs}, true by default as in CouchDB 3
+ * @param maxUuidCount {@code [uuids] max_count}
+ * @param decodePlusToSpace {@code [chttpd] decode_plus_to_space}: '+' in a path segment is a space
+ */
+public record HttpConfig(
+        String bindAddress,
+        int port,
+        long maxRequestSize,
+        int idleTimeoutSeconds,
+        String nodeName,
+        String vendorVersion,
+        String gitSha,
+        boolean adminOnlyAllDbs,
+        int maxUuidCount,
+        boolean decodePlusToSpace,
+        Auth auth) {
+
+    /** CouchDB's version whose API this server speaks. */
+    public static final String COUCHDB_VERSION = "3.5.0";
+
+    /**
+     * {@code [chttpd_auth]}.
+     *
+     * @param timeoutSeconds cookie lifetime ({@code timeout})
+     * @param iterations PBKDF2 iterations for newly hashed passwords
+     * @param pbkdf2Prf PRF for newly hashed passwords: sha, sha224, sha256, sha384 or sha512
+     * @param secret the cookie secret; null to use the one stored in the KV
+     * @param sameSite the cookie's SameSite attribute, or "" for none
+     * @param cookieDomain the cookie's Domain attribute, or "" for none
+     */
+    public record Auth(int timeoutSeconds, boolean allowPersistentCookies, int iterations, String pbkdf2Prf,
+                       String secret, String sameSite, String cookieDomain) {
+        public static Auth defaults() {
+            return new Auth(600, true, 600_000, "sha256", null, "", "");
+        }
+
+        public Auth withIterations(int n) {
+            return new Auth(timeoutSeconds, allowPersistentCookies, n, pbkdf2Prf, secret, sameSite, cookieDomain);
+        }
+
+        public Auth withTimeoutSeconds(int s) {
+            return new Auth(s, allowPersistentCookies, iterations, pbkdf2Prf, secret, sameSite, cookieDomain);
+        }
+    }
+
+    public static HttpConfig defaults() {
+        return new HttpConfig("127.0.0.1", 5984, 64L << 20, 300, "chaise@127.0.0.1", "0.1.0", "unknown",
+                true, 1000, true, Auth.defaults());
+    }
+
+    public HttpConfig withPort(int p) {
+        return new HttpConfig(bindAddress, p, maxRequestSize, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
+                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth);
+    }
+
+    public HttpConfig withMaxRequestSize(long n) {
+        return new HttpConfig(bindAddress, port, n, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
+                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth);
+    }
+
+    public HttpConfig withIdleTimeoutSeconds(int s) {
+        return new HttpConfig(bindAddress, port, maxRequestSize, s, nodeName, vendorVersion, gitSha,
+                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth);
+    }
+
+    public HttpConfig withAdminOnlyAllDbs(boolean b) {
+        return new HttpConfig(bindAddress, port, maxRequestSize, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
+                b, maxUuidCount, decodePlusToSpace, auth);
+    }
+
+    public HttpConfig withAuth(Auth a) {
+        return new HttpConfig(bindAddress, port, maxRequestSize, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
+                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, a);
+    }
+}

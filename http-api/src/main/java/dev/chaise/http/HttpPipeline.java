@@ -1,0 +1,64 @@
+package dev.chaise.http;
+
+import dev.chaise.http.auth.AuthenticationHandler;
+import dev.chaise.http.auth.Authenticator;
+import dev.chaise.http.auth.SessionCookies;
+import dev.chaise.http.auth.UserCtx;
+import java.util.Set;
+
+/**
+ * What happens to a request between the socket and a handler, free of Netty so it can be reasoned
+ * about (and tested) alone: method override, authentication, routing, the handler, and the
+ * mapping of any failure to CouchDB's error body. Never throws.
+ */
+public final class HttpPipeline {
+    private static final Set<String> OVERRIDABLE = Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "TRACE", "CONNECT", "COPY");
+
+    private final Router router;
+    private final Authenticator authenticator;
+    private final Cors cors;
+
+    public HttpPipeline(Router router, Authenticator authenticator, ConfigStore config) {
+        this.router = router;
+        this.authenticator = authenticator;
+        this.cors = new Cors(config);
+    }
+
+    /** The outcome, and the request as it was finally understood (with its user), for the access log. */
+    public record Outcome(Request request, Response response) {}
+
+    public Outcome handle(Request req) {
+        String override = req.header("X-HTTP-Method-Override");
+        if (override != null && req.method().equals("POST") && OVERRIDABLE.contains(override)) req = req.withMethod(override);
+        String refresh = null;
+        Response resp;
+        try {
+            // Preflights are answered before authentication: browsers send them without credentials.
+            Response.Full preflight = cors.preflight(req);
+            if (preflight != null) return new Outcome(req, preflight);
+            AuthenticationHandler.Authenticated a = authenticator.authenticate(req);
+            req = req.withUser(a.user());
+            refresh = a.setCookie();
+            Router.Match m = router.match(req.method(), req.path());
+            req = req.withParams(m.params());
+            resp = m.handler().handle(req);
+        } catch (Throwable t) {
+            if (t instanceof VirtualMachineError vme) throw vme;
+            resp = ErrorMapper.map(t, req).toResponse();
+        }
+        // A login or logout sets its own cookie; otherwise refresh an aging session.
+        if (refresh != null && !setsSessionCookie(resp)) resp = resp.withHeader("Set-Cookie", refresh);
+        return new Outcome(req, cors.apply(req, resp));
+    }
+
+    private static boolean setsSessionCookie(Response r) {
+        for (Response.Header h : r.headers()) {
+            if (h.name().equalsIgnoreCase("Set-Cookie") && h.value().startsWith(SessionCookies.NAME + "=")) return true;
+        }
+        return false;
+    }
+
+    static UserCtx userOf(Request r) {
+        return r.user() == null ? UserCtx.ANONYMOUS : r.user();
+    }
+}

@@ -1,0 +1,144 @@
+package dev.chaise.http;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMessage;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.net.InetSocketAddress;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Netty front end: NIO event loops parse HTTP and aggregate bodies (bounded by
+ * {@code max_http_request_size}); each request then runs on a virtual thread of its own, so
+ * handlers may block on storage while the event loops never do.
+ */
+public final class HttpServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(HttpServer.class);
+    /** CouchDB's max_uri_length is 8000; the request line also holds the method and version. */
+    static final int MAX_INITIAL_LINE = 8192;
+    static final int MAX_HEADER_SIZE = 64 * 1024;
+
+    private final EventLoopGroup boss;
+    private final EventLoopGroup workers;
+    private final ExecutorService requests;
+    private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    private final Channel server;
+    private final InetSocketAddress address;
+
+    private HttpServer(HttpConfig config, HttpPipeline pipeline) throws InterruptedException {
+        boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
+        requests = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("http-", 0).factory());
+        int maxBody = (int) Math.min(Integer.MAX_VALUE, config.maxRequestSize());
+        try {
+            ServerBootstrap b = new ServerBootstrap()
+                    .group(boss, workers)
+                    .channel(NioServerSocketChannel.class)
+                    .option(ChannelOption.SO_BACKLOG, 1024)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(32 * 1024, 128 * 1024))
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            channels.add(ch);
+                            ChannelPipeline p = ch.pipeline();
+                            p.addLast("idle", new IdleStateHandler(0, 0, config.idleTimeoutSeconds(), TimeUnit.SECONDS));
+                            p.addLast("codec", new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 64 * 1024));
+                            p.addLast("aggregator", new BoundedAggregator(maxBody));
+                            p.addLast("chaise", new ConnectionHandler(pipeline, requests, config));
+                        }
+                    });
+            server = b.bind(config.bindAddress(), config.port()).sync().channel();
+            address = (InetSocketAddress) server.localAddress();
+        } catch (InterruptedException | RuntimeException e) {
+            shutdownGroups();
+            throw e;
+        }
+    }
+
+    public static HttpServer start(HttpConfig config, HttpPipeline pipeline) throws InterruptedException {
+        return new HttpServer(config, pipeline);
+    }
+
+    public int port() {
+        return address.getPort();
+    }
+
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    /** Stops accepting, closes every connection, and waits briefly for running requests. */
+    @Override
+    public void close() {
+        server.close().awaitUninterruptibly();
+        channels.close().awaitUninterruptibly();
+        requests.shutdown();
+        try {
+            if (!requests.awaitTermination(5, TimeUnit.SECONDS)) requests.shutdownNow();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        shutdownGroups();
+    }
+
+    private void shutdownGroups() {
+        workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+        boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+        log.debug("http server stopped");
+    }
+
+    /** Netty's aggregator, answering 413 and 417 with CouchDB's JSON bodies. */
+    static final class BoundedAggregator extends HttpObjectAggregator {
+        BoundedAggregator(int max) {
+            super(max, true);
+        }
+
+        @Override
+        protected Object newContinueResponse(HttpMessage start, int maxContentLength, ChannelPipeline pipeline) {
+            Object r = super.newContinueResponse(start, maxContentLength, pipeline);
+            if (r instanceof FullHttpResponse f && f.status().code() >= 400) {
+                int code = f.status().code();
+                f.release();
+                HttpError e = code == 413 ? HttpError.tooLarge()
+                        : HttpError.expectationFailed("Expectation " + start.headers().get(HttpHeaderNames.EXPECT) + " is not supported");
+                FullHttpResponse out = ConnectionHandler.errorResponse(e);
+                out.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+                return out;
+            }
+            return r;
+        }
+
+        @Override
+        protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
+            // The rest of the body is still on the wire, so answer and close.
+            FullHttpResponse out = ConnectionHandler.errorResponse(HttpError.tooLarge());
+            out.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+            ctx.writeAndFlush(out).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+            AccessLog.log(ctx.channel(), oversized instanceof io.netty.handler.codec.http.HttpRequest r ? r.method().name() : "?",
+                    oversized instanceof io.netty.handler.codec.http.HttpRequest r ? r.uri() : "?", 413, out.content().readableBytes(), 0, null);
+        }
+    }
+}

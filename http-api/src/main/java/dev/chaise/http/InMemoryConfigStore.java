@@ -1,0 +1,63 @@
+package dev.chaise.http;
+
+import java.util.Collections;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+
+/** A {@link ConfigStore} that persists nothing: for tests, and as the base of the ini-backed one. */
+public class InMemoryConfigStore implements ConfigStore {
+    private final ConcurrentSkipListMap<String, ConcurrentSkipListMap<String, String>> sections = new ConcurrentSkipListMap<>();
+
+    public InMemoryConfigStore() {}
+
+    public InMemoryConfigStore(Map<String, ? extends Map<String, String>> initial) {
+        initial.forEach((s, kv) -> kv.forEach((k, v) -> put(s, k, v)));
+    }
+
+    @Override
+    public SortedMap<String, SortedMap<String, String>> all() {
+        SortedMap<String, SortedMap<String, String>> out = new TreeMap<>();
+        sections.forEach((s, kv) -> {
+            if (!kv.isEmpty()) out.put(s, Collections.unmodifiableSortedMap(new TreeMap<>(kv)));
+        });
+        return Collections.unmodifiableSortedMap(out);
+    }
+
+    @Override
+    public Map<String, String> section(String section) {
+        var kv = sections.get(section);
+        return kv == null ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(kv));
+    }
+
+    @Override
+    public Optional<String> get(String section, String key) {
+        var kv = sections.get(section);
+        return kv == null ? Optional.empty() : Optional.ofNullable(kv.get(key));
+    }
+
+    @Override
+    public void set(String section, String key, String value, boolean persist) {
+        put(section, key, value);
+        if (persist) persistSet(section, key, value);
+    }
+
+    @Override
+    public boolean delete(String section, String key, boolean persist) {
+        var kv = sections.get(section);
+        if (kv == null || kv.remove(key) == null) return false;
+        if (persist) persistDelete(section, key);
+        return true;
+    }
+
+    protected final void put(String section, String key, String value) {
+        sections.computeIfAbsent(section, s -> new ConcurrentSkipListMap<>()).put(key, value);
+    }
+
+    /** Hook for stores that write edits somewhere; nothing here. */
+    protected void persistSet(String section, String key, String value) {}
+
+    protected void persistDelete(String section, String key) {}
+}

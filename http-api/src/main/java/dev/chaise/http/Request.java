@@ -1,0 +1,69 @@
+package dev.chaise.http;
+
+import dev.chaise.http.auth.UserCtx;
+import io.netty.handler.codec.http.HttpHeaders;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One HTTP request as handlers see it: the method, the path split into URL-decoded segments, the
+ * query, headers, the whole body, the authenticated user, and the values of the route's
+ * {@code {placeholders}}. Immutable; the pipeline makes copies as it learns more.
+ *
+ * @param method the method after {@code X-HTTP-Method-Override}; HEAD stays HEAD
+ * @param rawPath the path as sent, still percent-encoded, without the query
+ * @param path the non-empty segments of {@code rawPath}, each URL-decoded ({@code %2F} stays inside its segment)
+ */
+public record Request(String method, String rawUri, String rawPath, List<String> path, Map<String, List<String>> query,
+                      HttpHeaders headers, byte[] body, String remoteAddress, String requestId, UserCtx user,
+                      Map<String, String> params) {
+
+    public boolean isHead() {
+        return method.equals("HEAD");
+    }
+
+    public String header(String name) {
+        return headers.get(name);
+    }
+
+    /** The first value of a query parameter, or null. */
+    public String query(String name) {
+        List<String> v = query.get(name);
+        return v == null || v.isEmpty() ? null : v.get(0);
+    }
+
+    public String query(String name, String fallback) {
+        String v = query(name);
+        return v == null ? fallback : v;
+    }
+
+    /** The value of a route placeholder, e.g. {@code param("db")} for {@code /{db}/_security}. */
+    public String param(String name) {
+        return params.get(name);
+    }
+
+    /** The media type of the body, lower case, without parameters; null if none was sent. */
+    public String contentType() {
+        String ct = headers.get("Content-Type");
+        if (ct == null) return null;
+        int semi = ct.indexOf(';');
+        return (semi < 0 ? ct : ct.substring(0, semi)).strip().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    public Request withUser(UserCtx u) {
+        return new Request(method, rawUri, rawPath, path, query, headers, body, remoteAddress, requestId, u, params);
+    }
+
+    public Request withParams(Map<String, String> p) {
+        return new Request(method, rawUri, rawPath, path, query, headers, body, remoteAddress, requestId, user, p);
+    }
+
+    public Request withMethod(String m) {
+        return new Request(m, rawUri, rawPath, path, query, headers, body, remoteAddress, requestId, user, params);
+    }
+
+    @Override
+    public String toString() {
+        return method + " " + rawUri;
+    }
+}

@@ -1,0 +1,167 @@
+package dev.chaise.http.auth;
+
+import dev.chaise.http.HttpError;
+import dev.chaise.http.Request;
+import io.netty.handler.codec.http.cookie.Cookie;
+import io.netty.handler.codec.http.cookie.ServerCookieDecoder;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Who made a request, CouchDB 3 style: the {@code cookie} handler, then {@code default} (HTTP
+ * Basic); the first that establishes a user wins; with none, the request is anonymous (there is
+ * no admin party). Users come from the {@link UserDirectory}s in order.
+ *
+ * <p>A PBKDF2 check costs hundreds of milliseconds at CouchDB's 600,000 iterations, so, like
+ * CouchDB's password cache, a password that once matched a stored hash is remembered as a fast
+ * salted SHA-256 until the stored hash changes.
+ */
+public final class Authenticator {
+    public static final String INCORRECT = "Name or password is incorrect.";
+    private static final int CACHE_LIMIT = 10_000;
+
+    private final List<UserDirectory> directories;
+    private final SessionCookies cookies;
+    private final List<AuthenticationHandler> handlers;
+    private final ConcurrentHashMap<String, byte[]> verified = new ConcurrentHashMap<>();
+    private final byte[] cacheSalt = new byte[16];
+
+    public Authenticator(List<UserDirectory> directories, SessionCookies cookies) {
+        this.directories = List.copyOf(directories);
+        this.cookies = cookies;
+        new SecureRandom().nextBytes(cacheSalt);
+        this.handlers = List.of(new CookieHandler(), new BasicHandler());
+    }
+
+    public SessionCookies cookies() {
+        return cookies;
+    }
+
+    /** The handler names, as {@code GET /_session} lists them. */
+    public List<String> handlerNames() {
+        List<String> names = new ArrayList<>();
+        for (AuthenticationHandler h : handlers) names.add(h.name());
+        return names;
+    }
+
+    /** Runs the handlers; anonymous if none establishes a user. May throw 400/401 {@link HttpError}s. */
+    public AuthenticationHandler.Authenticated authenticate(Request req) {
+        for (AuthenticationHandler h : handlers) {
+            Optional<AuthenticationHandler.Authenticated> a = h.authenticate(req);
+            if (a.isPresent()) return a.get();
+        }
+        return new AuthenticationHandler.Authenticated(UserCtx.ANONYMOUS, null);
+    }
+
+    public Optional<Credentials> lookup(String name) {
+        for (UserDirectory d : directories) {
+            Optional<Credentials> c = d.lookup(name);
+            if (c.isPresent()) return c;
+        }
+        return Optional.empty();
+    }
+
+    /** The user if name and password match, for {@code POST /_session} and Basic. */
+    public Optional<Credentials> check(String name, String password) {
+        if (name == null || password == null) return Optional.empty();
+        Optional<Credentials> c = lookup(name);
+        if (c.isEmpty()) return Optional.empty();
+        return matches(c.get(), password) ? c : Optional.empty();
+    }
+
+    private boolean matches(Credentials c, String password) {
+        String key = c.name() + '\0' + c.password().toAdminString();
+        byte[] fast = fastHash(password);
+        byte[] known = verified.get(key);
+        if (known != null) return MessageDigest.isEqual(known, fast);
+        if (!c.password().matches(password)) return false;
+        if (verified.size() >= CACHE_LIMIT) verified.clear();
+        verified.put(key, fast);
+        return true;
+    }
+
+    private byte[] fastHash(String password) {
+        try {
+            MessageDigest d = MessageDigest.getInstance("SHA-256");
+            d.update(cacheSalt);
+            return d.digest(password.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** A {@code Set-Cookie} starting a session for {@code c} now. */
+    public String loginCookie(Credentials c, boolean secure) {
+        return cookies.setCookie(cookies.value(c.name(), c.salt(), cookies.now()), secure);
+    }
+
+    public String logoutCookie(boolean secure) {
+        return cookies.setCookie("", secure);
+    }
+
+    static String cookieValue(Request req, String name) {
+        String header = req.header("Cookie");
+        if (header == null) return null;
+        for (Cookie c : ServerCookieDecoder.LAX.decodeAll(header)) {
+            if (c.name().equals(name)) return c.value();
+        }
+        return null;
+    }
+
+    private final class CookieHandler implements AuthenticationHandler {
+        @Override
+        public String name() {
+            return "cookie";
+        }
+
+        @Override
+        public Optional<Authenticated> authenticate(Request req) {
+            String value = cookieValue(req, SessionCookies.NAME);
+            if (value == null || value.isEmpty()) return Optional.empty();
+            SessionCookies.Decoded d = SessionCookies.decode(value);
+            Optional<Credentials> c = lookup(d.name());
+            if (c.isEmpty()) return Optional.empty();
+            long left = cookies.verify(d, c.get().salt());
+            if (left < 0) return Optional.empty();
+            // Refreshed once a tenth of its lifetime has passed, as CouchDB does.
+            String refresh = left < cookies.timeoutSeconds() * 0.9
+                    ? cookies.setCookie(cookies.value(d.name(), c.get().salt(), cookies.now()), false)
+                    : null;
+            return Optional.of(new Authenticated(c.get().userCtx(name()), refresh));
+        }
+    }
+
+    private final class BasicHandler implements AuthenticationHandler {
+        @Override
+        public String name() {
+            return "default";
+        }
+
+        @Override
+        public Optional<Authenticated> authenticate(Request req) {
+            String header = req.header("Authorization");
+            if (header == null || header.length() < 6 || !header.regionMatches(true, 0, "Basic ", 0, 6)) return Optional.empty();
+            String decoded;
+            try {
+                decoded = new String(Base64.getMimeDecoder().decode(header.substring(6).strip()), StandardCharsets.UTF_8);
+            } catch (IllegalArgumentException e) {
+                throw HttpError.badRequest("Authorization header has invalid base64 value");
+            }
+            int colon = decoded.indexOf(':');
+            if (colon < 0) return Optional.empty();
+            String name = decoded.substring(0, colon);
+            String password = decoded.substring(colon + 1);
+            // "_:_" is how clients say "log me out" over Basic.
+            if (name.equals("_") && password.equals("_")) return Optional.empty();
+            Credentials c = check(name, password).orElseThrow(() -> HttpError.unauthorized(INCORRECT));
+            return Optional.of(new Authenticated(c.userCtx(name()), null));
+        }
+    }
+}

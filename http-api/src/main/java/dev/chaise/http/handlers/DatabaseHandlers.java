@@ -1,0 +1,128 @@
+package dev.chaise.http.handlers;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.chaise.http.Bodies;
+import dev.chaise.http.HttpError;
+import dev.chaise.http.Queries;
+import dev.chaise.http.Request;
+import dev.chaise.http.Response;
+import dev.chaise.http.Router;
+import dev.chaise.http.auth.Access;
+import dev.chaise.http.auth.SecurityObject;
+import dev.chaise.storage.DatabaseDirectory;
+import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.json.Json;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** Database-level endpoints: create, info, delete, {@code _security}, {@code _revs_limit}, {@code _compact}, {@code _ensure_full_commit}. */
+public final class DatabaseHandlers {
+    /** CouchDB 3's on-disk format number, reported for clients that look at it. */
+    static final int DISK_FORMAT_VERSION = 8;
+
+    private final DocumentStore docs;
+    private final DatabaseDirectory databases;
+    private final Access access;
+
+    public DatabaseHandlers(DocumentStore docs, Access access) {
+        this.docs = docs;
+        this.databases = docs.databases();
+        this.access = access;
+    }
+
+    public void register(Router r) {
+        r.add("PUT", "/{db}", this::create);
+        r.add("GET", "/{db}", req -> Response.json(200, info(docs.info(db(req, Access.Level.MEMBER).name()))));
+        r.add("DELETE", "/{db}", this::delete);
+        r.add("GET", "/{db}/_security", req -> Response.json(200, db(req, Access.Level.MEMBER).security().json()));
+        r.add("PUT", "/{db}/_security", this::putSecurity);
+        r.add("GET", "/{db}/_revs_limit", req -> Response.json(200, db(req, Access.Level.MEMBER).handle().revsLimit()));
+        r.add("PUT", "/{db}/_revs_limit", this::putRevsLimit);
+        r.add("POST", "/{db}/_compact", req -> {
+            Bodies.requireContentType(req, Response.JSON);
+            db(req, Access.Level.DB_ADMIN);
+            // Storage has nothing to compact: old revisions' bodies are removed as they are superseded.
+            return Response.json(202, Response.OK);
+        });
+        r.add("POST", "/{db}/_ensure_full_commit", req -> {
+            Bodies.requireContentType(req, Response.JSON);
+            db(req, Access.Level.MEMBER);
+            // Every acknowledged write is already durable.
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("ok", true);
+            body.put("instance_start_time", "0");
+            return Response.json(201, body);
+        });
+    }
+
+    private Access.Db db(Request req, Access.Level level) {
+        return access.database(req, req.param("db"), level);
+    }
+
+    private Response create(Request req) {
+        String name = req.param("db");
+        Access.requireServerAdmin(req);
+        if (Queries.bool(req, "partitioned", false)) throw HttpError.badRequest("Partitioned feature is not enabled.");
+        databases.create(name);
+        String host = req.header("Host");
+        String location = (host == null ? "" : "http://" + host) + "/" + URLEncoder.encode(name, StandardCharsets.UTF_8);
+        return Response.json(201, Response.OK).withHeader("Location", location);
+    }
+
+    private Response delete(Request req) {
+        // A script that meant to delete a document with an empty id, not the database.
+        if (req.query("rev") != null) {
+            throw HttpError.badRequest("You tried to DELETE a database with a ?=rev parameter. Did you mean to DELETE a document instead?");
+        }
+        access.database(req, req.param("db"), Access.Level.SERVER_ADMIN);
+        databases.delete(req.param("db"));
+        return Response.ok();
+    }
+
+    private Response putSecurity(Request req) throws Exception {
+        Access.Db db = db(req, Access.Level.DB_ADMIN);
+        if (db.name().equals("_users")) throw HttpError.forbidden("You can't edit the security object of the user database.");
+        SecurityObject sec = SecurityObject.parse(Bodies.json(req));
+        databases.setSecurity(db.name(), Json.MAPPER.writeValueAsString(sec.json()));
+        return Response.ok();
+    }
+
+    private Response putRevsLimit(Request req) {
+        Access.Db db = db(req, Access.Level.DB_ADMIN);
+        JsonNode n = Bodies.json(req);
+        if (!n.canConvertToInt() || !n.isIntegralNumber() || n.asInt() < 1) {
+            throw HttpError.badRequest("revs_limit must be a positive integer");
+        }
+        databases.setRevsLimit(db.name(), n.asInt());
+        return Response.ok();
+    }
+
+    /** The {@code GET /{db}} object, in CouchDB's member order. */
+    public static Map<String, Object> info(DocumentStore.DbInfo i) {
+        Map<String, Object> sizes = new LinkedHashMap<>();
+        // There is no file: the KV bytes are both what is on disk and what is live.
+        sizes.put("file", i.sizeActive());
+        sizes.put("external", i.sizeExternal());
+        sizes.put("active", i.sizeActive());
+        Map<String, Object> cluster = new LinkedHashMap<>();
+        cluster.put("q", 1);
+        cluster.put("n", 1);
+        cluster.put("w", 1);
+        cluster.put("r", 1);
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("instance_start_time", "0");
+        m.put("db_name", i.name());
+        m.put("purge_seq", "0");
+        m.put("update_seq", i.updateSeq() == null ? "0" : i.updateSeq().toHex());
+        m.put("sizes", sizes);
+        m.put("props", Map.of());
+        m.put("doc_del_count", i.docDelCount());
+        m.put("doc_count", i.docCount());
+        m.put("disk_format_version", DISK_FORMAT_VERSION);
+        m.put("compact_running", false);
+        m.put("cluster", cluster);
+        return m;
+    }
+}

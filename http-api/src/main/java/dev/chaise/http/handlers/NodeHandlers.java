@@ -1,0 +1,109 @@
+package dev.chaise.http.handlers;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.chaise.http.Bodies;
+import dev.chaise.http.ConfigStore;
+import dev.chaise.http.HttpConfig;
+import dev.chaise.http.HttpError;
+import dev.chaise.http.Request;
+import dev.chaise.http.Response;
+import dev.chaise.http.Router;
+import dev.chaise.http.auth.Access;
+import dev.chaise.http.auth.PasswordHash;
+import dev.chaise.http.auth.ServerAdmins;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * {@code /_node/{node}} and its {@code _config}. Every section can be read; only keys that take
+ * effect while running may be changed ({@code [admins]} and CORS). Others answer CouchDB's
+ * {@code modification_not_allowed}, as when its {@code config_whitelist} excludes them, rather than
+ * pretend a change happened.
+ */
+public final class NodeHandlers {
+    /** CouchDB's sections that may never be changed over HTTP. */
+    private static final Set<String> BLACKLIST = Set.of("daemons", "external", "httpd_design_handlers", "httpd_db_handlers",
+            "httpd_global_handlers", "native_query_servers", "os_daemons", "query_servers", "feature_flags");
+
+    private final HttpConfig config;
+    private final ConfigStore store;
+
+    public NodeHandlers(HttpConfig config, ConfigStore store) {
+        this.config = config;
+        this.store = store;
+    }
+
+    public void register(Router r) {
+        r.add("GET", "/_node/{node}", req -> {
+            Access.requireServerAdmin(req);
+            node(req);
+            return Response.json(200, Map.of("name", config.nodeName()));
+        });
+        r.add("GET", "/_node/{node}/_config", req -> {
+            admin(req);
+            return Response.json(200, store.all());
+        });
+        r.add("GET", "/_node/{node}/_config/{section}", req -> {
+            admin(req);
+            return Response.json(200, store.section(req.param("section")));
+        });
+        r.add("GET", "/_node/{node}/_config/{section}/{key}", req -> {
+            admin(req);
+            return Response.json(200, store.get(req.param("section"), req.param("key")).orElseThrow(NodeHandlers::unknown));
+        });
+        r.add("PUT", "/_node/{node}/_config/{section}/{key}", this::put);
+        r.add("DELETE", "/_node/{node}/_config/{section}/{key}", this::delete);
+    }
+
+    private void admin(Request req) {
+        Access.requireServerAdmin(req);
+        node(req);
+    }
+
+    /** {@code _local} or this node's name; any other node does not exist here. */
+    private void node(Request req) {
+        String n = req.param("node");
+        if (!n.equals("_local") && !n.equals(config.nodeName())) throw HttpError.notFound("no such node: " + n);
+    }
+
+    private static HttpError unknown() {
+        return HttpError.notFound("unknown_config_value");
+    }
+
+    private static void checkWritable(String section, String key) {
+        if (BLACKLIST.contains(section)) throw HttpError.forbidden("Config section blacklisted for modification over HTTP API.");
+        boolean live = section.equals(ServerAdmins.SECTION) || section.equals("cors")
+                || (key.equals("enable_cors") && (section.equals("chttpd") || section.equals("httpd")));
+        if (!live) throw new HttpError(400, "modification_not_allowed", "This config variable is read-only");
+    }
+
+    private Response put(Request req) {
+        admin(req);
+        String section = req.param("section");
+        String key = req.param("key");
+        checkWritable(section, key);
+        JsonNode body = Bodies.json(req);
+        if (!body.isTextual()) throw HttpError.badRequest("a JSON string expected");
+        String value = body.asText().strip();
+        if (section.equals(ServerAdmins.SECTION) && !PasswordHash.isHashed(value)) {
+            value = PasswordHash.create(value, config.auth().pbkdf2Prf(), config.auth().iterations()).toAdminString();
+        }
+        String old = store.get(section, key).orElse("");
+        store.set(section, key, value, persist(req));
+        return Response.json(200, old);
+    }
+
+    private Response delete(Request req) {
+        admin(req);
+        String section = req.param("section");
+        String key = req.param("key");
+        checkWritable(section, key);
+        String old = store.get(section, key).orElseThrow(NodeHandlers::unknown);
+        store.delete(section, key, persist(req));
+        return Response.json(200, old);
+    }
+
+    private static boolean persist(Request req) {
+        return !"false".equals(req.header("X-Couch-Persist"));
+    }
+}

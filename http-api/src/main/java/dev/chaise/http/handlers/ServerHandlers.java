@@ -1,0 +1,195 @@
+package dev.chaise.http.handlers;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.http.Bodies;
+import dev.chaise.http.HttpConfig;
+import dev.chaise.http.HttpError;
+import dev.chaise.http.Queries;
+import dev.chaise.http.Request;
+import dev.chaise.http.Response;
+import dev.chaise.http.Router;
+import dev.chaise.http.auth.Access;
+import dev.chaise.storage.DatabaseDirectory;
+import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.StorageException;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+
+/** Server-level endpoints: {@code /}, {@code _up}, {@code _uuids}, {@code _all_dbs}, {@code _dbs_info}, {@code _membership}, {@code _active_tasks}. */
+public final class ServerHandlers {
+    /** CouchDB's max_db_number_for_dbs_info_req. */
+    static final int MAX_DBS_INFO_KEYS = 100;
+
+    private final HttpConfig config;
+    private final DocumentStore docs;
+    private final DatabaseDirectory databases;
+    private final String uuid;
+
+    public ServerHandlers(HttpConfig config, DocumentStore docs, String uuid) {
+        this.config = config;
+        this.docs = docs;
+        this.databases = docs.databases();
+        this.uuid = uuid;
+    }
+
+    public void register(Router r) {
+        r.add("GET", "/", this::welcome);
+        r.add("GET", "/_up", req -> {
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("status", "ok");
+            body.put("seeds", Map.of());
+            return Response.json(200, body);
+        });
+        r.add("GET", "/_uuids", this::uuids);
+        r.add("GET", "/_all_dbs", this::allDbs);
+        r.add("GET", "/_dbs_info", this::dbsInfoList);
+        r.add("POST", "/_dbs_info", this::dbsInfo);
+        r.add("GET", "/_membership", this::membership);
+        r.add("GET", "/_active_tasks", req -> {
+            Access.requireServerAdmin(req);
+            return Response.json(200, List.of());
+        });
+        // Fauxton is not served (yet), so there is no icon either.
+        r.add("GET", "/favicon.ico", req -> {
+            throw HttpError.notFound("missing");
+        });
+    }
+
+    private Response welcome(Request req) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("couchdb", "Welcome");
+        body.put("version", HttpConfig.COUCHDB_VERSION);
+        body.put("git_sha", config.gitSha());
+        body.put("uuid", uuid);
+        // Only features this server really has; none of CouchDB's optional ones yet.
+        body.put("features", List.of());
+        body.put("vendor", Map.of("name", "Chaise", "version", config.vendorVersion()));
+        return Response.json(200, body);
+    }
+
+    private Response uuids(Request req) {
+        String countParam = req.query("count", "1");
+        int count;
+        try {
+            count = Integer.parseInt(countParam);
+        } catch (NumberFormatException e) {
+            throw HttpError.badRequest("count must be a positive integer");
+        }
+        if (count > config.maxUuidCount()) throw HttpError.badRequest("count parameter too large");
+        if (count < 0) throw HttpError.badRequest("count must be a positive integer");
+        List<String> ids = new ArrayList<>(count);
+        byte[] b = new byte[16];
+        for (int i = 0; i < count; i++) {
+            ThreadLocalRandom.current().nextBytes(b);
+            ids.add(HexFormat.of().formatHex(b));
+        }
+        return Response.json(200, Map.of("uuids", ids))
+                .withHeader("Cache-Control", "no-cache")
+                .withHeader("Expires", "Mon, 01 Jan 1990 00:00:00 GMT") // in the past on purpose, as CouchDB
+                .withHeader("Pragma", "no-cache")
+                .withHeader("ETag", etag(ids.toString()));
+    }
+
+    private Response membership(Request req) {
+        Access.requireServerAdmin(req);
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("all_nodes", List.of(config.nodeName()));
+        body.put("cluster_nodes", List.of(config.nodeName()));
+        return Response.json(200, body);
+    }
+
+    private void requireListAccess(Request req) {
+        if (config.adminOnlyAllDbs()) Access.requireServerAdmin(req);
+    }
+
+    private Response allDbs(Request req) {
+        requireListAccess(req);
+        return Response.json(200, listNames(req));
+    }
+
+    private Response dbsInfoList(Request req) {
+        requireListAccess(req);
+        List<Object> out = new ArrayList<>();
+        for (String name : listNames(req)) {
+            try {
+                out.add(Map.of("key", name, "info", DatabaseHandlers.info(docs.info(name))));
+            } catch (StorageException e) {
+                if (e.kind() != StorageException.Kind.NOT_FOUND) throw e; // deleted meanwhile
+            }
+        }
+        return Response.json(200, out);
+    }
+
+    private Response dbsInfo(Request req) {
+        requireListAccess(req);
+        Bodies.requireContentType(req, Response.JSON);
+        ObjectNode body = Bodies.jsonObject(req);
+        JsonNode keys = body.get("keys");
+        if (keys == null) throw HttpError.badRequest("`keys` member must exist.");
+        if (!keys.isArray()) throw HttpError.badRequest("`keys` member must be an array.");
+        if (keys.size() > MAX_DBS_INFO_KEYS) throw HttpError.badRequest("too_many_keys");
+        List<Object> out = new ArrayList<>();
+        for (JsonNode k : keys) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("key", k);
+            try {
+                if (!k.isTextual()) throw StorageException.notFound("not a name");
+                DatabaseDirectory.validateName(k.asText());
+                row.put("info", DatabaseHandlers.info(docs.info(k.asText())));
+            } catch (StorageException e) {
+                if (e.kind() != StorageException.Kind.NOT_FOUND && e.kind() != StorageException.Kind.ILLEGAL_DATABASE_NAME) throw e;
+                row.put("error", "not_found");
+            }
+            out.add(row);
+        }
+        return Response.json(200, out);
+    }
+
+    /** {@code _all_dbs}'s names: startkey/endkey (JSON), limit, skip, descending, inclusive_end. */
+    private List<String> listNames(Request req) {
+        boolean descending = Queries.bool(req, "descending", false);
+        boolean inclusiveEnd = Queries.bool(req, "inclusive_end", true);
+        long limit = Queries.nonNegative(req, "limit", Long.MAX_VALUE);
+        long skip = Queries.nonNegative(req, "skip", 0);
+        JsonNode start = Queries.json(req, "startkey", "start_key");
+        JsonNode end = Queries.json(req, "endkey", "end_key");
+        if (limit == 0) return List.of();
+        // Non-string keys bound by where CouchDB collates them: null, booleans and numbers before every
+        // string, arrays and objects after.
+        Bound s = bound(start, !descending);
+        Bound e = bound(end, descending);
+        if (s.empty || e.empty) return List.of();
+        int lim = limit >= Integer.MAX_VALUE - 1 ? 0 : (int) limit + (inclusiveEnd ? 0 : 1);
+        List<String> names = new ArrayList<>(databases.list(s.name, e.name, descending, (int) Math.min(skip, Integer.MAX_VALUE), lim));
+        if (!inclusiveEnd && e.name != null && !names.isEmpty() && names.get(names.size() - 1).equals(e.name)) names.remove(names.size() - 1);
+        if (names.size() > limit) return names.subList(0, (int) limit);
+        return names;
+    }
+
+    private record Bound(String name, boolean empty) {}
+
+    /** @param isLower whether the key bounds from below in name order */
+    private static Bound bound(JsonNode key, boolean isLower) {
+        if (key == null) return new Bound(null, false);
+        if (key.isTextual()) return new Bound(key.asText(), false);
+        boolean beforeStrings = key.isNull() || key.isBoolean() || key.isNumber();
+        // A lower bound before all strings bounds nothing; an upper bound before all strings admits nothing.
+        return isLower == beforeStrings ? new Bound(null, false) : new Bound(null, true);
+    }
+
+    static String etag(String s) {
+        try {
+            byte[] d = MessageDigest.getInstance("MD5").digest(s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return "\"" + HexFormat.of().formatHex(d) + "\"";
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,113 @@
+package dev.chaise.http.handlers;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.http.Bodies;
+import dev.chaise.http.HttpError;
+import dev.chaise.http.Request;
+import dev.chaise.http.Response;
+import dev.chaise.http.Router;
+import dev.chaise.http.auth.Authenticator;
+import dev.chaise.http.auth.Credentials;
+import dev.chaise.http.auth.UserCtx;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** {@code /_session}: cookie login, who-am-I, logout. */
+public final class SessionHandlers {
+    private final Authenticator auth;
+
+    public SessionHandlers(Authenticator auth) {
+        this.auth = auth;
+    }
+
+    public void register(Router r) {
+        r.add("GET", "/_session", this::get);
+        r.add("POST", "/_session", this::login);
+        r.add("DELETE", "/_session", this::logout);
+    }
+
+    private Response get(Request req) {
+        UserCtx u = req.user();
+        if (u.isAnonymous() && "true".equals(req.query("basic"))) throw HttpError.unauthorized("Please login.");
+        Map<String, Object> userCtx = new LinkedHashMap<>();
+        userCtx.put("name", u.name());
+        userCtx.put("roles", u.roles());
+        Map<String, Object> info = new LinkedHashMap<>();
+        info.put("authentication_handlers", auth.handlerNames());
+        if (u.handler() != null) info.put("authenticated", u.handler());
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("ok", true);
+        body.put("userCtx", userCtx);
+        body.put("info", info);
+        return Response.json(200, body);
+    }
+
+    private Response login(Request req) {
+        Map<String, String> form = form(req);
+        String name = username(form);
+        String password = form.getOrDefault("password", "");
+        Optional<Credentials> c = auth.check(name, password);
+        if (c.isEmpty()) {
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("error", "unauthorized");
+            body.put("reason", Authenticator.INCORRECT);
+            return redirectOr(req.query("fail"), Response.json(401, body)).withHeader("Set-Cookie", auth.logoutCookie(false));
+        }
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("ok", true);
+        body.put("name", c.get().name());
+        body.put("roles", c.get().roles());
+        return redirectOr(req.query("next"), Response.json(200, body)).withHeader("Set-Cookie", auth.loginCookie(c.get(), false));
+    }
+
+    private Response logout(Request req) {
+        return redirectOr(req.query("next"), Response.ok()).withHeader("Set-Cookie", auth.logoutCookie(false));
+    }
+
+    /** {@code ?next=} / {@code ?fail=}: the same body with 302 and a Location, for HTML forms. */
+    private static Response redirectOr(String location, Response.Full resp) {
+        if (location == null) return resp;
+        return new Response.Full(302, resp.headers(), resp.body()).withHeader("Location", location);
+    }
+
+    private static Map<String, String> form(Request req) {
+        String ct = req.contentType();
+        Map<String, String> out = new LinkedHashMap<>();
+        if ("application/x-www-form-urlencoded".equals(ct)) {
+            String text = new String(Bodies.bytes(req, Integer.MAX_VALUE), StandardCharsets.UTF_8);
+            Map<String, List<String>> p;
+            try {
+                p = new QueryStringDecoder(text, StandardCharsets.UTF_8, false).parameters();
+            } catch (IllegalArgumentException e) {
+                throw HttpError.badRequest("invalid_url_encoding");
+            }
+            p.forEach((k, v) -> {
+                if (!v.isEmpty()) out.put(k, v.get(0));
+            });
+        } else if ("application/json".equals(ct)) {
+            ObjectNode o = Bodies.jsonObject(req);
+            for (Map.Entry<String, JsonNode> e : o.properties()) {
+                JsonNode v = e.getValue();
+                if (!v.isTextual()) throw HttpError.badRequest("`" + e.getKey() + "` must be a string");
+                out.put(e.getKey(), v.asText());
+            }
+        } else {
+            throw HttpError.badContentType("Content-Type must be 'application/x-www-form-urlencoded' or 'application/json'");
+        }
+        return out;
+    }
+
+    /** CouchDB accepts {@code name} or {@code username}, but not two different ones. */
+    private static String username(Map<String, String> form) {
+        String name = form.get("name");
+        String username = form.get("username");
+        if (name == null && username == null) throw HttpError.badRequest("request body must contain a username");
+        if (name != null && username != null && !name.equals(username)) throw HttpError.badRequest("request body contains different usernames");
+        return name != null ? name : username;
+    }
+}

@@ -1,0 +1,86 @@
+package dev.chaise.http;
+
+import static dev.chaise.http.HttpTestServer.ADMIN;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Every endpoint fed common bad input answers 4xx: a 500 here means a missing check, i.e. a bug. */
+class NoServerErrorsTest {
+    static HttpTestServer s;
+
+    @BeforeAll
+    static void start() throws Exception {
+        s = new HttpTestServer();
+        s.asAdmin("PUT", "/db", null).status(201);
+    }
+
+    @AfterAll
+    static void stop() {
+        s.close();
+    }
+
+    static final List<String> BODIES = List.of("", "{", "}", "[]", "null", "true", "1", "-1", "1e400", "\"s\"", "{\"a\":}",
+            "{\"keys\":null}", "{\"keys\":[null,{},[]]}", "{\"names\":{}}", "{\"admins\":1}", "{\"admins\":{\"names\":[null]}}",
+            "{\"members\":{\"roles\":\"x\"}}", "{\"name\":null,\"password\":null}", "{\"name\":[],\"password\":{}}",
+            "\"\\ud800\"", "{\"a\":1}{\"b\":2}", "\u0000", "99999999999999999999999999", "name=&password=", "%%%");
+
+    static final List<String> PATHS = List.of("/", "/_up", "/_uuids", "/_uuids?count=1e3", "/_uuids?count=", "/_uuids?count=99999999999999",
+            "/_all_dbs", "/_all_dbs?limit=1.5", "/_all_dbs?skip=99999999999999999999", "/_all_dbs?startkey=%7B%22a%22%3A",
+            "/_all_dbs?startkey=", "/_all_dbs?descending=", "/_dbs_info", "/_membership", "/_active_tasks", "/_session",
+            "/_session?basic=true", "/_node/_local", "/_node/_local/_config", "/_node/_local/_config/admins",
+            "/_node/_local/_config/admins/x", "/_node/x/_config/a/b", "/_node/_local/_config/a/b/c",
+            "/db", "/db/_security", "/db/_revs_limit", "/db/_compact", "/db/_ensure_full_commit", "/db/_security/extra",
+            "/missing", "/missing/_security", "/Bad", "/%00", "/%C3%28", "/..", "/db/..", "/_", "/a%2F", "/%2F", "/db?rev=",
+            "/db?partitioned=x", "/favicon.ico", "/_replicator", "/_users/_security");
+
+    static final List<String> METHODS = List.of("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "COPY");
+
+    @Test
+    void noEndpointAnswers500ToBadInput() throws Exception {
+        List<String> failures = new ArrayList<>();
+        for (String path : PATHS) {
+            for (String method : METHODS) {
+                for (String auth : new String[] {null, ADMIN}) {
+                    for (String body : method.equals("POST") || method.equals("PUT") ? BODIES : List.of("")) {
+                        for (String ct : method.equals("POST") || method.equals("PUT")
+                                ? List.of("application/json", "application/x-www-form-urlencoded", "text/plain")
+                                : List.of("application/json")) {
+                            List<String> h = new ArrayList<>(List.of("Content-Type", ct));
+                            if (auth != null) h.addAll(List.of("Authorization", auth));
+                            var r = s.send(method, path, body, h.toArray(String[]::new));
+                            if (r.status() >= 500) failures.add(method + " " + path + " body=" + body + " ct=" + ct + " auth=" + (auth != null) + " -> " + r.status() + " " + r.text());
+                        }
+                    }
+                }
+            }
+        }
+        // and the server still serves.
+        s.get("/_up").status(200);
+        assertTrue(failures.isEmpty(), String.join("\n", failures));
+    }
+
+    @Test
+    void badHeadersAreNot500() throws Exception {
+        String[][] headers = {
+            {"Authorization", "Basic ????"}, {"Authorization", "Basic"}, {"Authorization", "Basic =="}, {"Authorization", ""},
+            {"Cookie", "AuthSession=%%%"}, {"Cookie", "AuthSession=YTpi"}, {"Cookie", "AuthSession=YWRtaW46eno6eHg"}, {"Cookie", "=;;=="},
+            {"Content-Encoding", "gzip"}, {"Content-Encoding", "br"}, {"X-HTTP-Method-Override", "BREW"}, {"X-Couch-Persist", "maybe"},
+            {"Content-Type", ";;;"}, {"Accept", "text/html"},
+        };
+        List<String> failures = new ArrayList<>();
+        for (String[] hv : headers) {
+            for (String path : List.of("/", "/_session", "/db", "/db/_security", "/_dbs_info")) {
+                for (String method : List.of("GET", "POST", "PUT")) {
+                    var r = s.send(method, path, "{}", hv[0], hv[1]);
+                    if (r.status() >= 500) failures.add(method + " " + path + " " + hv[0] + ": " + hv[1] + " -> " + r.status() + " " + r.text());
+                }
+            }
+        }
+        assertTrue(failures.isEmpty(), String.join("\n", failures));
+    }
+}

@@ -1,0 +1,78 @@
+package dev.chaise.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.chaise.http.HttpConfig;
+import dev.chaise.http.auth.PasswordHash;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class MainTest {
+    @Test
+    void httpConfigFromIniUsesCouchDbNamesAndDefaults() {
+        HttpConfig d = Main.httpConfig(IniConfig.parse("", "empty"), "1.2.3");
+        assertEquals("127.0.0.1", d.bindAddress());
+        assertEquals(5984, d.port());
+        assertEquals(64L << 20, d.maxRequestSize());
+        assertTrue(d.adminOnlyAllDbs());
+        assertEquals(600, d.auth().timeoutSeconds());
+        assertEquals(600_000, d.auth().iterations());
+        assertEquals("1.2.3", d.vendorVersion());
+
+        HttpConfig c = Main.httpConfig(IniConfig.parse("""
+                [chttpd]
+                port = 15984
+                bind_address = 0.0.0.0
+                max_http_request_size = 1000
+                admin_only_all_dbs = false
+                [chttpd_auth]
+                timeout = 60
+                iterations = 10
+                secret = s3cret
+                [uuids]
+                max_count = 5
+                """, "t.ini"), "v");
+        assertEquals(15984, c.port());
+        assertEquals("0.0.0.0", c.bindAddress());
+        assertEquals(1000, c.maxRequestSize());
+        assertFalse(c.adminOnlyAllDbs());
+        assertEquals(60, c.auth().timeoutSeconds());
+        assertEquals(10, c.auth().iterations());
+        assertEquals("s3cret", c.auth().secret());
+        assertEquals(5, c.maxUuidCount());
+    }
+
+    @Test
+    void plainTextAdminsAreHashedAndWrittenBack(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("local.ini");
+        Files.writeString(f, "[admins]\nadmin = hunter2\nkept = -pbkdf2:sha256-ab,cd,10\n");
+        IniConfig ini = IniConfig.load(f);
+        IniConfigStore live = new IniConfigStore(ini, f);
+        HttpConfig http = HttpConfig.defaults().withAuth(HttpConfig.Auth.defaults().withIterations(10));
+        Main.hashPlainTextAdmins(live, http);
+        String stored = live.get("admins", "admin").orElseThrow();
+        assertTrue(stored.startsWith("-pbkdf2:sha256-"), stored);
+        assertTrue(PasswordHash.parseAdmin(stored).orElseThrow().matches("hunter2"));
+        assertEquals("-pbkdf2:sha256-ab,cd,10", live.get("admins", "kept").orElseThrow());
+        String file = Files.readString(f);
+        assertFalse(file.contains("hunter2"), file);
+        assertTrue(file.contains("admin = " + stored), file);
+    }
+
+    @Test
+    void environmentAdminIsAddedUnlessConfigured(@TempDir Path dir) {
+        HttpConfig http = HttpConfig.defaults().withAuth(HttpConfig.Auth.defaults().withIterations(10));
+        IniConfigStore live = new IniConfigStore(IniConfig.parse("", "x"), null);
+        Main.addAdminFromEnvironment(live, Map.of("COUCHDB_USER", "root", "COUCHDB_PASSWORD", "pw"), http);
+        assertTrue(PasswordHash.parseAdmin(live.get("admins", "root").orElseThrow()).orElseThrow().matches("pw"));
+        Main.addAdminFromEnvironment(live, Map.of("COUCHDB_USER", "root", "COUCHDB_PASSWORD", "other"), http);
+        assertTrue(PasswordHash.parseAdmin(live.get("admins", "root").orElseThrow()).orElseThrow().matches("pw"));
+        Main.addAdminFromEnvironment(live, Map.of("COUCHDB_USER", "x"), http);
+        assertTrue(live.get("admins", "x").isEmpty());
+    }
+}

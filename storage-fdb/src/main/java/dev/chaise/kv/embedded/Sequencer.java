@@ -27,13 +27,15 @@ import org.rocksdb.WriteBatch;
  * commit as one batch, gives the batch one commit version, checks each transaction's
  * read-conflict ranges against writes committed after its read version (and against earlier
  * transactions of the same batch), assigns versionstamps in batch order, and applies atomic
- * mutations to the latest values (batches still being logged included). The log thread writes
- * each batch as one synced RocksDB WriteBatch (group commit: one fsync a batch), publishes the
- * new read version, and only then acknowledges. Resolving batch N+1 overlaps the fsync of N.
+ * mutations to the latest values (batches still being logged included). The log thread takes
+ * every batch resolved so far, writes each as one RocksDB WriteBatch and makes the group durable
+ * with one WAL fsync (group commit), publishes the new read version, and only then acknowledges.
+ * Resolution never waits for the disk, and each fsync carries what arrived during the last one.
  */
 final class Sequencer implements AutoCloseable {
     /** Versionstamps give two bytes to the order within a batch. */
     static final int MAX_BATCH = 4096;
+    static final int MAX_UNLOGGED_BATCHES = 256;
     private static final byte[] TOMBSTONE = new byte[0];
 
     record Request(long readVersion, List<byte[][]> readConflicts, List<byte[][]> writeConflicts, WriteBuffer writes,
@@ -54,11 +56,8 @@ final class Sequencer implements AutoCloseable {
     private final Random random;
     /** Resolved batches waiting for the log thread. */
     private final LinkedBlockingQueue<Resolved> toLog = new LinkedBlockingQueue<>();
-    /**
-     * At most two batches between resolution and durability: one logging, one resolving. So a
-     * batch collects the commits that arrive during one fsync, as without the pipeline.
-     */
-    private final Semaphore slots = new Semaphore(2);
+    /** Resolved but not yet durable batches, bounded so a stalled disk stops resolution. */
+    private final Semaphore slots = new Semaphore(MAX_UNLOGGED_BATCHES);
     /** Batches are logged in resolution order; whoever holds this lock logs the next one. */
     private final ReentrantLock logLock = new ReentrantLock();
     private long resolvedSeq;
@@ -109,9 +108,11 @@ final class Sequencer implements AutoCloseable {
                     Resolved b = resolve(batch);
                     if (b == null) {
                         slots.release();
-                    } else if (b.seq() == nextToLog && logLock.tryLock()) {
+                    } else if (queue.isEmpty() && toLog.isEmpty() && b.seq() == nextToLog && logLock.tryLock()) {
+                        // Nothing else waits and the log stage is idle: skip the hand-off. With
+                        // commits waiting, hand off, so the next batch resolves during this fsync.
                         try {
-                            log(b); // the log stage is idle: skip the hand-off
+                            log(List.of(b));
                         } finally {
                             logLock.unlock();
                         }
@@ -147,36 +148,64 @@ final class Sequencer implements AutoCloseable {
                 if (resolverDone && toLog.isEmpty()) return;
                 continue;
             }
+            List<Resolved> group = new ArrayList<>();
+            group.add(b);
+            toLog.drainTo(group);
             logLock.lock();
             try {
-                log(b);
+                log(group);
             } finally {
                 logLock.unlock();
             }
         }
     }
 
-    private void log(Resolved b) {
-        boolean wrote = false;
-        try (WriteBatch wb = b.wb()) {
-            wb.put(store.metaCf(), EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(b.version(), 0));
-            store.db().write(store.writeOptions(), wb);
-            wrote = true;
+    /** Writes a group of batches in resolution order and makes them durable with one fsync. */
+    private void log(List<Resolved> group) {
+        int written = 0;
+        boolean durable = false;
+        Exception failure = null;
+        try {
+            for (Resolved b : group) {
+                try (WriteBatch wb = b.wb()) {
+                    wb.put(store.metaCf(), EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(b.version(), 0));
+                    store.db().write(store.writeOptions(), wb);
+                }
+                written++;
+            }
+            store.syncLog();
+            durable = true;
             store.timer().increment(StoreTimer.Counts.COMMIT_BATCHES);
         } catch (RocksDBException | RuntimeException e) {
-            for (Request r : b.accepted()) r.done().completeExceptionally(new KvException(KvException.IO_ERROR, "io_error: " + e.getMessage(), e));
+            failure = e;
         } finally {
-            store.endBatch(b.version(), wrote);
-            unlogged.remove(b.overlay()); // after the write is visible, so the resolver never misses it
-            nextToLog = b.seq() + 1;
-            slots.release();
+            for (int i = 0; i < group.size(); i++) {
+                Resolved b = group.get(i);
+                if (i >= written) b.wb().close();
+                store.endBatch(b.version(), durable && i == group.size() - 1); // one snapshot for the group
+                unlogged.remove(b.overlay()); // after the write is visible, so the resolver never misses it
+            }
+            nextToLog = group.getLast().seq() + 1;
+            slots.release(group.size());
         }
-        if (!wrote) return;
-        store.watches().touched(b.touchedKeys(), b.touchedRanges()); // before any commit returns, or a watch armed after it would fire
-        for (int i = 0; i < b.accepted().size(); i++) {
-            Request r = b.accepted().get(i);
-            if (b.faults().get(i) == Fault.UNKNOWN_COMMITTED) fail(r, Fault.UNKNOWN_COMMITTED);
-            else r.done().complete(new Result(b.version(), i));
+        for (int i = 0; i < group.size(); i++) {
+            Resolved b = group.get(i);
+            if (!durable) {
+                // Written but not synced may or may not survive a crash: that is 1021's meaning.
+                KvException e = i < written ? new KvException(KvException.COMMIT_UNKNOWN_RESULT, "commit_unknown_result: " + failure.getMessage(), failure)
+                        : new KvException(KvException.IO_ERROR, "io_error: " + failure.getMessage(), failure);
+                for (Request r : b.accepted()) r.done().completeExceptionally(e);
+                continue;
+            }
+            store.watches().touched(b.touchedKeys(), b.touchedRanges()); // before any commit returns, or a watch armed after it would fire
+        }
+        if (!durable) return;
+        for (Resolved b : group) {
+            for (int i = 0; i < b.accepted().size(); i++) {
+                Request r = b.accepted().get(i);
+                if (b.faults().get(i) == Fault.UNKNOWN_COMMITTED) fail(r, Fault.UNKNOWN_COMMITTED);
+                else r.done().complete(new Result(b.version(), i));
+            }
         }
     }
 

@@ -16,8 +16,10 @@ import dev.chaise.storage.rev.RevHasher;
 import dev.chaise.storage.rev.RevId;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -96,19 +98,31 @@ public final class DocumentStore implements AutoCloseable {
     /**
      * Writes documents; each gets its own result. Documents are grouped into transactions of at
      * most {@link #CHUNK_DOCS} documents and about {@link #CHUNK_BYTES}.
+     *
+     * <p>One id several times: with {@code newEdits}, once an edit of the id succeeded the later
+     * ones are conflicts, as in CouchDB on FoundationDB ({@code fabric2_db}); without, a repeated
+     * id starts a new transaction, so each merge sees the ones before it. (A transaction cannot
+     * read back the winner it wrote: its Sequence is a versionstamped value.)
      */
     public List<UpdateResult> update(String dbName, List<DocUpdate> docs, boolean newEdits) {
         List<UpdateResult> out = new ArrayList<>(docs.size());
+        Set<String> succeeded = new HashSet<>();
         int i = 0;
         while (i < docs.size()) {
             int j = i;
             long bytes = 0;
-            while (j < docs.size() && j - i < CHUNK_DOCS && (j == i || bytes < CHUNK_BYTES)) {
+            Set<String> ids = new HashSet<>();
+            while (j < docs.size() && j - i < CHUNK_DOCS && (j == i || bytes < CHUNK_BYTES) && (newEdits || ids.add(docs.get(j).id()))) {
                 bytes += ExplodedJson.externalSize(docs.get(j).body());
                 j++;
             }
             List<DocUpdate> chunk = docs.subList(i, j);
-            out.addAll(txIds.run(tx -> writeAll(tx, dbName, chunk, newEdits, false), DocumentStore::encode, DocumentStore::decode));
+            Set<String> before = newEdits ? Set.copyOf(succeeded) : Set.of();
+            List<UpdateResult> results = txIds.run(tx -> writeAll(tx, dbName, chunk, newEdits, false, before), DocumentStore::encode, DocumentStore::decode);
+            for (UpdateResult r : results) {
+                if (r.ok()) succeeded.add(r.id());
+            }
+            out.addAll(results);
             i = j;
         }
         return out;
@@ -120,7 +134,7 @@ public final class DocumentStore implements AutoCloseable {
      */
     public List<UpdateResult> updateAllOrNothing(String dbName, List<DocUpdate> docs, boolean newEdits) {
         try {
-            return txIds.run(tx -> writeAll(tx, dbName, docs, newEdits, true), DocumentStore::encode, DocumentStore::decode);
+            return txIds.run(tx -> writeAll(tx, dbName, docs, newEdits, true, Set.of()), DocumentStore::encode, DocumentStore::decode);
         } catch (AllOrNothingFailed f) {
             return f.results;
         }
@@ -136,14 +150,23 @@ public final class DocumentStore implements AutoCloseable {
         }
     }
 
-    private List<UpdateResult> writeAll(Transaction tx, String dbName, List<DocUpdate> docs, boolean newEdits, boolean atomic) {
+    /** @param succeeded ids an earlier transaction of the same request wrote (a retry starts from it again) */
+    private List<UpdateResult> writeAll(Transaction tx, String dbName, List<DocUpdate> docs, boolean newEdits, boolean atomic,
+                                        Set<String> succeeded) {
         DbHandle db = databases.open(tx, dbName);
         int[] userVersion = {0};
         List<UpdateResult> results = new ArrayList<>(docs.size());
+        Set<String> written = new HashSet<>(succeeded);
         boolean failed = false;
         for (DocUpdate u : docs) {
             try {
+                if (written.contains(u.id())) {
+                    if (newEdits) throw StorageException.conflict();
+                    // only updateAllOrNothing gets here: update() gives a repeated id its own transaction
+                    throw StorageException.badRequest("A document may appear only once in an all-or-nothing batch with new_edits=false");
+                }
                 RevId rev = newEdits ? writeEdit(tx, db, u, userVersion) : writeReplicated(tx, db, u, userVersion);
+                written.add(u.id());
                 results.add(new UpdateResult(u.id(), rev, null));
             } catch (StorageException e) {
                 results.add(new UpdateResult(u.id(), null, e));

@@ -102,6 +102,34 @@ class BatchEdgeCasesTest {
     }
 
     @Test
+    void allOrNothingWithOneDocumentTwice() {
+        List<UpdateResult> r = f.store.updateAllOrNothing(db, List.of(
+                DocUpdate.edit("a", null, false, body("x", 1)),
+                DocUpdate.edit("a", null, false, body("x", 2))), true);
+        assertEquals(StorageException.Kind.CONFLICT, r.get(1).error() == null ? null : r.get(1).error().kind(), r.toString());
+        assertEquals(List.of(), f.store.branches(db, "a"), "nothing of a failed all-or-nothing batch is written");
+
+        String a = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+        List<UpdateResult> rr = f.store.updateAllOrNothing(db, List.of(
+                DocUpdate.replicated("d", EditBranch.fromRevisions(2, List.of("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", a), false), body("v", 1)),
+                DocUpdate.replicated("d", EditBranch.fromRevisions(2, List.of("cccccccccccccccccccccccccccccccc", a), false), body("v", 2))), false);
+        assertEquals(StorageException.Kind.BAD_REQUEST, rr.get(1).error() == null ? null : rr.get(1).error().kind(), rr.toString());
+        assertEquals(List.of(), f.store.branches(db, "d"));
+        f.checkInvariants(db, 0);
+    }
+
+    @Test
+    void aRepeatedIdInALaterChunkStillConflicts() {
+        List<DocUpdate> docs = new java.util.ArrayList<>();
+        for (int i = 0; i < DocumentStore.CHUNK_DOCS; i++) docs.add(DocUpdate.edit("doc-" + i, null, false, body("i", i)));
+        docs.add(DocUpdate.edit("doc-0", RevHasher.newRevId(null, false, body("i", 0), List.of()), false, body("i", -1)));
+        List<UpdateResult> r = f.store.update(db, docs, true);
+        assertTrue(r.get(0).ok());
+        assertEquals(StorageException.Kind.CONFLICT, r.getLast().error() == null ? null : r.getLast().error().kind(), "one request, one success per id");
+        f.checkInvariants(db, 0);
+    }
+
+    @Test
     void anIdTooLongForAKeyFailsThatDocumentOnly() {
         String longId = "x".repeat(KvLimits.MAX_KEY_BYTES);
         for (ObjectNode b : List.of(Json.NODES.objectNode(), body("x", 1))) {

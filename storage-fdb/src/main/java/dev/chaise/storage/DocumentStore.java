@@ -2,6 +2,7 @@ package dev.chaise.storage;
 
 import com.apple.foundationdb.tuple.Tuple;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.KvLimits;
 import dev.chaise.kv.KvStore;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
@@ -179,7 +180,7 @@ public final class DocumentStore implements AutoCloseable {
 
     /** An interactive edit (new_edits=true): reads only the branches RFC C says it must. */
     private RevId writeEdit(Transaction tx, DbHandle db, DocUpdate u, int[] userVersion) {
-        checkSize(u);
+        checkSize(db, u);
         String id = u.id();
         List<Branch> read = new ArrayList<>(2);
         if (u.baseRev() != null) {
@@ -209,7 +210,7 @@ public final class DocumentStore implements AutoCloseable {
 
     /** A replicated write (new_edits=false): merges the incoming path into every branch. */
     private RevId writeReplicated(Transaction tx, DbHandle db, DocUpdate u, int[] userVersion) {
-        checkSize(u);
+        checkSize(db, u);
         String id = u.id();
         List<Branch> all = RevisionsSubspace.all(tx, db, id);
         List<EditBranch> branches = new ArrayList<>(all.size());
@@ -221,7 +222,17 @@ public final class DocumentStore implements AutoCloseable {
         return u.path().leaf();
     }
 
-    private void checkSize(DocUpdate u) {
+    /** The longest key a branch of an interactive revision can need: top position, a hash of 16 zero bytes (each escaped to two). */
+    private static final RevId LONGEST_NEW_REV = new RevId(Long.MAX_VALUE, "0".repeat(32));
+
+    private void checkSize(DbHandle db, DocUpdate u) {
+        // Before any write, so a key over FDB's limit fails this document only, not the batch's transaction.
+        if (RevisionsSubspace.key(db, u.id(), LONGEST_NEW_REV, true).length > KvLimits.MAX_KEY_BYTES) {
+            throw new StorageException(StorageException.Kind.ILLEGAL_DOCID, "Document id is too long");
+        }
+        if (u.path() != null && RevisionsSubspace.key(db, u.id(), u.path().leaf(), true).length > KvLimits.MAX_KEY_BYTES) {
+            throw StorageException.badRequest(RevId.INVALID);
+        }
         long size = ExplodedJson.externalSize(u.body());
         if (size > maxDocumentSize) {
             throw new StorageException(StorageException.Kind.DOCUMENT_TOO_LARGE, "Document exceeds the maximum document size of " + maxDocumentSize + " bytes");

@@ -147,4 +147,16 @@ class BatchEdgeCasesTest {
         assertEquals(2, f.store.info(db).docCount());
         f.checkInvariants(db, 0);
     }
+
+    @Test
+    void aReplicatedRevisionTooLongForAKeyFailsThatDocumentOnly() {
+        EditBranch path = EditBranch.root(new RevId(1, "h".repeat(KvLimits.MAX_KEY_BYTES)), false);
+        List<UpdateResult> r = f.store.update(db, List.of(
+                DocUpdate.replicated("fine", EditBranch.root(RevId.parse("1-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), false), body("x", 1)),
+                DocUpdate.replicated("d", path, body("x", 1))), false);
+        assertTrue(r.get(0).ok());
+        assertEquals(StorageException.Kind.BAD_REQUEST, r.get(1).error() == null ? null : r.get(1).error().kind());
+        assertEquals(List.of(), f.store.branches(db, "d"));
+        f.checkInvariants(db, 0);
+    }
 }

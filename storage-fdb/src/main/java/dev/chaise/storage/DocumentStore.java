@@ -202,6 +202,11 @@ public final class DocumentStore implements AutoCloseable {
         for (Branch b : read) branches.add(b.branch());
         EditPlan plan = EditBranches.planEdit(branches, u.baseRev(), u.deleted());
         RevId newRev = RevHasher.newRevId(plan.parent(), plan.deleted(), u.body(), List.of());
+        // Rev ids are deterministic: the same edit of a parent that came back as a leaf (stemmed
+        // off its child, then replicated in again) gives a revision that may already be a leaf of
+        // a branch not read above. Writing it again would overwrite that branch and miscount;
+        // CouchDB answers 409. One point read of the key the new branch would take.
+        if (RevisionsSubspace.get(tx, db, id, newRev, plan.deleted()) != null) throw StorageException.conflict();
         BranchUpdate update = plan.apply(newRev, db.revsLimit());
         int branchCount = oldWinner == null ? 1 : oldWinner.branchCount();
         apply(tx, db, id, read, oldWinner, update, newRev, plan.deleted(), u.body(), branchCount, userVersion);

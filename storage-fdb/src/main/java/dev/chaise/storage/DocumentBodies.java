@@ -53,15 +53,24 @@ public final class DocumentBodies {
         return new Prepared(prefix, ExplodedJson.explode(prefix, body), externalSize);
     }
 
+    /**
+     * The end of the prefix's own keys: {@code prefix + ff}, not {@code strinc(prefix)}, which
+     * would take in the keys of a hash that continues past the prefix's terminating 00 (a longer
+     * byte string with a NUL there encodes as {@code 00 ff ...}). Path elements never start with ff.
+     */
+    static byte[] end(byte[] prefix) {
+        return Keys.concat(prefix, new byte[] {(byte) 0xff});
+    }
+
     static void clear(Transaction tx, DbHandle db, String docId, RevId rev, boolean deleted) {
         byte[] prefix = prefix(db, docId, rev, deleted);
-        tx.clear(prefix, Keys.strinc(prefix));
+        tx.clear(prefix, end(prefix));
     }
 
     /** The body, or null if none is stored (a non-leaf revision, or a bare deletion). One range read. */
     static ObjectNode read(ReadTransaction tx, DbHandle db, String docId, RevId rev, boolean deleted) {
         byte[] prefix = prefix(db, docId, rev, deleted);
-        try (var it = tx.getRange(prefix, Keys.strinc(prefix), 0, false)) {
+        try (var it = tx.getRange(prefix, end(prefix), 0, false)) {
             if (!it.hasNext()) return null;
             return ExplodedJson.implode(prefix, it);
         }

@@ -437,7 +437,10 @@ public final class DocumentStore implements AutoCloseable {
                 throw new StorageException(StorageException.Kind.DOCUMENT_TOO_LARGE, "Document exceeds the maximum document size of " + maxDocumentSize + " bytes");
             }
         }
-        return kv.run(tx -> LocalDocuments.write(tx, databases.open(tx, dbName), id, baseRev, deleted, body));
+        // Guarded like every document write: a retry after a 1021 that did commit returns that write's rev.
+        return txIds.run(tx -> LocalDocuments.write(tx, databases.open(tx, dbName), id, baseRev, deleted, body),
+                d -> Tuple.from(d.revNumber()).pack(),
+                bytes -> new LocalDocuments.LocalDoc(id, Tuple.fromBytes(bytes).getLong(0), body));
     }
 
     @Override

@@ -69,7 +69,7 @@ class KeyLayoutBytesTest {
 
         // ---- txids: (0, "txids", TxId) = (Result, WallClockMillis), one per write
         List<KeyValue> txids = scan("14 02 74 78 69 64 73 00", "14 02 74 78 69 64 73 01");
-        assertEquals(2, txids.size(), "one txid per guarded write");
+        assertEquals(3, txids.size(), "one txid per guarded write: two document writes, one _local");
         for (KeyValue kv : txids) {
             byte[] k = kv.key();
             // 14 02 "txids" 00 01 <16 random bytes, 00 escaped> 00
@@ -83,7 +83,7 @@ class KeyLayoutBytesTest {
             assertEquals(0x1a, v[end + 1]);
             assertEquals(end + 2 + 6, v.length);
         }
-        assertEquals(2, f.store.txIds().clearAcknowledged());
+        assertEquals(3, f.store.txIds().clearAcknowledged());
 
         // ---- sizes, by hand: the winner's body is its RevisionMetadata KV and one KV for "k"
         String docsPrefix = DB + " 15 01 02 61 00 27 15 02 " + H2_TUPLE;        // (1 DOCS, "a", true, 2, H2)

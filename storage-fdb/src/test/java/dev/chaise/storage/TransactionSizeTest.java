@@ -1,0 +1,73 @@
+package dev.chaise.storage;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.storage.DocumentStore.DocUpdate;
+import dev.chaise.storage.DocumentStore.UpdateResult;
+import dev.chaise.storage.json.ExplodedJson;
+import dev.chaise.storage.json.Json;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * RFC A stores one KV per JSON leaf, each key repeating the revision's prefix (with the document
+ * id). A body of many small leaves therefore needs several times its JSON size in KV bytes, and
+ * FDB refuses a transaction over 10 MB (2101 transaction_too_large) at commit. A batch must be cut
+ * so that documents that fit alone are written, each with its own result.
+ */
+class TransactionSizeTest {
+    StoreFixture f;
+    String db;
+
+    @BeforeEach
+    void open() {
+        f = StoreFixture.open();
+        db = f.newDb("size", 0);
+    }
+
+    @AfterEach
+    void close() {
+        f.close();
+    }
+
+    /** 20,000 members "mNNNNN": 1: about 240 KB of JSON, about 5 MB of KVs under a 200-byte id. */
+    static ObjectNode manyLeaves() {
+        ObjectNode o = Json.NODES.objectNode();
+        for (int i = 0; i < 20_000; i++) o.put(String.format("m%05d", i), 1);
+        return o;
+    }
+
+    @Test
+    void aBatchOfDocumentsThatFitAloneIsWritten() {
+        ObjectNode body = manyLeaves();
+        assertTrue(ExplodedJson.externalSize(body) < 300_000);
+        List<DocUpdate> docs = new ArrayList<>();
+        for (int i = 0; i < 8; i++) docs.add(DocUpdate.edit(String.format("%03d", i) + "x".repeat(197), null, false, body));
+        List<UpdateResult> r = f.store.update(db, docs, true);
+        for (UpdateResult u : r) assertTrue(u.ok(), String.valueOf(u.error()));
+        assertEquals(8, f.store.info(db).docCount());
+        f.checkInvariants(db, 0);
+    }
+
+    /** Under the JSON size limit, but its KVs alone would overflow a transaction: refused, alone. */
+    @Test
+    void aDocumentTooBigForATransactionFailsAlone() {
+        ObjectNode huge = Json.NODES.objectNode();
+        for (int i = 0; i < 70_000; i++) huge.put(String.format("m%05d", i), 1);
+        assertTrue(ExplodedJson.externalSize(huge) < DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE);
+        ObjectNode small = Json.NODES.objectNode().put("ok", true);
+        List<UpdateResult> r = f.store.update(db, List.of(
+                DocUpdate.edit("small-1", null, false, small),
+                DocUpdate.edit("huge" + "x".repeat(200), null, false, huge),
+                DocUpdate.edit("small-2", null, false, small)), true);
+        assertTrue(r.get(0).ok() && r.get(2).ok(), r.toString());
+        assertEquals(StorageException.Kind.DOCUMENT_TOO_LARGE, r.get(1).error() == null ? null : r.get(1).error().kind());
+        assertEquals(2, f.store.info(db).docCount());
+        f.checkInvariants(db, 0);
+    }
+}

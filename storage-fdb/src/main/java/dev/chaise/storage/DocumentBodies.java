@@ -23,6 +23,8 @@ import java.util.List;
  */
 public final class DocumentBodies {
     static final long FORMAT = 0;
+    /** A body's KV bytes, at most: leaves room in a 10 MB transaction for the rest of the write. */
+    static final long MAX_KV_BYTES = 8_000_000;
 
     /** Sizes of a stored body: JSON bytes and KV bytes (RFC B). */
     public record Sizes(long external, long active) {
@@ -50,7 +52,14 @@ public final class DocumentBodies {
     static Prepared prepare(DbHandle db, String docId, RevId rev, boolean deleted, ObjectNode body, long externalSize) {
         if (deleted && body.isEmpty()) return new Prepared(null, List.of(), 0);
         byte[] prefix = prefix(db, docId, rev, deleted);
-        return new Prepared(prefix, ExplodedJson.explode(prefix, body), externalSize);
+        List<KeyValue> kvs = ExplodedJson.explode(prefix, body);
+        // Under the JSON size limit a body of many small fields can still need more KV bytes than
+        // one FDB transaction takes (10 MB); refuse it here, before anything is written.
+        if (ExplodedJson.activeSize(kvs) > MAX_KV_BYTES) {
+            throw new StorageException(StorageException.Kind.DOCUMENT_TOO_LARGE,
+                    "Document is too large to store: its fields need more than " + MAX_KV_BYTES + " bytes of keys and values");
+        }
+        return new Prepared(prefix, kvs, externalSize);
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.chaise.storage;
 
 import com.apple.foundationdb.tuple.Tuple;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KvLimits;
 import dev.chaise.kv.KvStore;
@@ -15,6 +16,8 @@ import dev.chaise.storage.rev.EditBranches;
 import dev.chaise.storage.rev.EditPlan;
 import dev.chaise.storage.rev.RevHasher;
 import dev.chaise.storage.rev.RevId;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -98,7 +101,7 @@ public final class DocumentStore implements AutoCloseable {
 
     /**
      * Writes documents; each gets its own result. Documents are grouped into transactions of at
-     * most {@link #CHUNK_DOCS} documents and about {@link #CHUNK_BYTES}.
+     * most {@link #CHUNK_DOCS} documents and about {@link #CHUNK_BYTES} of KVs ({@link #storageEstimate}).
      *
      * <p>One id several times: with {@code newEdits}, once an edit of the id succeeded the later
      * ones are conflicts, as in CouchDB on FoundationDB ({@code fabric2_db}); without, a repeated
@@ -113,8 +116,10 @@ public final class DocumentStore implements AutoCloseable {
             int j = i;
             long bytes = 0;
             Set<String> ids = new HashSet<>();
-            while (j < docs.size() && j - i < CHUNK_DOCS && (j == i || bytes < CHUNK_BYTES) && (newEdits || ids.add(docs.get(j).id()))) {
-                bytes += ExplodedJson.externalSize(docs.get(j).body());
+            while (j < docs.size() && j - i < CHUNK_DOCS && (newEdits || ids.add(docs.get(j).id()))) {
+                long b = storageEstimate(docs.get(j));
+                if (j > i && bytes + b > CHUNK_BYTES) break;
+                bytes += b;
                 j++;
             }
             List<DocUpdate> chunk = docs.subList(i, j);
@@ -127,6 +132,24 @@ public final class DocumentStore implements AutoCloseable {
             i = j;
         }
         return out;
+    }
+
+    /**
+     * About the KV bytes a document's write takes, to cut batches well under FDB's 10 MB: RFC A
+     * stores one KV per JSON leaf, and every key repeats the revision's prefix, document id
+     * included, so many small fields cost several times their JSON size.
+     */
+    static long storageEstimate(DocUpdate u) {
+        long leaves = 0;
+        ArrayDeque<JsonNode> todo = new ArrayDeque<>();
+        todo.push(u.body());
+        while (!todo.isEmpty()) {
+            JsonNode n = todo.pop();
+            if (n.isContainerNode() && !n.isEmpty()) n.forEach(todo::push);
+            else leaves++;
+        }
+        long perLeaf = u.id().getBytes(StandardCharsets.UTF_8).length + 64; // db, sub, flag, pos, hash, framing
+        return ExplodedJson.externalSize(u.body()) + leaves * perLeaf;
     }
 
     /**

@@ -70,4 +70,35 @@ class TransactionSizeTest {
         assertEquals(2, f.store.info(db).docCount());
         f.checkInvariants(db, 0);
     }
+
+    /**
+     * The transaction id KV keeps the batch's results for a retry after 1021; its value, like any,
+     * must stay under FDB's 100,000 bytes. A full chunk of documents with longish ids, or
+     * replicated leaves with long revs, must still be written.
+     */
+    @Test
+    void aFullChunkWithLongIdsAndRevs() {
+        List<DocUpdate> docs = new ArrayList<>();
+        for (int i = 0; i < DocumentStore.CHUNK_DOCS; i++) {
+            docs.add(DocUpdate.edit(String.format("%04d-", i) + "i".repeat(120), null, false, Json.NODES.objectNode().put("n", i)));
+        }
+        List<UpdateResult> r = f.store.update(db, docs, true);
+        for (UpdateResult u : r) assertTrue(u.ok(), String.valueOf(u.error()));
+        for (int i = 0; i < docs.size(); i++) assertEquals(docs.get(i).id(), r.get(i).id());
+
+        List<DocUpdate> replicated = new ArrayList<>();
+        for (int i = 0; i < DocumentStore.CHUNK_DOCS; i++) {
+            replicated.add(DocUpdate.replicated("r" + i, dev.chaise.storage.rev.EditBranch.root(
+                    new dev.chaise.storage.rev.RevId(1, String.format("%04d", i) + "h".repeat(150)), false), Json.NODES.objectNode()));
+        }
+        List<UpdateResult> rr = f.store.update(db, replicated, false);
+        for (int i = 0; i < replicated.size(); i++) assertEquals(replicated.get(i).path().leaf(), rr.get(i).rev());
+
+        // A failing batch: every result carries an error reason.
+        List<DocUpdate> stale = new ArrayList<>();
+        for (int i = 0; i < DocumentStore.CHUNK_DOCS; i++) stale.add(DocUpdate.edit(docs.get(i).id(), dev.chaise.storage.rev.RevId.parse("9-" + "0".repeat(32)), false, Json.NODES.objectNode()));
+        for (UpdateResult u : f.store.update(db, stale, true)) assertEquals(StorageException.Kind.CONFLICT, u.error().kind());
+        assertEquals(2 * DocumentStore.CHUNK_DOCS, f.store.info(db).docCount());
+        f.checkInvariants(db, 0);
+    }
 }

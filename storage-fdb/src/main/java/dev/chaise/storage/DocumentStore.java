@@ -124,7 +124,8 @@ public final class DocumentStore implements AutoCloseable {
             }
             List<DocUpdate> chunk = docs.subList(i, j);
             Set<String> before = newEdits ? Set.copyOf(succeeded) : Set.of();
-            List<UpdateResult> results = txIds.run(tx -> writeAll(tx, dbName, chunk, newEdits, false, before), DocumentStore::encode, DocumentStore::decode);
+            List<UpdateResult> results = txIds.run(tx -> writeAll(tx, dbName, chunk, newEdits, false, before),
+                    r -> encode(r, newEdits), b -> decode(b, chunk, newEdits));
             for (UpdateResult r : results) {
                 if (r.ok()) succeeded.add(r.id());
             }
@@ -158,7 +159,8 @@ public final class DocumentStore implements AutoCloseable {
      */
     public List<UpdateResult> updateAllOrNothing(String dbName, List<DocUpdate> docs, boolean newEdits) {
         try {
-            return txIds.run(tx -> writeAll(tx, dbName, docs, newEdits, true, Set.of()), DocumentStore::encode, DocumentStore::decode);
+            return txIds.run(tx -> writeAll(tx, dbName, docs, newEdits, true, Set.of()),
+                    r -> encode(r, newEdits), b -> decode(b, docs, newEdits));
         } catch (AllOrNothingFailed f) {
             return f.results;
         }
@@ -371,24 +373,47 @@ public final class DocumentStore implements AutoCloseable {
 
     // ---------------------------------------------------------------- results through txids
 
-    private static byte[] encode(List<UpdateResult> results) {
-        List<Object> items = new ArrayList<>(results.size() * 4);
+    /**
+     * Encoded results stay under this, so the txid KV's value (the bytes escaped, so up to twice
+     * as long, plus the time) stays under FDB's 100,000 bytes.
+     */
+    static final int MAX_RESULT_BYTES = 45_000;
+
+    /**
+     * A chunk's results as the txid KV keeps them. Ids and replicated revs are the request's own
+     * and are taken from it again by {@link #decode}; only what the write decided is stored. If
+     * the error reasons do not fit, they are left out (a retry after 1021 then reports each
+     * error's generic text).
+     */
+    private static byte[] encode(List<UpdateResult> results, boolean newEdits) {
+        byte[] full = pack(results, newEdits, true);
+        return full.length <= MAX_RESULT_BYTES ? full : pack(results, newEdits, false);
+    }
+
+    private static byte[] pack(List<UpdateResult> results, boolean newEdits, boolean reasons) {
+        List<Object> items = new ArrayList<>(results.size() * 3);
         for (UpdateResult r : results) {
-            items.add(r.id());
-            items.add(r.ok() ? r.rev().toString() : null);
+            items.add(r.ok() && newEdits ? r.rev().toString() : null);
             items.add(r.ok() ? null : r.error().kind().name());
-            items.add(r.ok() ? null : r.error().reason());
+            items.add(r.ok() || !reasons ? null : r.error().reason());
         }
         return Tuple.fromList(items).pack();
     }
 
-    private static List<UpdateResult> decode(byte[] bytes) {
+    private static List<UpdateResult> decode(byte[] bytes, List<DocUpdate> docs, boolean newEdits) {
         Tuple t = Tuple.fromBytes(bytes);
-        List<UpdateResult> out = new ArrayList<>(t.size() / 4);
-        for (int i = 0; i < t.size(); i += 4) {
-            String rev = t.getString(i + 1);
-            out.add(rev != null ? new UpdateResult(t.getString(i), RevId.parse(rev), null)
-                    : new UpdateResult(t.getString(i), null, new StorageException(StorageException.Kind.valueOf(t.getString(i + 2)), t.getString(i + 3))));
+        List<UpdateResult> out = new ArrayList<>(docs.size());
+        for (int i = 0; i < docs.size(); i++) {
+            DocUpdate u = docs.get(i);
+            String kind = t.getString(3 * i + 1);
+            if (kind == null) {
+                out.add(new UpdateResult(u.id(), newEdits ? RevId.parse(t.getString(3 * i)) : u.path().leaf(), null));
+                continue;
+            }
+            StorageException.Kind k = StorageException.Kind.valueOf(kind);
+            String reason = t.getString(3 * i + 2);
+            if (reason == null) reason = k == StorageException.Kind.CONFLICT ? StorageException.conflict().reason() : k.error();
+            out.add(new UpdateResult(u.id(), null, new StorageException(k, reason)));
         }
         return out;
     }

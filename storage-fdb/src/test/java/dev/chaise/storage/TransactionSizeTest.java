@@ -101,4 +101,42 @@ class TransactionSizeTest {
         assertEquals(2 * DocumentStore.CHUNK_DOCS, f.store.info(db).docCount());
         f.checkInvariants(db, 0);
     }
+
+    /** Every commit ends with 1021 and did commit: every result comes back through the txid KV. */
+    @Test
+    void resultsOfAFullChunkComeBackAfterA1021ThatCommitted() {
+        try (dev.chaise.kv.KvStore kv = dev.chaise.kv.embedded.EmbeddedKvStore.open(dev.chaise.kv.embedded.EmbeddedOptions.inMemory()
+                .withFaults(new dev.chaise.kv.embedded.FaultInjection(0, 0, 1.0, 1.0, 1L)))) {
+            DatabaseDirectory dirs = new DatabaseDirectory(kv, "{}");
+            LocalDocumentsUnderFaultsTest.createRetrying(dirs, "all1021");
+            try (DocumentStore store = new DocumentStore(kv, dirs, 100)) {
+                List<DocUpdate> docs = new ArrayList<>();
+                for (int i = 0; i < DocumentStore.CHUNK_DOCS; i++) {
+                    docs.add(DocUpdate.edit(String.format("%04d-", i) + "i".repeat(120), null, false, Json.NODES.objectNode().put("n", i)));
+                }
+                List<UpdateResult> r = store.update("all1021", docs, true);
+                for (int i = 0; i < docs.size(); i++) {
+                    assertEquals(docs.get(i).id(), r.get(i).id());
+                    assertEquals(dev.chaise.storage.rev.RevHasher.newRevId(null, false, docs.get(i).body(), List.of()), r.get(i).rev());
+                }
+                List<DocUpdate> replicated = new ArrayList<>();
+                for (int i = 0; i < DocumentStore.CHUNK_DOCS; i++) {
+                    replicated.add(DocUpdate.replicated("r" + i, dev.chaise.storage.rev.EditBranch.root(
+                            new dev.chaise.storage.rev.RevId(1, String.format("%04d", i) + "h".repeat(150)), false), Json.NODES.objectNode()));
+                }
+                List<UpdateResult> rr = store.update("all1021", replicated, false);
+                for (int i = 0; i < replicated.size(); i++) assertEquals(replicated.get(i).path().leaf(), rr.get(i).rev());
+                // 1,000 errors whose reasons do not all fit: they come back with the generic text.
+                List<DocUpdate> big = new ArrayList<>();
+                for (int i = 0; i < DocumentStore.CHUNK_DOCS; i++) big.add(DocUpdate.edit("big" + i, null, false, Json.NODES.objectNode().put("pad", "x".repeat(200))));
+                for (UpdateResult u : store.update("all1021", big, true)) {
+                    assertEquals(StorageException.Kind.DOCUMENT_TOO_LARGE, u.error().kind());
+                    assertEquals("document_too_large", u.error().reason());
+                }
+                assertTrue(kv.timer().count(dev.chaise.kv.StoreTimer.Counts.INJECTED_FAULTS) >= 3);
+                assertEquals(2 * DocumentStore.CHUNK_DOCS, store.info("all1021").docCount());
+                Invariants.check(kv, dirs, "all1021", 0);
+            }
+        }
+    }
 }

@@ -461,7 +461,10 @@ class DocumentStoreModelProperties {
             DocumentStore.DbInfo info = f.store.info(db);
             assertEquals(live, info.docCount(), "doc_count");
             assertEquals(deleted, info.docDelCount(), "doc_del_count");
-            f.checkInvariants(db, limit);
+            Invariants.Report rep = f.checkInvariants(db, limit);
+            Versionstamp last = null;
+            for (Invariants.Change c : rep.changes().values()) if (last == null || last.compareTo(c.versionstamp()) < 0) last = c.versionstamp();
+            assertEquals(last, info.updateSeq() == null ? null : info.updateSeq().versionstamp(), "update_seq is the last changes row");
         }
 
         void check(Doc d) {

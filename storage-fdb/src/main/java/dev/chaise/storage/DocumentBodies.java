@@ -24,6 +24,8 @@ import java.util.List;
  */
 public final class DocumentBodies {
     static final long FORMAT = 0;
+    /** A body's KV bytes, at most: leaves room in a 10 MB transaction for the rest of the write. */
+    static final long MAX_KV_BYTES = 8_000_000;
 
     /** Sizes of a stored body: JSON bytes and KV bytes (RFC B). */
     public record Sizes(long external, long active) {
@@ -55,19 +57,35 @@ public final class DocumentBodies {
     static Prepared prepare(DbHandle db, String docId, RevId rev, boolean deleted, ObjectNode body, long externalSize) {
         if (deleted && body.isEmpty()) return new Prepared(null, List.of(), 0);
         byte[] prefix = prefix(db, docId, rev, deleted);
-        return new Prepared(prefix, ExplodedJson.explode(prefix, body), externalSize);
+        List<KeyValue> kvs = ExplodedJson.explode(prefix, body);
+        // Under the JSON size limit a body of many small fields can still need more KV bytes than
+        // one FDB transaction takes (10 MB); refuse it here, before anything is written.
+        if (ExplodedJson.activeSize(kvs) > MAX_KV_BYTES) {
+            throw new StorageException(StorageException.Kind.DOCUMENT_TOO_LARGE,
+                    "Document is too large to store: its fields need more than " + MAX_KV_BYTES + " bytes of keys and values");
+        }
+        return new Prepared(prefix, kvs, externalSize);
+    }
+
+    /**
+     * The end of the prefix's own keys: {@code prefix + ff}, not {@code strinc(prefix)}, which
+     * would take in the keys of a hash that continues past the prefix's terminating 00 (a longer
+     * byte string with a NUL there encodes as {@code 00 ff ...}). Path elements never start with ff.
+     */
+    static byte[] end(byte[] prefix) {
+        return Keys.concat(prefix, new byte[] {(byte) 0xff});
     }
 
     static void clear(Transaction tx, DbHandle db, String docId, RevId rev, boolean deleted) {
         byte[] prefix = prefix(db, docId, rev, deleted);
         tx.nextWriteNoWriteConflictRange();
-        tx.clear(prefix, Keys.strinc(prefix));
+        tx.clear(prefix, end(prefix));
     }
 
     /** The body, or null if none is stored (a non-leaf revision, or a bare deletion). One range read. */
     static ObjectNode read(ReadTransaction tx, DbHandle db, String docId, RevId rev, boolean deleted) {
         byte[] prefix = prefix(db, docId, rev, deleted);
-        try (var it = tx.getRange(prefix, Keys.strinc(prefix), 0, false)) {
+        try (var it = tx.getRange(prefix, end(prefix), 0, false)) {
             if (!it.hasNext()) return null;
             return ExplodedJson.implode(prefix, it);
         }

@@ -1,9 +1,11 @@
 package dev.chaise.storage;
 
 import com.apple.foundationdb.tuple.Tuple;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Keys;
+import dev.chaise.kv.KvLimits;
 import dev.chaise.kv.KvStore;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
@@ -16,11 +18,15 @@ import dev.chaise.storage.rev.EditBranches;
 import dev.chaise.storage.rev.EditPlan;
 import dev.chaise.storage.rev.RevHasher;
 import dev.chaise.storage.rev.RevId;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -101,23 +107,56 @@ public final class DocumentStore implements AutoCloseable {
 
     /**
      * Writes documents; each gets its own result. Documents are grouped into transactions of at
-     * most {@link #CHUNK_DOCS} documents and about {@link #CHUNK_BYTES}.
+     * most {@link #CHUNK_DOCS} documents and about {@link #CHUNK_BYTES} of KVs ({@link #storageEstimate}).
+     *
+     * <p>One id several times: with {@code newEdits}, once an edit of the id succeeded the later
+     * ones are conflicts, as in CouchDB on FoundationDB ({@code fabric2_db}); without, a repeated
+     * id starts a new transaction, so each merge sees the ones before it. (A transaction cannot
+     * read back the winner it wrote: its Sequence is a versionstamped value.)
      */
     public List<UpdateResult> update(String dbName, List<DocUpdate> docs, boolean newEdits) {
         List<UpdateResult> out = new ArrayList<>(docs.size());
+        Set<String> succeeded = new HashSet<>();
         int i = 0;
         while (i < docs.size()) {
             int j = i;
             long bytes = 0;
-            while (j < docs.size() && j - i < CHUNK_DOCS && (j == i || bytes < CHUNK_BYTES)) {
-                bytes += ExplodedJson.externalSize(docs.get(j).body()); // serializes; cheap next to the write
+            Set<String> ids = new HashSet<>();
+            while (j < docs.size() && j - i < CHUNK_DOCS && (newEdits || ids.add(docs.get(j).id()))) {
+                long b = storageEstimate(docs.get(j));
+                if (j > i && bytes + b > CHUNK_BYTES) break;
+                bytes += b;
                 j++;
             }
             List<DocUpdate> chunk = docs.subList(i, j);
-            out.addAll(txIds.run(tx -> writeAll(tx, dbName, chunk, newEdits, false), DocumentStore::encode, DocumentStore::decode));
+            Set<String> before = newEdits ? Set.copyOf(succeeded) : Set.of();
+            List<UpdateResult> results = txIds.run(tx -> writeAll(tx, dbName, chunk, newEdits, false, before),
+                    r -> encode(r, newEdits), b -> decode(b, chunk, newEdits));
+            for (UpdateResult r : results) {
+                if (r.ok()) succeeded.add(r.id());
+            }
+            out.addAll(results);
             i = j;
         }
         return out;
+    }
+
+    /**
+     * About the KV bytes a document's write takes, to cut batches well under FDB's 10 MB: RFC A
+     * stores one KV per JSON leaf, and every key repeats the revision's prefix, document id
+     * included, so many small fields cost several times their JSON size.
+     */
+    static long storageEstimate(DocUpdate u) {
+        long leaves = 0;
+        ArrayDeque<JsonNode> todo = new ArrayDeque<>();
+        todo.push(u.body());
+        while (!todo.isEmpty()) {
+            JsonNode n = todo.pop();
+            if (n.isContainerNode() && !n.isEmpty()) n.forEach(todo::push);
+            else leaves++;
+        }
+        long perLeaf = u.id().getBytes(StandardCharsets.UTF_8).length + 64; // db, sub, flag, pos, hash, framing
+        return ExplodedJson.externalSize(u.body()) + leaves * perLeaf;
     }
 
     /**
@@ -126,7 +165,8 @@ public final class DocumentStore implements AutoCloseable {
      */
     public List<UpdateResult> updateAllOrNothing(String dbName, List<DocUpdate> docs, boolean newEdits) {
         try {
-            return txIds.run(tx -> writeAll(tx, dbName, docs, newEdits, true), DocumentStore::encode, DocumentStore::decode);
+            return txIds.run(tx -> writeAll(tx, dbName, docs, newEdits, true, Set.of()),
+                    r -> encode(r, newEdits), b -> decode(b, docs, newEdits));
         } catch (AllOrNothingFailed f) {
             return f.results;
         }
@@ -157,14 +197,23 @@ public final class DocumentStore implements AutoCloseable {
         }
     }
 
-    private List<UpdateResult> writeAll(Transaction tx, String dbName, List<DocUpdate> docs, boolean newEdits, boolean atomic) {
+    /** @param succeeded ids an earlier transaction of the same request wrote (a retry starts from it again) */
+    private List<UpdateResult> writeAll(Transaction tx, String dbName, List<DocUpdate> docs, boolean newEdits, boolean atomic,
+                                        Set<String> succeeded) {
         DbHandle db = databases.open(tx, dbName);
         WriteContext ctx = new WriteContext();
         List<UpdateResult> results = new ArrayList<>(docs.size());
+        Set<String> written = new HashSet<>(succeeded);
         boolean failed = false;
         for (DocUpdate u : docs) {
             try {
+                if (written.contains(u.id())) {
+                    if (newEdits) throw StorageException.conflict();
+                    // only updateAllOrNothing gets here: update() gives a repeated id its own transaction
+                    throw StorageException.badRequest("A document may appear only once in an all-or-nothing batch with new_edits=false");
+                }
                 RevId rev = newEdits ? writeEdit(tx, db, u, ctx) : writeReplicated(tx, db, u, ctx);
+                written.add(u.id());
                 results.add(new UpdateResult(u.id(), rev, null));
             } catch (StorageException e) {
                 results.add(new UpdateResult(u.id(), null, e));
@@ -178,7 +227,7 @@ public final class DocumentStore implements AutoCloseable {
 
     /** An interactive edit (new_edits=true): reads only the branches RFC C says it must. */
     private RevId writeEdit(Transaction tx, DbHandle db, DocUpdate u, WriteContext ctx) {
-        long size = checkSize(u);
+        long size = checkSize(db, u);
         String id = u.id();
         List<Branch> read = new ArrayList<>(2);
         if (u.baseRev() != null) {
@@ -200,6 +249,11 @@ public final class DocumentStore implements AutoCloseable {
         for (Branch b : read) branches.add(b.branch());
         EditPlan plan = EditBranches.planEdit(branches, u.baseRev(), u.deleted());
         RevId newRev = RevHasher.newRevId(plan.parent(), plan.deleted(), u.body(), List.of());
+        // Rev ids are deterministic: the same edit of a parent that came back as a leaf (stemmed
+        // off its child, then replicated in again) gives a revision that may already be a leaf of
+        // a branch not read above. Writing it again would overwrite that branch and miscount;
+        // CouchDB answers 409. One point read of the key the new branch would take.
+        if (RevisionsSubspace.get(tx, db, id, newRev, plan.deleted()) != null) throw StorageException.conflict();
         BranchUpdate update = plan.apply(newRev, db.revsLimit());
         int branchCount = oldWinner == null ? 1 : oldWinner.branchCount();
         apply(tx, db, id, read, oldWinner, update, newRev, plan.deleted(), u.body(), size, branchCount, ctx);
@@ -208,7 +262,7 @@ public final class DocumentStore implements AutoCloseable {
 
     /** A replicated write (new_edits=false): merges the incoming path into every branch. */
     private RevId writeReplicated(Transaction tx, DbHandle db, DocUpdate u, WriteContext ctx) {
-        long size = checkSize(u);
+        long size = checkSize(db, u);
         String id = u.id();
         List<Branch> all = RevisionsSubspace.all(tx, db, id);
         List<EditBranch> branches = new ArrayList<>(all.size());
@@ -220,8 +274,18 @@ public final class DocumentStore implements AutoCloseable {
         return u.path().leaf();
     }
 
-    /** The body's JSON size, checked against {@code max_document_size}. */
-    private long checkSize(DocUpdate u) {
+    /** The longest key a branch of an interactive revision can need: top position, a hash of 16 zero bytes (each escaped to two). */
+    private static final RevId LONGEST_NEW_REV = new RevId(Long.MAX_VALUE, "0".repeat(32));
+
+    /** Checks a document before any write and returns its body's JSON size. */
+    private long checkSize(DbHandle db, DocUpdate u) {
+        // Before any write, so a key over FDB's limit fails this document only, not the batch's transaction.
+        if (RevisionsSubspace.key(db, u.id(), LONGEST_NEW_REV, true).length > KvLimits.MAX_KEY_BYTES) {
+            throw new StorageException(StorageException.Kind.ILLEGAL_DOCID, "Document id is too long");
+        }
+        if (u.path() != null && RevisionsSubspace.key(db, u.id(), u.path().leaf(), true).length > KvLimits.MAX_KEY_BYTES) {
+            throw StorageException.badRequest(RevId.INVALID);
+        }
         long size = ExplodedJson.externalSize(u.body());
         if (size > maxDocumentSize) {
             throw new StorageException(StorageException.Kind.DOCUMENT_TOO_LARGE, "Document exceeds the maximum document size of " + maxDocumentSize + " bytes");
@@ -334,24 +398,47 @@ public final class DocumentStore implements AutoCloseable {
 
     // ---------------------------------------------------------------- results through txids
 
-    private static byte[] encode(List<UpdateResult> results) {
-        List<Object> items = new ArrayList<>(results.size() * 4);
+    /**
+     * Encoded results stay under this, so the txid KV's value (the bytes escaped, so up to twice
+     * as long, plus the time) stays under FDB's 100,000 bytes.
+     */
+    static final int MAX_RESULT_BYTES = 45_000;
+
+    /**
+     * A chunk's results as the txid KV keeps them. Ids and replicated revs are the request's own
+     * and are taken from it again by {@link #decode}; only what the write decided is stored. If
+     * the error reasons do not fit, they are left out (a retry after 1021 then reports each
+     * error's generic text).
+     */
+    private static byte[] encode(List<UpdateResult> results, boolean newEdits) {
+        byte[] full = pack(results, newEdits, true);
+        return full.length <= MAX_RESULT_BYTES ? full : pack(results, newEdits, false);
+    }
+
+    private static byte[] pack(List<UpdateResult> results, boolean newEdits, boolean reasons) {
+        List<Object> items = new ArrayList<>(results.size() * 3);
         for (UpdateResult r : results) {
-            items.add(r.id());
-            items.add(r.ok() ? r.rev().toString() : null);
+            items.add(r.ok() && newEdits ? r.rev().toString() : null);
             items.add(r.ok() ? null : r.error().kind().name());
-            items.add(r.ok() ? null : r.error().reason());
+            items.add(r.ok() || !reasons ? null : r.error().reason());
         }
         return Tuple.fromList(items).pack();
     }
 
-    private static List<UpdateResult> decode(byte[] bytes) {
+    private static List<UpdateResult> decode(byte[] bytes, List<DocUpdate> docs, boolean newEdits) {
         Tuple t = Tuple.fromBytes(bytes);
-        List<UpdateResult> out = new ArrayList<>(t.size() / 4);
-        for (int i = 0; i < t.size(); i += 4) {
-            String rev = t.getString(i + 1);
-            out.add(rev != null ? new UpdateResult(t.getString(i), RevId.parse(rev), null)
-                    : new UpdateResult(t.getString(i), null, new StorageException(StorageException.Kind.valueOf(t.getString(i + 2)), t.getString(i + 3))));
+        List<UpdateResult> out = new ArrayList<>(docs.size());
+        for (int i = 0; i < docs.size(); i++) {
+            DocUpdate u = docs.get(i);
+            String kind = t.getString(3 * i + 1);
+            if (kind == null) {
+                out.add(new UpdateResult(u.id(), newEdits ? RevId.parse(t.getString(3 * i)) : u.path().leaf(), null));
+                continue;
+            }
+            StorageException.Kind k = StorageException.Kind.valueOf(kind);
+            String reason = t.getString(3 * i + 2);
+            if (reason == null) reason = k == StorageException.Kind.CONFLICT ? StorageException.conflict().reason() : k.error();
+            out.add(new UpdateResult(u.id(), null, new StorageException(k, reason)));
         }
         return out;
     }
@@ -527,7 +614,10 @@ public final class DocumentStore implements AutoCloseable {
                 throw new StorageException(StorageException.Kind.DOCUMENT_TOO_LARGE, "Document exceeds the maximum document size of " + maxDocumentSize + " bytes");
             }
         }
-        return kv.run(tx -> LocalDocuments.write(tx, databases.open(tx, dbName), id, baseRev, deleted, body));
+        // Guarded like every document write: a retry after a 1021 that did commit returns that write's rev.
+        return txIds.run(tx -> LocalDocuments.write(tx, databases.open(tx, dbName), id, baseRev, deleted, body),
+                d -> Tuple.from(d.revNumber()).pack(),
+                bytes -> new LocalDocuments.LocalDoc(id, Tuple.fromBytes(bytes).getLong(0), body));
     }
 
     @Override

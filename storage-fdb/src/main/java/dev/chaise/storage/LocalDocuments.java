@@ -3,7 +3,6 @@ package dev.chaise.storage;
 import com.apple.foundationdb.tuple.Tuple;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KeyValue;
-import dev.chaise.kv.Keys;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
 import dev.chaise.storage.json.ExplodedJson;
@@ -34,7 +33,7 @@ public final class LocalDocuments {
 
     public static LocalDoc read(ReadTransaction tx, DbHandle db, String docId) {
         byte[] prefix = prefix(db, docId);
-        try (var it = tx.getRange(prefix, Keys.strinc(prefix), 0, false)) {
+        try (var it = tx.getRange(prefix, DocumentBodies.end(prefix), 0, false)) {
             if (!it.hasNext()) return null;
             KeyValue first = it.next();
             long n = Tuple.fromBytes(first.value()).getLong(1);
@@ -56,7 +55,7 @@ public final class LocalDocuments {
             throw StorageException.conflict();
         }
         List<KeyValue> kvs = deleted ? List.of() : ExplodedJson.explode(prefix, body);
-        tx.clear(prefix, Keys.strinc(prefix));
+        tx.clear(prefix, DocumentBodies.end(prefix));
         if (deleted) {
             if (cur == null) throw StorageException.notFound("missing");
             return new LocalDoc(docId, 0, body);

@@ -83,17 +83,17 @@ public final class KvCommitBench {
         Path dir = Files.createTempDirectory("chaise-bench-");
         try (KvStore store = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir))) {
             LongAdder done = new LongAdder();
-            runFor(committers, seconds, () -> {
+            double rate = BenchLoop.run(committers, 2, seconds, done, () -> {
                 byte[][] kv = randomTx();
                 try (Transaction tx = store.createTransaction()) {
                     for (int i = 0; i < KEYS; i++) tx.set(kv[2 * i], kv[2 * i + 1]);
                     tx.commit();
                 }
                 done.increment();
-            }, done);
+            });
             long commits = store.timer().count(StoreTimer.Counts.COMMITS);
             long batches = store.timer().count(StoreTimer.Counts.COMMIT_BATCHES);
-            return new Result(lastRate, (double) commits / Math.max(1, batches));
+            return new Result(rate, (double) commits / Math.max(1, batches));
         } finally {
             deleteTree(dir);
         }
@@ -131,40 +131,18 @@ public final class KvCommitBench {
                 }
             });
             LongAdder done = new LongAdder();
-            runFor(committers, seconds, () -> {
+            double rate = BenchLoop.run(committers, 2, seconds, done, () -> {
                 Req r = new Req(randomTx(), new CompletableFuture<>());
                 queue.add(r);
                 r.done.join();
                 done.increment();
-            }, done);
+            });
             running.set(false);
             writer.join();
-            return new Result(lastRate, txs.sum() / (double) Math.max(1, batches.sum()));
+            return new Result(rate, txs.sum() / (double) Math.max(1, batches.sum()));
         } finally {
             deleteTree(dir);
         }
-    }
-
-    private static volatile double lastRate;
-
-    /** Runs the op on N threads: 2 s warm-up, then counts for {@code seconds}. */
-    static void runFor(int threads, int seconds, Runnable op, LongAdder done) throws InterruptedException {
-        AtomicBoolean stop = new AtomicBoolean();
-        List<Thread> ts = new ArrayList<>();
-        for (int i = 0; i < threads; i++) {
-            ts.add(Thread.ofPlatform().start(() -> {
-                while (!stop.get()) op.run();
-            }));
-        }
-        Thread.sleep(2_000);
-        long c0 = done.sum();
-        long t0 = System.nanoTime();
-        Thread.sleep(seconds * 1_000L);
-        long c1 = done.sum();
-        long t1 = System.nanoTime();
-        stop.set(true);
-        for (Thread t : ts) t.join();
-        lastRate = (c1 - c0) / ((t1 - t0) / 1e9);
     }
 
     static void deleteTree(Path dir) throws Exception {

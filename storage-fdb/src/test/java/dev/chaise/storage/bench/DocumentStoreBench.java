@@ -2,6 +2,7 @@ package dev.chaise.storage.bench;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KvStore;
+import dev.chaise.kv.bench.BenchLoop;
 import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.storage.DatabaseDirectory;
@@ -16,7 +17,6 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Stream;
@@ -78,7 +78,7 @@ public final class DocumentStoreBench {
 
     static double run(String label, DocumentStore store, int writers, int seconds, AtomicLong ids) throws InterruptedException {
         LongAdder done = new LongAdder();
-        return timed(writers, seconds, done, () -> {
+        return BenchLoop.run(writers, 1, seconds, done, () -> {
             long n = ids.getAndIncrement();
             var r = store.update("bench", List.of(DocUpdate.edit(id(n), null, false, doc(n))), true).getFirst();
             if (!r.ok()) throw new IllegalStateException(r.error());
@@ -88,7 +88,7 @@ public final class DocumentStoreBench {
 
     static double bulk(DocumentStore store, int writers, int seconds, AtomicLong ids) throws InterruptedException {
         LongAdder done = new LongAdder();
-        return timed(writers, seconds, done, () -> {
+        return BenchLoop.run(writers, 1, seconds, done, () -> {
             List<DocUpdate> batch = new ArrayList<>(1000);
             for (int i = 0; i < 1000; i++) {
                 long n = ids.getAndIncrement();
@@ -112,22 +112,5 @@ public final class DocumentStoreBench {
         long[] l = Arrays.copyOf(lat, n);
         Arrays.sort(l);
         System.out.printf("read by id, 1 reader: %d reads, p50 %.1f us, p99 %.1f us%n", n, l[n / 2] / 1e3, l[(int) (n * 0.99)] / 1e3);
-    }
-
-    static double timed(int threads, int seconds, LongAdder done, Runnable op) throws InterruptedException {
-        AtomicBoolean stop = new AtomicBoolean();
-        List<Thread> ts = new ArrayList<>();
-        for (int i = 0; i < threads; i++) ts.add(Thread.ofPlatform().start(() -> {
-            while (!stop.get()) op.run();
-        }));
-        Thread.sleep(1_000);
-        long c0 = done.sum();
-        long t0 = System.nanoTime();
-        Thread.sleep(seconds * 1_000L);
-        long c1 = done.sum();
-        long t1 = System.nanoTime();
-        stop.set(true);
-        for (Thread t : ts) t.join();
-        return (c1 - c0) / ((t1 - t0) / 1e9);
     }
 }

@@ -245,7 +245,8 @@ final class Sequencer implements AutoCloseable {
             }
         } catch (RocksDBException | RuntimeException e) {
             wb.close();
-            for (Request r : accepted) r.done().completeExceptionally(new KvException(KvException.INTERNAL_ERROR, "internal_error: " + e, e));
+            // Every request of the batch, not only those accepted so far: the rest would wait forever.
+            for (Request r : batch) r.done().completeExceptionally(new KvException(KvException.INTERNAL_ERROR, "internal_error: " + e, e));
             store.endBatch(version, false);
             return null;
         }

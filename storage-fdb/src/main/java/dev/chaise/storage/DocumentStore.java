@@ -23,6 +23,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -117,20 +118,21 @@ public final class DocumentStore implements AutoCloseable {
     public List<UpdateResult> update(String dbName, List<DocUpdate> docs, boolean newEdits) {
         List<UpdateResult> out = new ArrayList<>(docs.size());
         Set<String> succeeded = new HashSet<>();
+        Map<ObjectNode, Long> sizes = new IdentityHashMap<>(); // JSON sizes, measured once per body
         int i = 0;
         while (i < docs.size()) {
             int j = i;
             long bytes = 0;
             Set<String> ids = new HashSet<>();
             while (j < docs.size() && j - i < CHUNK_DOCS && (newEdits || ids.add(docs.get(j).id()))) {
-                long b = storageEstimate(docs.get(j));
+                long b = storageEstimate(docs.get(j), sizes);
                 if (j > i && bytes + b > CHUNK_BYTES) break;
                 bytes += b;
                 j++;
             }
             List<DocUpdate> chunk = docs.subList(i, j);
             Set<String> before = newEdits ? Set.copyOf(succeeded) : Set.of();
-            List<UpdateResult> results = txIds.run(tx -> writeAll(tx, dbName, chunk, newEdits, false, before),
+            List<UpdateResult> results = txIds.run(tx -> writeAll(tx, dbName, chunk, newEdits, false, before, sizes),
                     r -> encode(r, newEdits), b -> decode(b, chunk, newEdits));
             for (UpdateResult r : results) {
                 if (r.ok()) succeeded.add(r.id());
@@ -146,7 +148,7 @@ public final class DocumentStore implements AutoCloseable {
      * stores one KV per JSON leaf, and every key repeats the revision's prefix, document id
      * included, so many small fields cost several times their JSON size.
      */
-    static long storageEstimate(DocUpdate u) {
+    static long storageEstimate(DocUpdate u, Map<ObjectNode, Long> sizes) {
         long leaves = 0;
         ArrayDeque<JsonNode> todo = new ArrayDeque<>();
         todo.push(u.body());
@@ -156,7 +158,9 @@ public final class DocumentStore implements AutoCloseable {
             else leaves++;
         }
         long perLeaf = u.id().getBytes(StandardCharsets.UTF_8).length + 64; // db, sub, flag, pos, hash, framing
-        return ExplodedJson.externalSize(u.body()) + leaves * perLeaf;
+        long json = ExplodedJson.externalSize(u.body());
+        sizes.put(u.body(), json);
+        return json + leaves * perLeaf;
     }
 
     /**
@@ -165,7 +169,7 @@ public final class DocumentStore implements AutoCloseable {
      */
     public List<UpdateResult> updateAllOrNothing(String dbName, List<DocUpdate> docs, boolean newEdits) {
         try {
-            return txIds.run(tx -> writeAll(tx, dbName, docs, newEdits, true, Set.of()),
+            return txIds.run(tx -> writeAll(tx, dbName, docs, newEdits, true, Set.of(), new IdentityHashMap<>()),
                     r -> encode(r, newEdits), b -> decode(b, docs, newEdits));
         } catch (AllOrNothingFailed f) {
             return f.results;
@@ -184,8 +188,13 @@ public final class DocumentStore implements AutoCloseable {
 
     /** One transaction's running state: the next versionstamp user version, and counter deltas. */
     private static final class WriteContext {
+        final Map<ObjectNode, Long> sizes;
         int userVersion;
         final long[] deltas = new long[DbStats.Counter.values().length];
+
+        WriteContext(Map<ObjectNode, Long> sizes) {
+            this.sizes = sizes;
+        }
 
         void add(DbStats.Counter c, long d) {
             deltas[c.ordinal()] += d;
@@ -199,9 +208,9 @@ public final class DocumentStore implements AutoCloseable {
 
     /** @param succeeded ids an earlier transaction of the same request wrote (a retry starts from it again) */
     private List<UpdateResult> writeAll(Transaction tx, String dbName, List<DocUpdate> docs, boolean newEdits, boolean atomic,
-                                        Set<String> succeeded) {
+                                        Set<String> succeeded, Map<ObjectNode, Long> sizes) {
         DbHandle db = databases.open(tx, dbName);
-        WriteContext ctx = new WriteContext();
+        WriteContext ctx = new WriteContext(sizes);
         List<UpdateResult> results = new ArrayList<>(docs.size());
         Set<String> written = new HashSet<>(succeeded);
         boolean failed = false;
@@ -227,7 +236,7 @@ public final class DocumentStore implements AutoCloseable {
 
     /** An interactive edit (new_edits=true): reads only the branches RFC C says it must. */
     private RevId writeEdit(Transaction tx, DbHandle db, DocUpdate u, WriteContext ctx) {
-        long size = checkSize(db, u);
+        long size = checkSize(db, u, ctx);
         String id = u.id();
         List<Branch> read = new ArrayList<>(2);
         if (u.baseRev() != null) {
@@ -262,7 +271,7 @@ public final class DocumentStore implements AutoCloseable {
 
     /** A replicated write (new_edits=false): merges the incoming path into every branch. */
     private RevId writeReplicated(Transaction tx, DbHandle db, DocUpdate u, WriteContext ctx) {
-        long size = checkSize(db, u);
+        long size = checkSize(db, u, ctx);
         String id = u.id();
         List<Branch> all = RevisionsSubspace.all(tx, db, id);
         List<EditBranch> branches = new ArrayList<>(all.size());
@@ -278,7 +287,7 @@ public final class DocumentStore implements AutoCloseable {
     private static final RevId LONGEST_NEW_REV = new RevId(Long.MAX_VALUE, "0".repeat(32));
 
     /** Checks a document before any write and returns its body's JSON size. */
-    private long checkSize(DbHandle db, DocUpdate u) {
+    private long checkSize(DbHandle db, DocUpdate u, WriteContext ctx) {
         // Before any write, so a key over FDB's limit fails this document only, not the batch's transaction.
         if (RevisionsSubspace.key(db, u.id(), LONGEST_NEW_REV, true).length > KvLimits.MAX_KEY_BYTES) {
             throw new StorageException(StorageException.Kind.ILLEGAL_DOCID, "Document id is too long");
@@ -286,7 +295,8 @@ public final class DocumentStore implements AutoCloseable {
         if (u.path() != null && RevisionsSubspace.key(db, u.id(), u.path().leaf(), true).length > KvLimits.MAX_KEY_BYTES) {
             throw StorageException.badRequest(RevId.INVALID);
         }
-        long size = ExplodedJson.externalSize(u.body());
+        Long known = ctx.sizes.get(u.body());
+        long size = known != null ? known : ExplodedJson.externalSize(u.body());
         if (size > maxDocumentSize) {
             throw new StorageException(StorageException.Kind.DOCUMENT_TOO_LARGE, "Document exceeds the maximum document size of " + maxDocumentSize + " bytes");
         }

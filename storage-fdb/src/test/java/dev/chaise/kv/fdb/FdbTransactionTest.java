@@ -120,14 +120,25 @@ class FdbTransactionTest {
     void rangeReadsStreamInIteratorModeAndTimeTheirWaits() throws Exception {
         fake.rangeRows = List.of(new com.apple.foundationdb.KeyValue(b("a"), b("1")), new com.apple.foundationdb.KeyValue(b("b"), b("2")));
         fake.firstBatch = new CompletableFuture<>();
-        CompletableFuture.delayedExecutor(20, TimeUnit.MILLISECONDS).execute(() -> fake.firstBatch.complete(true));
+        // Complete the batch only once this thread is blocked on it, 50 ms later: the timed wait must
+        // then contain the whole sleep, however loaded the machine (a fixed delay raced the reader).
+        Thread reader = Thread.currentThread();
+        Thread.ofVirtual().start(() -> {
+            try {
+                while (reader.getState() != Thread.State.WAITING && reader.getState() != Thread.State.TIMED_WAITING) Thread.sleep(1);
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            fake.firstBatch.complete(true);
+        });
         List<KeyValue> rows = tx.getRangeAsList(b("a"), b("z"), 0, true);
         assertEquals(2, rows.size());
         assertArrayEquals(b("b"), rows.get(1).key());
         assertTrue(fake.calls.contains("getRange(a, z, 0, true, ITERATOR)"), fake.calls.toString());
         StoreTimer.Stat rangeRead = timer.stat(StoreTimer.Waits.RANGE_READ);
         assertEquals(1, rangeRead.count(), "one event per range read");
-        assertTrue(rangeRead.totalNanos() >= TimeUnit.MILLISECONDS.toNanos(10), "the blocked batch was timed: " + rangeRead);
+        assertTrue(rangeRead.totalNanos() >= TimeUnit.MILLISECONDS.toNanos(50), "the blocked batch was timed: " + rangeRead);
     }
 
     @Test

@@ -6,6 +6,7 @@ import dev.chaise.http.auth.ServerAdmins;
 import dev.chaise.http.auth.SessionCookies;
 import dev.chaise.http.auth.UserDirectory;
 import dev.chaise.http.handlers.DatabaseHandlers;
+import dev.chaise.http.handlers.DocumentHandlers;
 import dev.chaise.http.handlers.NodeHandlers;
 import dev.chaise.http.handlers.ServerHandlers;
 import dev.chaise.http.handlers.SessionHandlers;
@@ -50,6 +51,7 @@ public final class ChaiseHttp implements AutoCloseable {
         new SessionHandlers(authenticator).register(router);
         new NodeHandlers(config, configStore).register(router);
         new DatabaseHandlers(docs, access).register(router);
+        new DocumentHandlers(docs, access).register(router);
     }
 
     public Router router() {

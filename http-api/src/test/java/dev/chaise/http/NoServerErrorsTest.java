@@ -36,7 +36,28 @@ class NoServerErrorsTest {
             "/_node/_local/_config/admins/x", "/_node/x/_config/a/b", "/_node/_local/_config/a/b/c",
             "/db", "/db/_security", "/db/_revs_limit", "/db/_compact", "/db/_ensure_full_commit", "/db/_security/extra",
             "/missing", "/missing/_security", "/Bad", "/%00", "/%C3%28", "/..", "/db/..", "/_", "/a%2F", "/%2F", "/db?rev=",
-            "/db?partitioned=x", "/favicon.ico", "/_replicator", "/_users/_security");
+            "/db?partitioned=x", "/favicon.ico", "/_replicator", "/_users/_security",
+            // documents
+            "/db/doc", "/db/doc?rev=", "/db/doc?rev=1-x", "/db/doc?rev=0-x", "/db/doc?revs=maybe", "/db/doc?open_revs=all",
+            "/db/doc?open_revs=%5B", "/db/doc?open_revs=%5B%22bad%22%5D", "/db/doc?latest=true&rev=1-a", "/db/doc?new_edits=false",
+            "/db/_design/d", "/db/_design/", "/db/_local/l", "/db/_local/l?rev=0-x", "/db/_bad", "/db/%00", "/db/doc?batch=ok",
+            "/db/_bulk_docs", "/db/_all_docs", "/db/_all_docs?keys=%5B1%5D", "/db/_all_docs?keys=%7B", "/db/_all_docs?startkey=1",
+            "/db/_all_docs?limit=-1", "/db/_all_docs?skip=x", "/db/_all_docs?key=%22a%22&include_docs=true&conflicts=true",
+            "/db/_changes", "/db/_changes?since=x", "/db/_changes?since=now", "/db/_changes?feed=continuous", "/db/_changes?feed=longpoll&timeout=1",
+            "/db/_changes?filter=_doc_ids&doc_ids=x", "/db/_changes?filter=other", "/db/_changes?limit=x", "/db/_changes?style=all_docs");
+
+    /** A deliberate 501 for a feature not built yet is an honest answer, not a missing check. */
+    static boolean honestNotImplemented(String method, HttpTestServer.Resp r) {
+        return r.status() == 501 && (method.equals("HEAD") ? r.text().isEmpty() : r.text().contains("\"error\":\"not_implemented\""));
+    }
+
+    /** The sweep's database and a document in it, so database and document paths reach their handlers. */
+    static void restore() throws Exception {
+        int db = s.asAdmin("PUT", "/db", null).status();
+        if (db != 201 && db != 412) throw new AssertionError("cannot restore /db: " + db);
+        int doc = s.asAdmin("PUT", "/db/doc", "{}").status();
+        if (doc != 201 && doc != 409) throw new AssertionError("cannot restore /db/doc: " + doc);
+    }
 
     static final List<String> METHODS = List.of("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "COPY");
 
@@ -44,6 +65,8 @@ class NoServerErrorsTest {
     void noEndpointAnswers500ToBadInput() throws Exception {
         List<String> failures = new ArrayList<>();
         for (String path : PATHS) {
+            // DELETE /db runs early in the sweep: without this, every later /db/... path met a 404.
+            restore();
             for (String method : METHODS) {
                 for (String auth : new String[] {null, ADMIN}) {
                     for (String body : method.equals("POST") || method.equals("PUT") ? BODIES : List.of("")) {
@@ -53,7 +76,7 @@ class NoServerErrorsTest {
                             List<String> h = new ArrayList<>(List.of("Content-Type", ct));
                             if (auth != null) h.addAll(List.of("Authorization", auth));
                             var r = s.send(method, path, body, h.toArray(String[]::new));
-                            if (r.status() >= 500) failures.add(method + " " + path + " body=" + body + " ct=" + ct + " auth=" + (auth != null) + " -> " + r.status() + " " + r.text());
+                            if (r.status() >= 500 && !honestNotImplemented(method, r)) failures.add(method + " " + path + " body=" + body + " ct=" + ct + " auth=" + (auth != null) + " -> " + r.status() + " " + r.text());
                         }
                     }
                 }

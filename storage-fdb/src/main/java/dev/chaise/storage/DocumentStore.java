@@ -463,7 +463,7 @@ public final class DocumentStore implements AutoCloseable {
         return kv.run(tx -> get(tx, databases.open(tx, dbName), id, rev, withBranches));
     }
 
-    public StoredDoc get(ReadTransaction tx, DbHandle db, String id, RevId rev, boolean withBranches) {
+    public static StoredDoc get(ReadTransaction tx, DbHandle db, String id, RevId rev, boolean withBranches) {
         Branch b;
         if (rev == null) {
             List<Branch> last = RevisionsSubspace.lastBranches(tx, db, id, 1);

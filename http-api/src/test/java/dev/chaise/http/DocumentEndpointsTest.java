@@ -87,6 +87,7 @@ class DocumentEndpointsTest {
         JsonNode res = s.asAdmin("POST", "/bulk/_bulk_docs", "{\"docs\":[{\"_id\":\"k1\",\"v\":1},{\"_id\":\"k2\",\"v\":2},{\"_id\":\"k1\",\"v\":3},{\"_id\":\"_x\"}]}").status(201).json();
         assertEquals(4, res.size());
         assertTrue(res.get(0).get("rev").asText().startsWith("1-"));
+        assertEquals("{\"ok\":true,\"id\":\"k2\",\"rev\":\"" + res.get(1).get("rev").asText() + "\"}", res.get(1).toString(), "CouchDB's success row");
         assertEquals("conflict", res.get(2).get("error").asText());
         assertEquals("illegal_docid", res.get(3).get("error").asText());
 

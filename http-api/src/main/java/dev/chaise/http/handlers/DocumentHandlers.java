@@ -370,8 +370,7 @@ public final class DocumentHandlers {
         ArrayNode out = Json.NODES.arrayNode();
         for (ObjectNode row : rows) {
             if (!newEdits && row.has("ok")) continue; // new_edits=false reports only failures, as CouchDB 3
-            if (row.has("ok")) row.remove("ok");
-            out.add(row);
+            out.add(row); // success rows keep "ok": true, as CouchDB sends and PouchDB checks
         }
         return Response.json(201, out);
     }

@@ -261,8 +261,12 @@ public final class DocumentStore implements AutoCloseable {
         // Rev ids are deterministic: the same edit of a parent that came back as a leaf (stemmed
         // off its child, then replicated in again) gives a revision that may already be a leaf of
         // a branch not read above. Writing it again would overwrite that branch and miscount;
-        // CouchDB answers 409. One point read of the key the new branch would take.
-        if (RevisionsSubspace.get(tx, db, id, newRev, plan.deleted()) != null) throw StorageException.conflict();
+        // CouchDB answers 409. Two point reads: the key the new branch would take, and the one with
+        // the other deleted flag (where a replication that sent a wrong flag left it).
+        if (RevisionsSubspace.get(tx, db, id, newRev, plan.deleted()) != null
+                || RevisionsSubspace.get(tx, db, id, newRev, !plan.deleted()) != null) {
+            throw StorageException.conflict();
+        }
         BranchUpdate update = plan.apply(newRev, db.revsLimit());
         int branchCount = oldWinner == null ? 1 : oldWinner.branchCount();
         apply(tx, db, id, read, oldWinner, update, newRev, plan.deleted(), u.body(), size, branchCount, ctx);

@@ -93,6 +93,28 @@ class RepeatedRevisionTest {
     }
 
     /**
+     * A replication that sent the revision with the other deleted flag (a client that lies, or a
+     * bug elsewhere) left it as a tombstone; the same live edit must still be a 409, not a second
+     * leaf with the same revision. Found by the model test's soak.
+     */
+    @Test
+    void editingALeafIntoAnExistingLeafWithTheOtherDeletedFlagIsAConflict() {
+        String db = f.newDb("rep", 1);
+        ObjectNode b = body("{\"v\":1}");
+        RevId a = edit(db, null, false, body("{}")).rev();
+        RevId two = edit(db, a, false, b).rev();
+        edit(db, two, false, body("{\"v\":3}")); // revs_limit 1: 2-b is forgotten
+        replicate(db, EditBranch.root(two, true), body("{}"));
+        replicate(db, EditBranch.root(a, false), body("{}"));
+        assertEquals(3, f.store.branches(db, "d").size());
+
+        UpdateResult again = edit(db, a, false, b);
+        assertEquals(StorageException.Kind.CONFLICT, again.error() == null ? null : again.error().kind(), "got " + again);
+        assertEquals(3, f.store.branches(db, "d").size());
+        f.checkInvariants(db, 1);
+    }
+
+    /**
      * KNOWN LIMITATION, not fixed: the repeated revision is the oldest (stemmed) revision of a
      * branch the edit does not read. Finding it needs every branch of the document, which RFC C's
      * interactive edit avoids reading; the store then keeps 2-b both as a leaf and as an ancestor.

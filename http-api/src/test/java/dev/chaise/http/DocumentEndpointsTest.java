@@ -145,4 +145,28 @@ class DocumentEndpointsTest {
         assertEquals("c4", woke.at("/results/0/id").asText());
         s.asAdmin("GET", "/feed/_changes?feed=continuous", null).error(501, "not_implemented", null);
     }
+
+    @Test
+    void designDocsAndLocalDocsListings() throws Exception {
+        s.asAdmin("PUT", "/lists", null).status(201);
+        s.asAdmin("PUT", "/lists/plain", "{}").status(201);
+        s.asAdmin("PUT", "/lists/_design/a", "{\"views\":{}}").status(201);
+        s.asAdmin("PUT", "/lists/_design/b", "{}").status(201);
+        s.asAdmin("PUT", "/lists/_local/x", "{\"k\":1}").status(201);
+        JsonNode design = s.asAdmin("GET", "/lists/_design_docs", null).status(200).json();
+        assertEquals(List.of("_design/a", "_design/b"), ids(design));
+        assertEquals(List.of("_design/b", "_design/a"), ids(s.asAdmin("GET", "/lists/_design_docs?descending=true", null).json()));
+        assertEquals(List.of("_design/a"), ids(s.asAdmin("GET", "/lists/_design_docs?limit=1&include_docs=true", null).json()));
+        JsonNode local = s.asAdmin("GET", "/lists/_local_docs?include_docs=true", null).status(200).json();
+        assertEquals(List.of("_local/x"), ids(local));
+        assertEquals("0-1", local.at("/rows/0/value/rev").asText());
+        assertEquals(1, local.at("/rows/0/doc/k").asInt());
+        assertEquals(List.of("_design/a", "_design/b", "plain"), ids(s.asAdmin("GET", "/lists/_all_docs", null).json()), "design docs are listed, local docs are not");
+    }
+
+    static List<String> ids(JsonNode listing) {
+        List<String> out = new ArrayList<>();
+        listing.get("rows").forEach(r -> out.add(r.get("id").asText()));
+        return out;
+    }
 }

@@ -44,7 +44,9 @@ class NoServerErrorsTest {
             "/db/_bulk_docs", "/db/_all_docs", "/db/_all_docs?keys=%5B1%5D", "/db/_all_docs?keys=%7B", "/db/_all_docs?startkey=1",
             "/db/_all_docs?limit=-1", "/db/_all_docs?skip=x", "/db/_all_docs?key=%22a%22&include_docs=true&conflicts=true",
             "/db/_changes", "/db/_changes?since=x", "/db/_changes?since=now", "/db/_changes?feed=continuous", "/db/_changes?feed=longpoll&timeout=1",
-            "/db/_changes?filter=_doc_ids&doc_ids=x", "/db/_changes?filter=other", "/db/_changes?limit=x", "/db/_changes?style=all_docs");
+            "/db/_changes?filter=_doc_ids&doc_ids=x", "/db/_changes?filter=other", "/db/_changes?limit=x", "/db/_changes?style=all_docs",
+            "/db/_design_docs", "/db/_design_docs?startkey=1", "/db/_design_docs?descending=true&endkey=%22z%22", "/db/_local_docs",
+            "/db/_local_docs?include_docs=true&descending=true", "/db/_local_docs?limit=x");
 
     /** A deliberate 501 for a feature not built yet is an honest answer, not a missing check. */
     static boolean honestNotImplemented(String method, HttpTestServer.Resp r) {

@@ -62,6 +62,8 @@ public final class DocumentHandlers {
             if (keys == null || !keys.isArray()) throw HttpError.badRequest("`keys` body member must be an array.");
             return allDocs(req, keys);
         });
+        r.add("GET", "/{db}/_design_docs", this::designDocs);
+        r.add("GET", "/{db}/_local_docs", this::localDocs);
         r.add("GET", "/{db}/_changes", req -> changes(req, null));
         r.add("POST", "/{db}/_changes", req -> changes(req, Bodies.jsonObject(req)));
         for (String prefix : List.of("/{db}/{docid}", "/{db}/_design/{ddoc}")) {
@@ -439,6 +441,87 @@ public final class DocumentHandlers {
             out.write("\r\n]");
             if (updateSeq) out.write(",\"update_seq\":" + Json.MAPPER.writeValueAsString(seqString(info.updateSeq())));
             out.write("}\n");
+        });
+    }
+
+    /** {@code _all_docs} restricted to {@code _design/} ids, as CouchDB defines it. */
+    private Response designDocs(Request req) {
+        boolean descending = Queries.bool(req, "descending", false);
+        String lo = DocumentJson.DESIGN_PREFIX;
+        String hi = "_design0"; // the first id after every _design/ id
+        String start = textKey(Queries.json(req, "startkey", "start_key"), "startkey");
+        String end = textKey(Queries.json(req, "endkey", "end_key"), "endkey");
+        String first = descending ? max(start == null ? hi : start, lo) : max(start == null ? lo : start, lo);
+        String last = descending ? max(end == null ? lo : end, lo) : min(end == null ? hi : end, hi);
+        if (descending) first = min(first, hi);
+        return rangeOfIds(req, first, last, descending);
+    }
+
+    private static String max(String a, String b) {
+        return a.compareTo(b) >= 0 ? a : b;
+    }
+
+    private static String min(String a, String b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+
+    private Response rangeOfIds(Request req, String start, String end, boolean descending) {
+        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        boolean includeDocs = Queries.bool(req, "include_docs", false);
+        boolean inclusiveEnd = Queries.bool(req, "inclusive_end", true) && !"_design0".equals(end);
+        long limit = Queries.nonNegative(req, "limit", 0);
+        boolean limited = req.query("limit") != null;
+        long skip = Queries.nonNegative(req, "skip", 0);
+        String dbName = db.name();
+        return Response.jsonStream(200, out -> {
+            out.write("{\"total_rows\":null,\"rows\":[\r\n");
+            boolean first = true;
+            if (!limited || limit > 0) {
+                RangeCursor<ObjectNode> rows = docs.allDocs(dbName, start, end, inclusiveEnd, descending, limited ? limit + skip : 0,
+                        (tx, h, kv) -> row(tx, h, DocumentStore.byIdRow(tx, h, kv), includeDocs, false));
+                long skipped = 0;
+                while (rows.hasNext()) {
+                    ObjectNode row = rows.next();
+                    if (skipped++ < skip) continue;
+                    first = writeRow(out, first, row);
+                }
+            }
+            out.write("\r\n]}\n");
+        });
+    }
+
+    /** {@code _local_docs}: local documents by id; their revisions are {@code 0-N}. */
+    private Response localDocs(Request req) {
+        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        boolean includeDocs = Queries.bool(req, "include_docs", false);
+        boolean descending = Queries.bool(req, "descending", false);
+        boolean inclusiveEnd = Queries.bool(req, "inclusive_end", true);
+        long limit = Queries.nonNegative(req, "limit", 0);
+        boolean limited = req.query("limit") != null;
+        long skip = Queries.nonNegative(req, "skip", 0);
+        String start = textKey(Queries.json(req, "startkey", "start_key"), "startkey");
+        String end = textKey(Queries.json(req, "endkey", "end_key"), "endkey");
+        String dbName = db.name();
+        return Response.jsonStream(200, out -> {
+            out.write("{\"total_rows\":null,\"rows\":[\r\n");
+            boolean first = true;
+            if (!limited || limit > 0) {
+                RangeCursor<LocalDocuments.LocalDoc> rows = docs.localDocs(dbName, start, end, inclusiveEnd, descending, limited ? limit + skip : 0, includeDocs);
+                long skipped = 0;
+                while (rows.hasNext()) {
+                    LocalDocuments.LocalDoc d = rows.next();
+                    if (skipped++ < skip) continue;
+                    ObjectNode row = Json.NODES.objectNode().put("id", d.id()).put("key", d.id());
+                    row.putObject("value").put("rev", d.rev());
+                    if (includeDocs) {
+                        ObjectNode doc = Json.NODES.objectNode().put("_id", d.id()).put("_rev", d.rev());
+                        doc.setAll(d.body());
+                        row.set("doc", doc);
+                    }
+                    first = writeRow(out, first, row);
+                }
+            }
+            out.write("\r\n]}\n");
         });
     }
 

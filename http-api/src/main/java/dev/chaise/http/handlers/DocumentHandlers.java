@@ -32,6 +32,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.HexFormat;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
@@ -426,17 +427,8 @@ public final class DocumentHandlers {
                     first = writeRow(out, first, keyRow(dbName, k, includeDocs, conflicts));
                 }
             } else if (!limited || limit > 0) {
-                RangeCursor<ObjectNode> rows = docs.allDocs(dbName, fStart, fEnd, fInclusive, descending, limited ? limit + skip : 0,
-                        (tx, h, kv) -> {
-                            DocInfo d = DocumentStore.byIdRow(tx, h, kv);
-                            return row(tx, h, d, includeDocs, conflicts);
-                        });
-                long skipped = 0;
-                while (rows.hasNext()) {
-                    ObjectNode row = rows.next();
-                    if (skipped++ < skip) continue;
-                    first = writeRow(out, first, row);
-                }
+                writeRows(out, docs.allDocs(dbName, fStart, fEnd, fInclusive, descending, limited ? limit + skip : 0,
+                        (tx, h, kv) -> row(tx, h, DocumentStore.byIdRow(tx, h, kv), includeDocs, conflicts)), skip);
             }
             out.write("\r\n]");
             if (updateSeq) out.write(",\"update_seq\":" + Json.MAPPER.writeValueAsString(seqString(info.updateSeq())));
@@ -475,16 +467,9 @@ public final class DocumentHandlers {
         String dbName = db.name();
         return Response.jsonStream(200, out -> {
             out.write("{\"total_rows\":null,\"rows\":[\r\n");
-            boolean first = true;
             if (!limited || limit > 0) {
-                RangeCursor<ObjectNode> rows = docs.allDocs(dbName, start, end, inclusiveEnd, descending, limited ? limit + skip : 0,
-                        (tx, h, kv) -> row(tx, h, DocumentStore.byIdRow(tx, h, kv), includeDocs, false));
-                long skipped = 0;
-                while (rows.hasNext()) {
-                    ObjectNode row = rows.next();
-                    if (skipped++ < skip) continue;
-                    first = writeRow(out, first, row);
-                }
+                writeRows(out, docs.allDocs(dbName, start, end, inclusiveEnd, descending, limited ? limit + skip : 0,
+                        (tx, h, kv) -> row(tx, h, DocumentStore.byIdRow(tx, h, kv), includeDocs, false)), skip);
             }
             out.write("\r\n]}\n");
         });
@@ -504,22 +489,25 @@ public final class DocumentHandlers {
         String dbName = db.name();
         return Response.jsonStream(200, out -> {
             out.write("{\"total_rows\":null,\"rows\":[\r\n");
-            boolean first = true;
             if (!limited || limit > 0) {
-                RangeCursor<LocalDocuments.LocalDoc> rows = docs.localDocs(dbName, start, end, inclusiveEnd, descending, limited ? limit + skip : 0, includeDocs);
-                long skipped = 0;
-                while (rows.hasNext()) {
-                    LocalDocuments.LocalDoc d = rows.next();
-                    if (skipped++ < skip) continue;
-                    ObjectNode row = Json.NODES.objectNode().put("id", d.id()).put("key", d.id());
-                    row.putObject("value").put("rev", d.rev());
-                    if (includeDocs) {
-                        ObjectNode doc = Json.NODES.objectNode().put("_id", d.id()).put("_rev", d.rev());
-                        doc.setAll(d.body());
-                        row.set("doc", doc);
+                RangeCursor<LocalDocuments.LocalDoc> local = docs.localDocs(dbName, start, end, inclusiveEnd, descending, limited ? limit + skip : 0, includeDocs);
+                writeRows(out, new Iterator<>() {
+                    public boolean hasNext() {
+                        return local.hasNext();
                     }
-                    first = writeRow(out, first, row);
-                }
+
+                    public ObjectNode next() {
+                        LocalDocuments.LocalDoc d = local.next();
+                        ObjectNode row = Json.NODES.objectNode().put("id", d.id()).put("key", d.id());
+                        row.putObject("value").put("rev", d.rev());
+                        if (includeDocs) {
+                            ObjectNode doc = Json.NODES.objectNode().put("_id", d.id()).put("_rev", d.rev());
+                            doc.setAll(d.body());
+                            row.set("doc", doc);
+                        }
+                        return row;
+                    }
+                }, skip);
             }
             out.write("\r\n]}\n");
         });
@@ -556,6 +544,17 @@ public final class DocumentHandlers {
             }
             return row(tx, h, d, includeDocs, conflicts);
         });
+    }
+
+    /** Streams rows after dropping the first {@code skip}; the caller has written the opening bracket. */
+    private static void writeRows(ResponseStream out, Iterator<ObjectNode> rows, long skip) throws Exception {
+        boolean first = true;
+        long skipped = 0;
+        while (rows.hasNext()) {
+            ObjectNode row = rows.next();
+            if (skipped++ < skip) continue;
+            first = writeRow(out, first, row);
+        }
     }
 
     private static boolean writeRow(ResponseStream out, boolean first, ObjectNode row) throws Exception {

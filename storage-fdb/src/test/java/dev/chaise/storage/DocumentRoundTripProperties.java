@@ -123,6 +123,9 @@ class DocumentRoundTripProperties {
             Statistics.label("outcome").collect("path too long");
             assertEquals(StorageException.Kind.BAD_REQUEST, r.error() == null ? null : r.error().kind());
             assertTrue(r.error().reason().startsWith("Document field path too long at /"), r.error().reason());
+        } else if (kvBytes(f, db, id, rev, body) > DocumentBodies.MAX_KV_BYTES) {
+            Statistics.label("outcome").collect("too many KV bytes");
+            assertEquals(StorageException.Kind.DOCUMENT_TOO_LARGE, r.error() == null ? null : r.error().kind());
         } else {
             Statistics.label("outcome").collect("stored");
             assertNull(r.error(), () -> "unexpected " + r.error());
@@ -145,6 +148,12 @@ class DocumentRoundTripProperties {
             assertEquals(rev, winner.rev());
             JsonArbitraries.assertSameAsStored(body, winner.body());
         }
+    }
+
+    /** The body's KV bytes as the codec (tested on its own) explodes it under the real prefix. */
+    private static long kvBytes(StoreFixture f, String db, String id, RevId rev, ObjectNode body) {
+        byte[] prefix = f.dirs.open(db).space().pack(DatabaseSubspace.DOCS, id, true, rev.pos(), rev.hashBytes());
+        return ExplodedJson.activeSize(ExplodedJson.explode(prefix, body));
     }
 
     private static int docsPrefixLength(StoreFixture f, String db, String id, RevId rev) {

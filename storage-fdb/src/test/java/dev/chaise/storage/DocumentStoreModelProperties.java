@@ -104,8 +104,8 @@ class DocumentStoreModelProperties {
         run(faulty, revsLimit, ops);
     }
 
-    /** The same, much longer: several minutes. {@code ./mvnw -Pslow} or {@code -Dchaise.test.excludedGroups=}. */
-    @Property(tries = 20_000)
+    /** The same, much longer: about ten minutes. {@code ./mvnw -Pslow} or {@code -Dchaise.test.excludedGroups=}. */
+    @Property(tries = 5_000)
     @Tag("slow")
     void soak(@ForAll @IntRange(min = 0, max = 6) int revsLimit, @ForAll boolean faults, @ForAll("ops") List<Op> ops) {
         run(faults ? faulty : plain, revsLimit, ops);

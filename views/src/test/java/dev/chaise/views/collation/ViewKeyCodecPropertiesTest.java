@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.json.Json;
+import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.Arrays;
 import java.util.List;
@@ -24,6 +25,17 @@ class ViewKeyCodecPropertiesTest {
     void byteOrderIsCollationOrder(@ForAll("keys") JsonNode a, @ForAll("keys") JsonNode b) {
         int bytes = Integer.signum(Arrays.compareUnsigned(ViewKeyCodec.encode(a), ViewKeyCodec.encode(b)));
         assertEquals(Integer.signum(ViewCollation.compare(a, b)), bytes, () -> a + " vs " + b);
+    }
+
+    /** Numbers alone, drawn often from a pool of values that are equal or adjacent across representations. */
+    @Property(tries = 3000)
+    void numberByteOrderIsValueOrder(@ForAll("numbers") JsonNode a, @ForAll("numbers") JsonNode b) {
+        byteOrderIsCollationOrder(a, b);
+    }
+
+    @Provide
+    Arbitrary<JsonNode> numbers() {
+        return numberNodes();
     }
 
     /** Prefix-freedom: what follows a key (the doc id) never outweighs the key itself. */
@@ -52,7 +64,33 @@ class ViewKeyCodecPropertiesTest {
         return Arbitraries.of(PIECES).list().ofMaxSize(3).map(l -> Json.NODES.textNode(String.join("", l)));
     }
 
-    static Arbitrary<JsonNode> numbers() {
+    /** Neighbours across int, long, BigInteger, float and double: where a lossy encoding would slip. */
+    static Arbitrary<JsonNode> nearValues() {
+        BigInteger two53 = BigInteger.TWO.pow(53);
+        BigInteger maxDouble = new BigDecimal(Double.MAX_VALUE).toBigIntegerExact();
+        return Arbitraries.of(
+                Json.NODES.numberNode(1e23), Json.NODES.numberNode(-1e23),
+                Json.NODES.numberNode(new BigInteger("99999999999999991611392")),
+                Json.NODES.numberNode(new BigInteger("99999999999999991611393")),
+                Json.NODES.numberNode(new BigInteger("-99999999999999991611393")),
+                Json.NODES.numberNode(BigInteger.TEN.pow(23)),
+                Json.NODES.numberNode(9007199254740992.0), Json.NODES.numberNode(two53),
+                Json.NODES.numberNode(two53.longValue() + 1), Json.NODES.numberNode(two53.longValue() - 1),
+                Json.NODES.numberNode(Double.MAX_VALUE), Json.NODES.numberNode(maxDouble),
+                Json.NODES.numberNode(maxDouble.add(BigInteger.ONE)), Json.NODES.numberNode(maxDouble.subtract(BigInteger.ONE)),
+                Json.NODES.numberNode(0.1), Json.NODES.numberNode(0.1f), Json.NODES.numberNode(0.5f),
+                Json.NODES.numberNode(0.5), Json.NODES.numberNode(Math.nextUp(0.5)), Json.NODES.numberNode(Math.nextDown(0.5)),
+                Json.NODES.numberNode(1), Json.NODES.numberNode(1.0), Json.NODES.numberNode(Math.nextUp(1.0)),
+                Json.NODES.numberNode(0), Json.NODES.numberNode(0.0), Json.NODES.numberNode(-0.0),
+                Json.NODES.numberNode(Long.MAX_VALUE), Json.NODES.numberNode((double) Long.MAX_VALUE),
+                Json.NODES.numberNode(Long.MIN_VALUE), Json.NODES.numberNode((double) Long.MIN_VALUE));
+    }
+
+    static Arbitrary<JsonNode> numberNodes() {
+        return Arbitraries.frequencyOf(Tuple.of(1, nearValues()), Tuple.of(1, otherNumbers()));
+    }
+
+    static Arbitrary<JsonNode> otherNumbers() {
         BigInteger huge = BigInteger.TEN.pow(400);
         BigInteger two53 = BigInteger.TWO.pow(53);
         return Arbitraries.oneOf(
@@ -75,7 +113,7 @@ class ViewKeyCodecPropertiesTest {
         return Arbitraries.frequencyOf(
                 Tuple.of(1, Arbitraries.just(Json.NODES.nullNode())),
                 Tuple.of(1, Arbitraries.of(true, false).map(Json.NODES::booleanNode)),
-                Tuple.of(4, numbers()),
+                Tuple.of(4, numberNodes()),
                 Tuple.of(4, strings()));
     }
 

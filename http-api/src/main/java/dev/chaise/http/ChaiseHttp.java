@@ -5,6 +5,9 @@ import dev.chaise.http.auth.Authenticator;
 import dev.chaise.http.auth.ServerAdmins;
 import dev.chaise.http.auth.SessionCookies;
 import dev.chaise.http.auth.UserDirectory;
+import dev.chaise.http.handlers.AllDocsHandlers;
+import dev.chaise.http.handlers.BulkDocsHandler;
+import dev.chaise.http.handlers.ChangesHandler;
 import dev.chaise.http.handlers.DatabaseHandlers;
 import dev.chaise.http.handlers.DocumentHandlers;
 import dev.chaise.http.handlers.NodeHandlers;
@@ -52,6 +55,9 @@ public final class ChaiseHttp implements AutoCloseable {
         new NodeHandlers(config, configStore).register(router);
         new DatabaseHandlers(docs, access).register(router);
         new DocumentHandlers(docs, access).register(router);
+        new BulkDocsHandler(docs, access).register(router);
+        new AllDocsHandlers(docs, access).register(router);
+        new ChangesHandler(docs, access).register(router);
     }
 
     public Router router() {

@@ -27,7 +27,11 @@ class NoServerErrorsTest {
     static final List<String> BODIES = List.of("", "{", "}", "[]", "null", "true", "1", "-1", "1e400", "\"s\"", "{\"a\":}",
             "{\"keys\":null}", "{\"keys\":[null,{},[]]}", "{\"names\":{}}", "{\"admins\":1}", "{\"admins\":{\"names\":[null]}}",
             "{\"members\":{\"roles\":\"x\"}}", "{\"name\":null,\"password\":null}", "{\"name\":[],\"password\":{}}",
-            "\"\\ud800\"", "{\"a\":1}{\"b\":2}", "\u0000", "99999999999999999999999999", "name=&password=", "%%%");
+            "\"\\ud800\"", "{\"a\":1}{\"b\":2}", "\u0000", "99999999999999999999999999", "name=&password=", "%%%",
+            "{\"docs\":[{}]}", "{\"docs\":[1]}", "{\"docs\":[{\"_id\":1}]}", "{\"docs\":[{\"_rev\":\"x\"}],\"new_edits\":false}",
+            "{\"docs\":[{\"_id\":\"_local/x\",\"_rev\":\"1-a\"}]}", "{\"docs\":[{\"_id\":\"a\"},{\"_id\":\"a\"}],\"all_or_nothing\":true}",
+            "{\"selector\":{\"$x\":1}}", "{\"selector\":1}", "{\"doc_ids\":[1]}", "{\"_revisions\":{\"start\":1,\"ids\":[]}}",
+            "{\"_attachments\":{\"a\":{}}}", "{\"_deleted\":\"x\"}", "{\"keys\":[\"a\"],\"limit\":\"x\"}", "{\"_rev\":\"0-x\"}");
 
     static final List<String> PATHS = List.of("/", "/_up", "/_uuids", "/_uuids?count=1e3", "/_uuids?count=", "/_uuids?count=99999999999999",
             "/_all_dbs", "/_all_dbs?limit=1.5", "/_all_dbs?skip=99999999999999999999", "/_all_dbs?startkey=%7B%22a%22%3A",
@@ -43,10 +47,24 @@ class NoServerErrorsTest {
             "/db/_design/d", "/db/_design/", "/db/_local/l", "/db/_local/l?rev=0-x", "/db/_bad", "/db/%00", "/db/doc?batch=ok",
             "/db/_bulk_docs", "/db/_all_docs", "/db/_all_docs?keys=%5B1%5D", "/db/_all_docs?keys=%7B", "/db/_all_docs?startkey=1",
             "/db/_all_docs?limit=-1", "/db/_all_docs?skip=x", "/db/_all_docs?key=%22a%22&include_docs=true&conflicts=true",
-            "/db/_changes", "/db/_changes?since=x", "/db/_changes?since=now", "/db/_changes?feed=continuous", "/db/_changes?feed=longpoll&timeout=1",
+            "/db/_changes", "/db/_changes?since=x", "/db/_changes?since=now", "/db/_changes?feed=continuous&timeout=1", "/db/_changes?feed=longpoll&timeout=1",
             "/db/_changes?filter=_doc_ids&doc_ids=x", "/db/_changes?filter=other", "/db/_changes?limit=x", "/db/_changes?style=all_docs",
             "/db/_design_docs", "/db/_design_docs?startkey=1", "/db/_design_docs?descending=true&endkey=%22z%22", "/db/_local_docs",
-            "/db/_local_docs?include_docs=true&descending=true", "/db/_local_docs?limit=x");
+            "/db/_local_docs?include_docs=true&descending=true", "/db/_local_docs?limit=x",
+            // the rest of the document endpoints
+            "/db/_local", "/db/_local/l/att", "/db/doc?open_revs=%5B%221-a%22%5D&latest=true", "/db/doc?open_revs=%5B1%5D", "/db/doc?meta=true",
+            "/db/_design/d?rev=1-a", "/db/doc?rev=1-a&latest=true", "/db/_local/l?batch=ok", "/db/_design/d?new_edits=false",
+            "/db/_changes?feed=eventsource&timeout=1", "/db/_changes?feed=longpoll&timeout=1&heartbeat=x", "/db/_changes?heartbeat=0",
+            "/db/_changes?timeout=-1", "/db/_changes?filter=_selector", "/db/_changes?filter=_design", "/db/_changes?filter=_view",
+            "/db/_changes?filter=_view&view=a/b", "/db/_changes?filter=a/b", "/db/_changes?filter=a", "/db/_changes?filter=a/b/c",
+            "/db/_changes?seq_interval=0", "/db/_changes?seq_interval=2&limit=3", "/db/_changes?style=x", "/db/_changes?descending=true&limit=1",
+            "/db/_changes?since=%22now%22", "/db/_changes?feed=x", "/db/_changes?feed=longpoll&timeout=1&since=now",
+            "/db/_changes?include_docs=true&conflicts=true&style=all_docs", "/db/_changes?limit=0",
+            "/db/_all_docs?startkey_docid=a&endkey_docid=b", "/db/_all_docs?keys=%5B%22a%22%5D&key=%22b%22", "/db/_all_docs?group=true",
+            "/db/_all_docs?update_seq=true", "/db/_all_docs?stale=x", "/db/_all_docs?descending=true&startkey=1", "/db/_all_docs?endkey=%5B%5D",
+            "/db/_all_docs?keys=%5B%22doc%22,%22_local%2Fl%22,null%5D&include_docs=true", "/db/_design_docs?keys=%5B%22_design%2Fa%22%5D",
+            "/db/_local_docs?keys=%5B%22_local%2Fa%22%5D&include_docs=true", "/db/_design_docs?startkey=%22zzz%22",
+            "/db/_design_docs?descending=true&startkey=%22a%22");
 
     /** A deliberate 501 for a feature not built yet is an honest answer, not a missing check. */
     static boolean honestNotImplemented(String method, HttpTestServer.Resp r) {
@@ -95,12 +113,15 @@ class NoServerErrorsTest {
             {"Authorization", "Basic ????"}, {"Authorization", "Basic"}, {"Authorization", "Basic =="}, {"Authorization", ""},
             {"Cookie", "AuthSession=%%%"}, {"Cookie", "AuthSession=YTpi"}, {"Cookie", "AuthSession=YWRtaW46eno6eHg"}, {"Cookie", "=;;=="},
             {"Content-Encoding", "gzip"}, {"Content-Encoding", "br"}, {"X-HTTP-Method-Override", "BREW"}, {"X-Couch-Persist", "maybe"},
-            {"Content-Type", ";;;"}, {"Accept", "text/html"},
+            {"Content-Type", ";;;"}, {"Accept", "text/html"}, {"Destination", "x"}, {"Destination", "http://a/b"}, {"Destination", "x?rev=bad"},
+            {"Destination", "_local/x?rev"}, {"Destination", "%"}, {"If-Match", "\"x\""}, {"If-None-Match", "*"}, {"Last-Event-ID", "zz"},
+            {"Accept", "multipart/mixed"},
         };
         List<String> failures = new ArrayList<>();
         for (String[] hv : headers) {
-            for (String path : List.of("/", "/_session", "/db", "/db/_security", "/_dbs_info")) {
-                for (String method : List.of("GET", "POST", "PUT")) {
+            for (String path : List.of("/", "/_session", "/db", "/db/_security", "/_dbs_info", "/db/doc", "/db/_local/l", "/db/doc?open_revs=all",
+                    "/db/_changes?feed=eventsource&timeout=1", "/db/_bulk_docs")) {
+                for (String method : List.of("GET", "POST", "PUT", "COPY", "DELETE")) {
                     var r = s.send(method, path, "{}", hv[0], hv[1]);
                     if (r.status() >= 500) failures.add(method + " " + path + " " + hv[0] + ": " + hv[1] + " -> " + r.status() + " " + r.text());
                 }

@@ -1,0 +1,262 @@
+package dev.chaise.http.handlers;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.http.Bodies;
+import dev.chaise.http.Request;
+import dev.chaise.http.Response;
+import dev.chaise.http.ResponseStream;
+import dev.chaise.http.Router;
+import dev.chaise.http.auth.Access;
+import dev.chaise.http.handlers.DocSupport.Meta;
+import dev.chaise.kv.ReadTransaction;
+import dev.chaise.storage.DbHandle;
+import dev.chaise.storage.DocumentJson;
+import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.DocumentStore.DocInfo;
+import dev.chaise.storage.LocalDocuments;
+import dev.chaise.storage.RangeCursor;
+import dev.chaise.storage.Sequence;
+import dev.chaise.storage.json.Json;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.List;
+
+/**
+ * {@code _all_docs}, {@code _design_docs} and {@code _local_docs} (GET, and POST with a body of
+ * parameters and {@code keys}). Rows stream as they are read, across as many transactions as the
+ * range needs. {@code total_rows} comes from the document counter (RFC B); there is no
+ * {@code offset} (RFC B), and {@code _local_docs} has {@code total_rows: null} as in CouchDB.
+ */
+public final class AllDocsHandlers {
+    static final String DESIGN_FIRST = DocumentJson.DESIGN_PREFIX;
+    /** The first id after every {@code _design/} id ('0' follows '/'); no valid document has it. */
+    static final String DESIGN_END = "_design0";
+    private static final int KEYS_PER_TRANSACTION = 100;
+
+    private enum Namespace { ALL, DESIGN, LOCAL }
+
+    private final DocumentStore docs;
+    private final Access access;
+
+    public AllDocsHandlers(DocumentStore docs, Access access) {
+        this.docs = docs;
+        this.access = access;
+    }
+
+    public void register(Router r) {
+        register(r, "/{db}/_all_docs", Namespace.ALL);
+        register(r, "/{db}/_design_docs", Namespace.DESIGN);
+        register(r, "/{db}/_local_docs", Namespace.LOCAL);
+    }
+
+    private void register(Router r, String path, Namespace ns) {
+        r.add("GET", path, req -> list(req, ns, null));
+        r.add("POST", path, req -> {
+            Bodies.requireContentType(req, Response.JSON);
+            return list(req, ns, Bodies.jsonObject(req));
+        });
+    }
+
+    private Response list(Request req, Namespace ns, ObjectNode body) {
+        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        AllDocsArgs a = AllDocsArgs.parse(req, body);
+        String dbName = db.name();
+        DocumentStore.DbInfo info = docs.info(dbName);
+        Long total = switch (ns) {
+            case ALL -> info.docCount();
+            case DESIGN -> countDesignDocs(dbName);
+            case LOCAL -> null; // CouchDB does not count them either
+        };
+        return Response.jsonStream(200, out -> {
+            StringBuilder head = new StringBuilder("{\"total_rows\":").append(total);
+            if (a.updateSeq()) head.append(",\"update_seq\":\"").append(info.updateSeq() == null ? "0" : info.updateSeq().toHex()).append('"');
+            out.write(head.append(",\"rows\":[\r\n").toString());
+            Iterator<ObjectNode> rows = a.keys() != null ? keyRows(dbName, ns, a) : rangeRows(dbName, ns, a);
+            boolean first = true;
+            while (rows.hasNext()) {
+                ObjectNode row = rows.next();
+                if (!first) out.write(",\r\n");
+                out.write(Json.MAPPER.writeValueAsBytes(row));
+                first = false;
+            }
+            out.write("\r\n]}");
+        });
+    }
+
+    // ---------------------------------------------------------------- ranges
+
+    private Iterator<ObjectNode> rangeRows(String db, Namespace ns, AllDocsArgs a) {
+        Bounds b = bounds(ns, a);
+        if (b == null || a.limit() == 0) return java.util.Collections.emptyIterator();
+        long max = a.limit() == Long.MAX_VALUE ? 0 : a.limit() + a.skip();
+        Iterator<ObjectNode> rows;
+        if (ns == Namespace.LOCAL) {
+            RangeCursor<LocalDocuments.LocalDoc> c = docs.localDocs(db, b.start(), b.end(), a.inclusiveEnd(), a.descending(), max, a.includeDocs());
+            rows = new Iterator<>() {
+                public boolean hasNext() {
+                    return c.hasNext();
+                }
+
+                public ObjectNode next() {
+                    LocalDocuments.LocalDoc d = c.next();
+                    ObjectNode row = Json.NODES.objectNode().put("id", d.id()).put("key", d.id());
+                    row.putObject("value").put("rev", d.rev());
+                    if (a.includeDocs()) row.set("doc", DocSupport.render(d));
+                    return row;
+                }
+            };
+        } else {
+            rows = docs.allDocs(db, b.start(), b.end(), a.inclusiveEnd(), a.descending(), max,
+                    (tx, h, kv) -> row(tx, h, DocumentStore.byIdRow(tx, h, kv), a));
+        }
+        for (long i = 0; i < a.skip() && rows.hasNext(); i++) rows.next();
+        return rows;
+    }
+
+    /** The range's ends as ids (null: open), or null for a range no document id can fall in. */
+    record Bounds(String start, String end) {}
+
+    /**
+     * Non-string keys sort before every id (CouchDB compares ids as Erlang terms, where any JSON
+     * value but a string is smaller than a binary), so they open or empty the range.
+     */
+    static Bounds bounds(Namespace ns, AllDocsArgs a) {
+        JsonNode s = a.startKey();
+        JsonNode e = a.endKey();
+        boolean d = a.descending();
+        String start;
+        String end;
+        if (s == null) start = null;
+        else if (s.isTextual()) start = s.textValue();
+        else if (d) return null; // descending from below every id
+        else start = null;
+        if (e == null) end = null;
+        else if (e.isTextual()) end = e.textValue();
+        else if (!d) return null; // ascending to below every id
+        else end = null;
+        if (ns == Namespace.DESIGN) {
+            // Clamp to the design namespace.
+            if (!d) {
+                start = start == null ? DESIGN_FIRST : max(start, DESIGN_FIRST);
+                end = end == null ? DESIGN_END : min(end, DESIGN_END);
+                if (compare(start, end) > 0) return null;
+            } else {
+                start = start == null ? DESIGN_END : min(start, DESIGN_END);
+                end = end == null ? DESIGN_FIRST : max(end, DESIGN_FIRST);
+                if (compare(start, end) < 0) return null;
+            }
+        }
+        return new Bounds(start, end);
+    }
+
+    /** Ids compare as their UTF-8 bytes, as the keys that hold them do. */
+    static int compare(String a, String b) {
+        return Arrays.compareUnsigned(a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static String max(String a, String b) {
+        return compare(a, b) >= 0 ? a : b;
+    }
+
+    private static String min(String a, String b) {
+        return compare(a, b) <= 0 ? a : b;
+    }
+
+    private static ObjectNode row(ReadTransaction tx, DbHandle h, DocInfo d, AllDocsArgs a) {
+        ObjectNode row = Json.NODES.objectNode().put("id", d.id()).put("key", d.id());
+        row.putObject("value").put("rev", d.rev().toString());
+        if (a.includeDocs()) {
+            DocumentStore.StoredDoc doc = DocumentStore.get(tx, h, d.id(), d.rev(), a.conflicts());
+            row.set("doc", DocSupport.render(doc, new Meta(false, false, a.conflicts(), false, false)));
+        }
+        return row;
+    }
+
+    private long countDesignDocs(String db) {
+        RangeCursor<Boolean> c = docs.allDocs(db, DESIGN_FIRST, DESIGN_END, false, false, 0, (tx, h, kv) -> Boolean.TRUE);
+        long n = 0;
+        while (c.hasNext()) {
+            c.next();
+            n++;
+        }
+        return n;
+    }
+
+    // ---------------------------------------------------------------- keys
+
+    /** As fabric: keys reversed when descending, then skip and limit, then the namespace's filter. */
+    private Iterator<ObjectNode> keyRows(String db, Namespace ns, AllDocsArgs a) {
+        List<JsonNode> keys = new ArrayList<>(a.keys());
+        if (a.descending()) java.util.Collections.reverse(keys);
+        int from = (int) Math.min(a.skip(), keys.size());
+        int to = (int) Math.min(keys.size(), from + Math.min(a.limit(), Integer.MAX_VALUE));
+        List<JsonNode> wanted = new ArrayList<>();
+        for (JsonNode k : keys.subList(from, to)) {
+            boolean keep = switch (ns) {
+                case ALL -> true;
+                case DESIGN -> k.isTextual() && k.textValue().startsWith(DocumentJson.DESIGN_PREFIX);
+                case LOCAL -> k.isTextual() && DocumentJson.isLocal(k.textValue());
+            };
+            if (keep) wanted.add(k);
+        }
+        return new Iterator<>() {
+            int next;
+            final List<ObjectNode> batch = new ArrayList<>();
+            int pos;
+
+            public boolean hasNext() {
+                if (pos < batch.size()) return true;
+                if (next >= wanted.size()) return false;
+                List<JsonNode> chunk = wanted.subList(next, Math.min(wanted.size(), next + KEYS_PER_TRANSACTION));
+                next += chunk.size();
+                batch.clear();
+                pos = 0;
+                batch.addAll(docs.kv().run(tx -> {
+                    ReadTransaction snap = tx.snapshot();
+                    DbHandle h = docs.databases().open(tx, db);
+                    List<ObjectNode> out = new ArrayList<>(chunk.size());
+                    for (JsonNode k : chunk) out.add(keyRow(snap, h, k, a));
+                    return out;
+                }));
+                return true;
+            }
+
+            public ObjectNode next() {
+                if (!hasNext()) throw new java.util.NoSuchElementException();
+                return batch.get(pos++);
+            }
+        };
+    }
+
+    private static ObjectNode keyRow(ReadTransaction tx, DbHandle h, JsonNode k, AllDocsArgs a) {
+        ObjectNode missing = Json.NODES.objectNode();
+        missing.set("key", k);
+        missing.put("error", "not_found");
+        if (!k.isTextual()) return missing;
+        String id = k.textValue();
+        if (DocumentJson.isLocal(id)) {
+            LocalDocuments.LocalDoc d = LocalDocuments.read(tx, h, id);
+            if (d == null) return missing;
+            ObjectNode row = Json.NODES.objectNode().put("id", id).put("key", id);
+            row.putObject("value").put("rev", d.rev());
+            if (a.includeDocs()) row.set("doc", DocSupport.render(d));
+            return row;
+        }
+        DocInfo d = DocumentStore.winner(tx, h, id);
+        if (d == null) return missing;
+        if (d.deleted()) {
+            ObjectNode row = Json.NODES.objectNode().put("id", id).put("key", id);
+            row.putObject("value").put("rev", d.rev().toString()).put("deleted", true);
+            if (a.includeDocs()) row.putNull("doc");
+            return row;
+        }
+        return row(tx, h, d, a);
+    }
+
+    static String seq(Sequence s) {
+        return s == null ? "0" : s.toHex();
+    }
+}

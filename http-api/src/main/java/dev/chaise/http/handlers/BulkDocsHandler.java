@@ -1,0 +1,132 @@
+package dev.chaise.http.handlers;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.http.Bodies;
+import dev.chaise.http.HttpError;
+import dev.chaise.http.Request;
+import dev.chaise.http.Response;
+import dev.chaise.http.Router;
+import dev.chaise.http.auth.Access;
+import dev.chaise.storage.DocumentJson;
+import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.DocumentStore.UpdateResult;
+import dev.chaise.storage.LocalDocuments;
+import dev.chaise.storage.StorageException;
+import dev.chaise.storage.json.Json;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * {@code POST /{db}/_bulk_docs}. As in CouchDB, a document that cannot be parsed fails the whole
+ * request (400); a document that cannot be written gets an error row. {@code all_or_nothing}
+ * writes every document in one transaction or none: CouchDB 3 answers it with 417
+ * {@code not_implemented} for every document; here it works, and 417 lists the documents that
+ * would have failed.
+ */
+public final class BulkDocsHandler {
+    private final DocumentStore docs;
+    private final Access access;
+
+    public BulkDocsHandler(DocumentStore docs, Access access) {
+        this.docs = docs;
+        this.access = access;
+    }
+
+    public void register(Router r) {
+        r.add("POST", "/{db}/_bulk_docs", this::bulkDocs);
+    }
+
+    /** One document of the request: what to write, or the row it already earned. */
+    private record Item(String id, String rev, DocumentStore.DocUpdate update, DocSupport.LocalUpdate local, ObjectNode row) {}
+
+    private Response bulkDocs(Request req) {
+        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        Bodies.requireContentType(req, Response.JSON);
+        ObjectNode body = Bodies.jsonObject(req);
+        JsonNode list = body.get("docs");
+        if (list == null) throw HttpError.badRequest("POST body must include `docs` parameter.");
+        if (!list.isArray()) throw HttpError.badRequest("`docs` parameter must be an array.");
+        JsonNode ne = body.get("new_edits");
+        if (ne != null && !ne.isBoolean()) throw HttpError.badRequest("`new_edits` parameter must be a boolean.");
+        boolean newEdits = ne == null || ne.booleanValue();
+        boolean allOrNothing = body.path("all_or_nothing").isBoolean() && body.get("all_or_nothing").booleanValue();
+        boolean designWriter = DocSupport.isDesignWriter(db);
+
+        List<Item> items = new ArrayList<>(list.size());
+        for (JsonNode doc : list) {
+            if (doc.isObject() && doc.path("_id").isTextual() && DocumentJson.isLocal(doc.get("_id").textValue())) {
+                DocSupport.LocalUpdate u = DocSupport.parseLocal(doc, null);
+                DocumentJson.validateId(u.id());
+                DocSupport.checkLocalRev(u.rev());
+                items.add(new Item(u.id(), u.rev(), null, u, null));
+                continue;
+            }
+            DocumentJson.Parsed p = DocumentJson.parse(doc, null); // any failure fails the request, as CouchDB
+            if (p.id() == null) p = new DocumentJson.Parsed(DocSupport.newId(), p.rev(), p.deleted(), p.body(), p.revisions());
+            if (!newEdits && p.rev() == null) {
+                throw HttpError.badRequest(DocSupport.NEEDS_REV);
+            }
+            String rev = p.rev() == null ? null : p.rev().toString();
+            if (p.id().startsWith(DocumentJson.DESIGN_PREFIX) && !designWriter) {
+                items.add(new Item(p.id(), rev, null, null, DocSupport.errorRow(p.id(), newEdits ? null : rev, "unauthorized", DocSupport.NOT_DB_ADMIN)));
+                continue;
+            }
+            items.add(new Item(p.id(), rev, DocumentJson.toUpdate(p, newEdits), null, null));
+        }
+
+        List<DocumentStore.DocUpdate> updates = new ArrayList<>();
+        for (Item it : items) if (it.update() != null) updates.add(it.update());
+        ObjectNode[] rows = new ObjectNode[items.size()];
+        boolean failed = false;
+        for (int i = 0; i < items.size(); i++) {
+            rows[i] = items.get(i).row();
+            failed |= rows[i] != null;
+        }
+        if (allOrNothing && failed) return aborted(items, rows);
+        List<UpdateResult> results = updates.isEmpty() ? List.of()
+                : allOrNothing ? docs.updateAllOrNothing(db.name(), updates, newEdits) : docs.update(db.name(), updates, newEdits);
+        int k = 0;
+        for (int i = 0; i < items.size(); i++) {
+            Item it = items.get(i);
+            if (it.update() == null) continue;
+            UpdateResult r = results.get(k++);
+            if (r.ok()) {
+                rows[i] = DocSupport.okRow(it.id(), r.rev().toString());
+            } else {
+                rows[i] = DocSupport.errorRow(it.id(), newEdits ? null : it.rev(), r.error().error(), r.error().reason());
+                failed = true;
+            }
+        }
+        if (allOrNothing && failed) return aborted(items, rows);
+        // Local documents last, so an aborted all_or_nothing leaves them alone too.
+        for (int i = 0; i < items.size(); i++) {
+            DocSupport.LocalUpdate u = items.get(i).local();
+            if (u == null) continue;
+            try {
+                LocalDocuments.LocalDoc d = DocSupport.writeLocal(docs, db.name(), u.id(), u.deleted(), u.body());
+                rows[i] = DocSupport.okRow(u.id(), d.rev());
+            } catch (StorageException e) {
+                rows[i] = DocSupport.errorRow(u.id(), null, e.error(), e.reason());
+            }
+        }
+        ArrayNode out = Json.NODES.arrayNode();
+        for (ObjectNode row : rows) {
+            if (!newEdits && row.has("ok")) continue; // replicated writes report only failures, as CouchDB 3
+            out.add(row);
+        }
+        return Response.json(201, out);
+    }
+
+    /** 417 with the failures only, each naming the revision it was sent with, as CouchDB's aborted list. */
+    private static Response aborted(List<Item> items, ObjectNode[] rows) {
+        ArrayNode out = Json.NODES.arrayNode();
+        for (int i = 0; i < rows.length; i++) {
+            ObjectNode row = rows[i];
+            if (row == null || !row.has("error")) continue;
+            out.add(DocSupport.errorRow(items.get(i).id(), items.get(i).rev(), row.get("error").asText(), row.get("reason").asText()));
+        }
+        return Response.json(417, out);
+    }
+}

@@ -1,0 +1,110 @@
+package dev.chaise.http;
+
+import static dev.chaise.http.HttpTestServer.ADMIN;
+import static dev.chaise.http.HttpTestServer.BOB;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class BulkDocsTest {
+    static HttpTestServer s;
+
+    @BeforeAll
+    static void start() throws Exception {
+        s = new HttpTestServer();
+        s.asAdmin("PUT", "/b", null).status(201);
+        s.asAdmin("PUT", "/b/_security", "{\"members\":{\"names\":[\"bob\"]}}").status(200);
+    }
+
+    @AfterAll
+    static void stop() {
+        s.close();
+    }
+
+    static HttpTestServer.Resp bulk(String body) throws Exception {
+        return s.asAdmin("POST", "/b/_bulk_docs", body);
+    }
+
+    @Test
+    void createUpdateDelete() throws Exception {
+        JsonNode r = bulk("{\"docs\":[{\"_id\":\"a\",\"n\":1},{\"_id\":\"b\",\"n\":2},{\"n\":3}]}").status(201).json();
+        assertEquals(3, r.size());
+        String ra = r.get(0).get("rev").asText();
+        String rb = r.get(1).get("rev").asText();
+        assertEquals("{\"ok\":true,\"id\":\"a\",\"rev\":\"" + ra + "\"}", r.get(0).toString());
+        assertTrue(r.get(2).get("id").asText().matches("[0-9a-f]{32}"), "a missing id is generated");
+
+        JsonNode u = bulk("{\"docs\":[{\"_id\":\"a\",\"_rev\":\"" + ra + "\",\"n\":10},{\"_id\":\"b\",\"n\":20},"
+                + "{\"_id\":\"c\"},{\"_id\":\"c\"}]}").status(201).json();
+        assertTrue(u.get(0).get("rev").asText().startsWith("2-"));
+        assertEquals("{\"id\":\"b\",\"error\":\"conflict\",\"reason\":\"Document update conflict.\"}", u.get(1).toString());
+        assertTrue(u.get(2).get("ok").asBoolean());
+        assertEquals("{\"id\":\"c\",\"error\":\"conflict\",\"reason\":\"Document update conflict.\"}", u.get(3).toString(), "a duplicate id conflicts");
+
+        JsonNode d = bulk("{\"docs\":[{\"_id\":\"b\",\"_rev\":\"" + rb + "\",\"_deleted\":true}]}").status(201).json();
+        assertTrue(d.get(0).get("rev").asText().startsWith("2-"));
+        s.asAdmin("GET", "/b/b", null).error(404, "not_found", "deleted");
+    }
+
+    @Test
+    void replicatedWritesReportOnlyFailures() throws Exception {
+        var r = bulk("{\"new_edits\":false,\"docs\":[{\"_id\":\"r\",\"_rev\":\"2-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\",\"_revisions\":{\"start\":2,"
+                + "\"ids\":[\"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\",\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"]}},{\"_id\":\"r\",\"_rev\":\"1-cccccccccccccccccccccccccccccccc\"}]}");
+        assertEquals("[]\n", r.status(201).text());
+        JsonNode doc = s.asAdmin("GET", "/b/r?conflicts=true", null).json();
+        assertEquals("2-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", doc.get("_rev").asText());
+        assertEquals("[\"1-cccccccccccccccccccccccccccccccc\"]", doc.get("_conflicts").toString());
+        // the same again changes nothing and still reports nothing
+        assertEquals("[]\n", bulk("{\"new_edits\":false,\"docs\":[{\"_id\":\"r\",\"_rev\":\"1-cccccccccccccccccccccccccccccccc\"}]}").status(201).text());
+        bulk("{\"new_edits\":false,\"docs\":[{\"_id\":\"r\"}]}")
+                .error(400, "bad_request", "When `new_edits: false`, the document needs `_rev` or `_revisions` specified");
+    }
+
+    @Test
+    void requestErrors() throws Exception {
+        bulk("{\"doc\":[]}").error(400, "bad_request", "POST body must include `docs` parameter.");
+        bulk("{\"docs\":\"foo\"}").error(400, "bad_request", "`docs` parameter must be an array.");
+        bulk("{\"docs\":[],\"new_edits\":0}").error(400, "bad_request", "`new_edits` parameter must be a boolean.");
+        bulk("[]").error(400, "bad_request", "Request body must be a JSON object");
+        bulk("{\"docs\":[{\"_id\":\"fine\"},{\"_id\":\"_invalid\"}]}").error(400, "illegal_docid", "Only reserved document ids may start with underscore.");
+        s.asAdmin("GET", "/b/fine", null).error(404, "not_found", "missing"); // nothing written
+        bulk("{\"docs\":[{\"_id\":\"x\",\"_bad\":1}]}").error(400, "doc_validation", "Bad special document member: _bad");
+        bulk("{\"docs\":[{\"_id\":\"x\",\"_rev\":\"nope\"}]}").error(400, "bad_request", "Invalid rev format");
+        bulk("{\"docs\":[1]}").error(400, "bad_request", "Document must be a JSON object");
+        s.send("POST", "/b/_bulk_docs", "{\"docs\":[]}", "Authorization", ADMIN, "Content-Type", "text/plain").error(415, "bad_content_type", null);
+        assertEquals("[]\n", bulk("{\"docs\":[]}").status(201).text());
+        s.asAdmin("GET", "/b/_bulk_docs", null).error(405, "method_not_allowed", "Only POST allowed");
+    }
+
+    @Test
+    void allOrNothing() throws Exception {
+        String r1 = bulk("{\"docs\":[{\"_id\":\"t1\"}]}").json().get(0).get("rev").asText();
+        JsonNode ok = bulk("{\"all_or_nothing\":true,\"docs\":[{\"_id\":\"t1\",\"_rev\":\"" + r1 + "\",\"x\":1},{\"_id\":\"t2\"}]}").status(201).json();
+        assertEquals(2, ok.size());
+        String r2 = ok.get(0).get("rev").asText();
+        assertTrue(r2.startsWith("2-"));
+        // one conflict: nothing is written, and 417 lists the failures with the revision they were sent with
+        var failed = bulk("{\"all_or_nothing\":true,\"docs\":[{\"_id\":\"t3\"},{\"_id\":\"t1\",\"_rev\":\"" + r1 + "\"}]}").status(417);
+        assertEquals("[{\"id\":\"t1\",\"rev\":\"" + r1 + "\",\"error\":\"conflict\",\"reason\":\"Document update conflict.\"}]\n", failed.text());
+        s.asAdmin("GET", "/b/t3", null).error(404, "not_found", "missing");
+        assertEquals(r2, s.asAdmin("GET", "/b/t1", null).json().get("_rev").asText());
+    }
+
+    @Test
+    void designAndLocalDocuments() throws Exception {
+        var r = s.send("POST", "/b/_bulk_docs", "{\"docs\":[{\"_id\":\"_design/x\"},{\"_id\":\"byb\"},{\"_id\":\"_local/l\",\"v\":1}]}",
+                "Authorization", BOB, "Content-Type", "application/json").status(201).json();
+        assertEquals("{\"id\":\"_design/x\",\"error\":\"unauthorized\",\"reason\":\"You are not a db or server admin.\"}", r.get(0).toString());
+        assertTrue(r.get(1).get("ok").asBoolean());
+        assertEquals("{\"ok\":true,\"id\":\"_local/l\",\"rev\":\"0-1\"}", r.get(2).toString());
+        assertEquals(1, s.asAdmin("GET", "/b/_local/l", null).json().get("v").asInt());
+        JsonNode a = bulk("{\"docs\":[{\"_id\":\"_design/x\"},{\"_id\":\"_local/l\",\"_rev\":\"0-1\",\"v\":2}]}").status(201).json();
+        assertTrue(a.get(0).get("ok").asBoolean());
+        assertEquals("0-2", a.get(1).get("rev").asText());
+        bulk("{\"docs\":[{\"_id\":\"_local/l\",\"_rev\":\"1-a\"}]}").error(400, "bad_request", "Invalid rev format");
+    }
+}

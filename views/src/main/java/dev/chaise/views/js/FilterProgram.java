@@ -1,0 +1,21 @@
+package dev.chaise.views.js;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+/** A design document's filter functions, confined to one thread. */
+public interface FilterProgram extends AutoCloseable {
+
+    /** True if the design document has {@code filters[name]}. */
+    boolean has(String name);
+
+    /**
+     * {@code filters[name](doc, req)}; a function that throws counts as false for that doc, as in
+     * CouchDB.
+     *
+     * @param req CouchDB's request object (at least {@code query}, {@code method}, {@code userCtx})
+     */
+    boolean filter(String name, String docJson, JsonNode req);
+
+    @Override
+    void close();
+}

@@ -1,0 +1,42 @@
+package dev.chaise.views.js;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+
+/**
+ * The in-process JavaScript engine that runs design-document functions. One per server; it hands
+ * out programs bound to the calling thread (contexts are pooled per thread), so a program must be
+ * used and closed on the thread that got it.
+ *
+ * <p>Functions are sandboxed: no Java classes, no I/O, no network, a per-call time limit and
+ * bounded memory. A function that throws or times out fails that call only; one that does not
+ * compile fails the program with {@code compilation_error}.
+ */
+public interface JsEngine extends AutoCloseable {
+
+    /** The map functions of one design document, in view order. */
+    MapProgram mapProgram(MapSource source) throws JsFunctionException;
+
+    /** A design document's JavaScript reduce functions (built-ins like {@code _sum} never get here). */
+    ReduceProgram reduceProgram(ReduceSource source) throws JsFunctionException;
+
+    /** A design document's {@code filters} functions, for {@code _changes?filter=ddoc/name}. */
+    FilterProgram filterProgram(DesignSource source) throws JsFunctionException;
+
+    @Override
+    void close();
+
+    /**
+     * @param ddocId e.g. {@code _design/foo}, for messages
+     * @param maps the {@code map} source of each view, in the order results are returned
+     * @param lib the design document's {@code views.lib} object (CommonJS modules for
+     *     {@code require('views/lib/...')}), or null
+     */
+    record MapSource(String ddocId, List<String> maps, JsonNode lib) {}
+
+    /** @param reduces the {@code reduce} source of each JS-reduced view */
+    record ReduceSource(String ddocId, List<String> reduces, JsonNode lib) {}
+
+    /** The whole design document: filters can {@code require} any path in it. */
+    record DesignSource(String ddocId, JsonNode ddoc) {}
+}

@@ -1,0 +1,20 @@
+package dev.chaise.views.js;
+
+import java.util.List;
+
+/** Compiled map functions of one design document, confined to one thread. */
+public interface MapProgram extends AutoCloseable {
+
+    /**
+     * Runs every map function over one document.
+     *
+     * @param docJson the document as JSON text, with {@code _id} and {@code _rev} (crossing into
+     *     the engine as one string is what keeps it fast)
+     * @return one outcome per map function, in {@link JsEngine.MapSource#maps()} order
+     */
+    List<MapOutcome> map(String docJson);
+
+    /** Returns the program to its thread's pool. */
+    @Override
+    void close();
+}

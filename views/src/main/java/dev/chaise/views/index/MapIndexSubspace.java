@@ -1,0 +1,235 @@
+package dev.chaise.views.index;
+
+import com.apple.foundationdb.tuple.Tuple;
+import dev.chaise.kv.KeyValue;
+import dev.chaise.kv.Keys;
+import dev.chaise.kv.MutationType;
+import dev.chaise.kv.ReadTransaction;
+import dev.chaise.kv.Transaction;
+import dev.chaise.storage.DatabaseSubspace;
+import dev.chaise.storage.DbHandle;
+import dev.chaise.storage.Sequence;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * RFC E: the map indexes of one database, grouped by View Signature.
+ *
+ * <pre>
+ * (1, DbId, 7 VIEWS)
+ * ├── 0 INFO
+ * │   ├── 0 UPDATE_SEQ, Sig = (Incarnation, Versionstamp)      the change the index is built up to
+ * │   ├── 1 CREATION_VS, Sig = (Incarnation, Versionstamp)     interactive: built in the background up to here
+ * │   ├── 2 BUILD_STATUS, Sig = "building" | "ready"           interactive views only
+ * │   ├── 3 ROW_COUNT, Sig, ViewId = int64 LE                  atomic adds
+ * │   └── 4 KV_SIZE, Sig, ViewId = int64 LE                    atomic adds: key + value JSON bytes
+ * └── 1 DATA, Sig
+ *     ├── 0 ID_RANGE, DocId, ViewId = (TotalKeys, TotalSize, SortKey...)   what the doc emitted: its unique keys
+ *     ├── 1 MAP_RANGE, ViewId, SortKey, DocId, DupeId = (KeyJson, ValueJson)
+ *     └── 2 ERRORS, ViewId, DocId = (Rev, Error, Reason)        map functions that threw (beyond RFC E)
+ * </pre>
+ *
+ * SortKey is {@code ViewKeyCodec.encode(key)}: its bytes sort in CouchDB's collation, so rows need
+ * no comparator. Rows with equal keys sort by raw doc id, as couch_mrview compares ids. ViewId is
+ * the view's position in name order. Counts and sizes are keyed by signature first (RFC E puts
+ * the view id first), so {@code _view_cleanup} clears an index with one range per kind.
+ */
+public final class MapIndexSubspace {
+    static final long INFO = 0;
+    static final long DATA = 1;
+    static final long UPDATE_SEQ = 0;
+    static final long CREATION_VS = 1;
+    static final long BUILD_STATUS = 2;
+    static final long ROW_COUNT = 3;
+    static final long KV_SIZE = 4;
+    static final long ID_RANGE = 0;
+    static final long MAP_RANGE = 1;
+    static final long ERRORS = 2;
+
+    public static final String BUILDING = "building";
+    public static final String READY = "ready";
+
+    private MapIndexSubspace() {}
+
+    /** What one document emitted into one view, as its id-range entry records it. */
+    public record DocKeys(long totalKeys, long totalSize, List<byte[]> sortKeys) {}
+
+    /** A stored row. */
+    public record Row(String keyJson, String docId, String valueJson) {}
+
+    static byte[] info(DbHandle db, long kind, String sig) {
+        return db.space().pack(DatabaseSubspace.VIEWS, INFO, kind, sig);
+    }
+
+    static byte[] counter(DbHandle db, long kind, String sig, int viewId) {
+        return db.space().pack(DatabaseSubspace.VIEWS, INFO, kind, sig, (long) viewId);
+    }
+
+    // ---------------------------------------------------------------- info
+
+    public static Sequence updateSeq(ReadTransaction tx, DbHandle db, String sig) {
+        return sequence(tx.get(info(db, UPDATE_SEQ, sig)));
+    }
+
+    public static void setUpdateSeq(Transaction tx, DbHandle db, String sig, Sequence seq) {
+        tx.set(info(db, UPDATE_SEQ, sig), Tuple.from((long) seq.incarnation(), seq.versionstamp()).pack());
+    }
+
+    public static Sequence creationSeq(ReadTransaction tx, DbHandle db, String sig) {
+        return sequence(tx.get(info(db, CREATION_VS, sig)));
+    }
+
+    public static void setCreationSeq(Transaction tx, DbHandle db, String sig, Sequence seq) {
+        tx.set(info(db, CREATION_VS, sig), Tuple.from((long) seq.incarnation(), seq.versionstamp()).pack());
+    }
+
+    public static String buildStatus(ReadTransaction tx, DbHandle db, String sig) {
+        byte[] v = tx.get(info(db, BUILD_STATUS, sig));
+        return v == null ? null : Tuple.fromBytes(v).getString(0);
+    }
+
+    public static void setBuildStatus(Transaction tx, DbHandle db, String sig, String status) {
+        tx.set(info(db, BUILD_STATUS, sig), Tuple.from(status).pack());
+    }
+
+    private static Sequence sequence(byte[] v) {
+        if (v == null) return null;
+        Tuple t = Tuple.fromBytes(v);
+        return new Sequence((int) t.getLong(0), t.getVersionstamp(1));
+    }
+
+    public static long rowCount(ReadTransaction tx, DbHandle db, String sig, int viewId) {
+        return littleEndian(tx.get(counter(db, ROW_COUNT, sig, viewId)));
+    }
+
+    public static long kvSize(ReadTransaction tx, DbHandle db, String sig, int viewId) {
+        return littleEndian(tx.get(counter(db, KV_SIZE, sig, viewId)));
+    }
+
+    static void addCounts(Transaction tx, DbHandle db, String sig, int viewId, long rows, long size) {
+        if (rows != 0) tx.mutate(MutationType.ADD, counter(db, ROW_COUNT, sig, viewId), littleEndian(rows));
+        if (size != 0) tx.mutate(MutationType.ADD, counter(db, KV_SIZE, sig, viewId), littleEndian(size));
+    }
+
+    // ---------------------------------------------------------------- id range
+
+    static byte[] idKey(DbHandle db, String sig, String docId, int viewId) {
+        return db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, ID_RANGE, docId, (long) viewId);
+    }
+
+    /** What {@code docId} emitted into every view, indexed by view id; null where nothing. */
+    public static DocKeys[] docKeys(ReadTransaction tx, DbHandle db, String sig, String docId, int views) {
+        DocKeys[] out = new DocKeys[views];
+        byte[][] r = db.space().range(DatabaseSubspace.VIEWS, DATA, sig, ID_RANGE, docId);
+        for (KeyValue kv : tx.getRangeAsList(r[0], r[1], 0, false)) {
+            int viewId = (int) db.space().unpack(kv.key()).getLong(5);
+            if (viewId >= views) continue;
+            Tuple v = Tuple.fromBytes(kv.value());
+            List<byte[]> keys = new ArrayList<>(v.size() - 2);
+            for (int i = 2; i < v.size(); i++) keys.add(v.getBytes(i));
+            out[viewId] = new DocKeys(v.getLong(0), v.getLong(1), keys);
+        }
+        return out;
+    }
+
+    static void setDocKeys(Transaction tx, DbHandle db, String sig, String docId, int viewId, DocKeys keys) {
+        Tuple v = Tuple.from(keys.totalKeys(), keys.totalSize());
+        for (byte[] k : keys.sortKeys()) v = v.add(k);
+        tx.set(idKey(db, sig, docId, viewId), v.pack());
+    }
+
+    /** Removes a document's rows from one view, and its id-range entry; the counters follow. */
+    static void removeDoc(Transaction tx, DbHandle db, String sig, String docId, int viewId, DocKeys old) {
+        for (byte[] sortKey : old.sortKeys()) {
+            byte[] p = db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, MAP_RANGE, (long) viewId, sortKey, docId);
+            tx.clear(p, Keys.strinc(p));
+        }
+        tx.clear(idKey(db, sig, docId, viewId));
+        addCounts(tx, db, sig, viewId, -old.totalKeys(), -old.totalSize());
+    }
+
+    // ---------------------------------------------------------------- map range
+
+    static void putRow(Transaction tx, DbHandle db, String sig, int viewId, byte[] sortKey, String docId, long dupe,
+                       String keyJson, String valueJson) {
+        tx.set(db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, MAP_RANGE, (long) viewId, sortKey, docId, dupe),
+                Tuple.from(keyJson, valueJson).pack());
+    }
+
+    /** Every row of a view. */
+    public static byte[][] viewRange(DbHandle db, String sig, int viewId) {
+        return db.space().range(DatabaseSubspace.VIEWS, DATA, sig, MAP_RANGE, (long) viewId);
+    }
+
+    /** The first key of rows with {@code sortKey} (and, if given, doc id at least {@code docId}). */
+    public static byte[] rowsFrom(DbHandle db, String sig, int viewId, byte[] sortKey, String docId) {
+        return docId == null
+                ? db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, MAP_RANGE, (long) viewId, sortKey)
+                : db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, MAP_RANGE, (long) viewId, sortKey, docId);
+    }
+
+    /** The key just after every row with {@code sortKey} (and, if given, doc id at most {@code docId}). */
+    public static byte[] rowsThrough(DbHandle db, String sig, int viewId, byte[] sortKey, String docId) {
+        return Keys.strinc(rowsFrom(db, sig, viewId, sortKey, docId));
+    }
+
+    public static Row decodeRow(DbHandle db, KeyValue kv) {
+        Tuple k = db.space().unpack(kv.key());
+        Tuple v = Tuple.fromBytes(kv.value());
+        return new Row(v.getString(0), k.getString(6), v.getString(1));
+    }
+
+    // ---------------------------------------------------------------- errors
+
+    public record MapError(String docId, String rev, String error, String reason) {}
+
+    static void setError(Transaction tx, DbHandle db, String sig, int viewId, String docId, String rev, String error, String reason) {
+        tx.set(db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, ERRORS, (long) viewId, docId), Tuple.from(rev, error, reason).pack());
+    }
+
+    static void clearError(Transaction tx, DbHandle db, String sig, int viewId, String docId) {
+        tx.clear(db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, ERRORS, (long) viewId, docId));
+    }
+
+    public static byte[][] errorRange(DbHandle db, String sig, int viewId) {
+        return db.space().range(DatabaseSubspace.VIEWS, DATA, sig, ERRORS, (long) viewId);
+    }
+
+    public static MapError decodeError(DbHandle db, KeyValue kv) {
+        Tuple k = db.space().unpack(kv.key());
+        Tuple v = Tuple.fromBytes(kv.value());
+        return new MapError(k.getString(5), v.getString(0), v.getString(1), v.getString(2));
+    }
+
+    // ---------------------------------------------------------------- cleanup
+
+    /** Signatures that have an update seq: every index that exists. */
+    public static List<String> signatures(ReadTransaction tx, DbHandle db) {
+        byte[][] r = db.space().range(DatabaseSubspace.VIEWS, INFO, UPDATE_SEQ);
+        List<String> out = new ArrayList<>();
+        for (KeyValue kv : tx.getRangeAsList(r[0], r[1], 0, false)) out.add(db.space().unpack(kv.key()).getString(3));
+        return out;
+    }
+
+    /** Clears one index entirely. */
+    public static void clear(Transaction tx, DbHandle db, String sig) {
+        for (long kind : new long[] {UPDATE_SEQ, CREATION_VS, BUILD_STATUS}) tx.clear(info(db, kind, sig));
+        for (long kind : new long[] {ROW_COUNT, KV_SIZE}) {
+            byte[][] r = db.space().range(DatabaseSubspace.VIEWS, INFO, kind, sig);
+            tx.clear(r[0], r[1]);
+        }
+        byte[][] d = db.space().range(DatabaseSubspace.VIEWS, DATA, sig);
+        tx.clear(d[0], d[1]);
+    }
+
+    static byte[] littleEndian(long v) {
+        return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v).array();
+    }
+
+    static long littleEndian(byte[] v) {
+        return v == null ? 0 : ByteBuffer.wrap(java.util.Arrays.copyOf(v, 8)).order(ByteOrder.LITTLE_ENDIAN).getLong();
+    }
+
+}

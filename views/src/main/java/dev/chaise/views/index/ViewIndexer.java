@@ -1,0 +1,218 @@
+package dev.chaise.views.index;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.KeyValue;
+import dev.chaise.kv.KvStore;
+import dev.chaise.kv.ReadTransaction;
+import dev.chaise.storage.ChangesSubspace;
+import dev.chaise.storage.DatabaseDirectory;
+import dev.chaise.storage.DbHandle;
+import dev.chaise.storage.DocumentJson;
+import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.Sequence;
+import dev.chaise.storage.StorageException;
+import dev.chaise.storage.json.Json;
+import dev.chaise.views.collation.ViewKeyCodec;
+import dev.chaise.views.collation.ViewKeyTooLargeException;
+import dev.chaise.views.js.MapOutcome;
+import dev.chaise.views.js.MapProgram;
+import java.util.ArrayList;
+import java.nio.ByteBuffer;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.List;
+
+/**
+ * Brings a map index up to date, following RFC E's process flow in batches: one snapshot read of
+ * the next changes and their documents, the map functions run outside any transaction, then one
+ * write transaction that replaces each document's old rows (found through the id range) and
+ * moves the index's update seq. The write transaction reads the update seq without snapshot, so
+ * two builders of one index conflict and one of them re-reads; documents changed meanwhile come
+ * again later in the changes feed, whose last entry per document is its final state.
+ */
+public final class ViewIndexer {
+    /** RFC E's default of 100 documents per batch is sized for FDB's 5 s; a few hundred stays far below. */
+    static final int BATCH_DOCS = 500;
+    /** Bytes of document JSON per batch: keeps the map step's memory and the write transaction small. */
+    static final long BATCH_BYTES = 4_000_000;
+    /** Sum of keys a document may emit into one view, RFC E's 64 KB. */
+    static final int DOC_KEYS_LIMIT = 64_000;
+    /** RFC E's limit on one emitted value. */
+    static final int VALUE_LIMIT = 64_000;
+
+    private final KvStore kv;
+    private final DatabaseDirectory databases;
+
+    /** Called after each committed batch. */
+    public interface Progress {
+        void batch(int docs, Sequence reached);
+    }
+
+    public ViewIndexer(KvStore kv, DatabaseDirectory databases) {
+        this.kv = kv;
+        this.databases = databases;
+    }
+
+    /** One change with the document JSON the map functions see (null when it is deleted or skipped). */
+    private record Pending(ChangesSubspace.Change change, String docJson) {}
+
+    private record Batch(DbHandle db, Sequence from, List<Pending> docs, Sequence last) {}
+
+    /**
+     * Indexes changes until the index has reached {@code target} (or the end of the feed, for
+     * null), in as many batches as it takes.
+     *
+     * @return the update seq the index reached
+     */
+    public Sequence update(String dbName, DesignDoc ddoc, MapProgram program, Sequence target, Progress progress) {
+        while (true) {
+            Batch b = readBatch(dbName, ddoc);
+            if (b.docs.isEmpty()) return b.from;
+            List<List<MapOutcome>> outcomes = new ArrayList<>(b.docs.size());
+            for (Pending p : b.docs) outcomes.add(p.docJson == null ? null : program.map(p.docJson));
+            boolean moved = write(dbName, ddoc, b, outcomes);
+            if (!moved) continue; // another builder got there first: read again from where it is
+            if (progress != null) progress.batch(b.docs.size(), b.last);
+            if (target != null && b.last.compareTo(target) >= 0) return b.last;
+        }
+    }
+
+    private Batch readBatch(String dbName, DesignDoc ddoc) {
+        return kv.run(tx -> {
+            ReadTransaction snap = tx.snapshot();
+            DbHandle db = databases.open(tx, dbName);
+            Sequence from = MapIndexSubspace.updateSeq(snap, db, ddoc.signature());
+            byte[][] feed = ChangesSubspace.range(db);
+            List<Pending> docs = new ArrayList<>();
+            long bytes = 0;
+            Sequence last = from;
+            for (KeyValue row : snap.getRangeAsList(ChangesSubspace.after(db, from), feed[1], BATCH_DOCS, false)) {
+                ChangesSubspace.Change c = ChangesSubspace.decode(db, row);
+                last = c.seq();
+                String json = null;
+                boolean design = c.id().startsWith(DocumentJson.DESIGN_PREFIX);
+                if (!c.deleted() && (!design || ddoc.includeDesign())) {
+                    json = docJson(snap, db, c, ddoc.localSeq());
+                    if (json != null) bytes += json.length();
+                }
+                docs.add(new Pending(c, json));
+                if (bytes > BATCH_BYTES) break;
+            }
+            return new Batch(db, from, docs, last);
+        });
+    }
+
+    private static String docJson(ReadTransaction snap, DbHandle db, ChangesSubspace.Change c, boolean localSeq) {
+        DocumentStore.StoredDoc d;
+        try {
+            d = DocumentStore.get(snap, db, c.id(), c.rev(), false);
+        } catch (StorageException e) {
+            if (e.kind() == StorageException.Kind.NOT_FOUND) return null; // replaced since the change was read
+            throw e;
+        }
+        ObjectNode doc = DocumentJson.render(d);
+        if (localSeq) doc.put("_local_seq", c.seq().toHex());
+        try {
+            return Json.MAPPER.writeValueAsString(doc);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Writes one batch; false if the index moved since the batch was read. */
+    private boolean write(String dbName, DesignDoc ddoc, Batch b, List<List<MapOutcome>> outcomes) {
+        String sig = ddoc.signature();
+        int views = ddoc.views().size();
+        List<Emitted[]> rows = new ArrayList<>(b.docs.size());
+        for (int i = 0; i < b.docs.size(); i++) rows.add(encode(outcomes.get(i), views));
+        return kv.run(tx -> {
+            DbHandle db = databases.open(tx, dbName);
+            if (db.id() != b.db.id()) throw StorageException.notFound("Database does not exist.");
+            Sequence now = MapIndexSubspace.updateSeq(tx, db, sig);
+            if (!java.util.Objects.equals(now, b.from)) return false;
+            for (int i = 0; i < b.docs.size(); i++) {
+                ChangesSubspace.Change c = b.docs.get(i).change;
+                MapIndexSubspace.DocKeys[] old = MapIndexSubspace.docKeys(tx, db, sig, c.id(), views);
+                Emitted[] now2 = rows.get(i);
+                for (int v = 0; v < views; v++) {
+                    if (old[v] != null) MapIndexSubspace.removeDoc(tx, db, sig, c.id(), v, old[v]);
+                    Emitted e = now2 == null ? null : now2[v];
+                    if (e == null) {
+                        if (now2 != null || old[v] != null) MapIndexSubspace.clearError(tx, db, sig, v, c.id());
+                        continue;
+                    }
+                    if (e.error != null) {
+                        MapIndexSubspace.setError(tx, db, sig, v, c.id(), c.rev().toString(), e.error, e.reason);
+                        continue;
+                    }
+                    MapIndexSubspace.clearError(tx, db, sig, v, c.id());
+                    if (e.rows.isEmpty()) continue;
+                    Map<ByteBuffer, Long> dupes = new LinkedHashMap<>();
+                    long size = 0;
+                    for (EncodedRow r : e.rows) {
+                        long dupe = dupes.merge(ByteBuffer.wrap(r.sortKey), 1L, Long::sum) - 1;
+                        MapIndexSubspace.putRow(tx, db, sig, v, r.sortKey, c.id(), dupe, r.keyJson, r.valueJson);
+                        size += r.keyJson.length() + r.valueJson.length();
+                    }
+                    List<byte[]> unique = dupes.keySet().stream().map(ByteBuffer::array).toList();
+                    MapIndexSubspace.setDocKeys(tx, db, sig, c.id(), v, new MapIndexSubspace.DocKeys(e.rows.size(), size, unique));
+                    MapIndexSubspace.addCounts(tx, db, sig, v, e.rows.size(), size);
+                }
+            }
+            MapIndexSubspace.setUpdateSeq(tx, db, sig, b.last);
+            return true;
+        });
+    }
+
+    private record EncodedRow(byte[] sortKey, String keyJson, String valueJson) {}
+
+    /** One view's outcome for one doc: rows, or the error that skips the doc for that view. */
+    private record Emitted(List<EncodedRow> rows, String error, String reason) {}
+
+    /** Encodes and checks every emitted row outside the transaction; null for a doc with no map run. */
+    private static Emitted[] encode(List<MapOutcome> outcomes, int views) {
+        if (outcomes == null) return null;
+        Emitted[] out = new Emitted[views];
+        for (int v = 0; v < views; v++) {
+            MapOutcome o = outcomes.get(v);
+            out[v] = switch (o) {
+                case MapOutcome.Failed f -> new Emitted(List.of(), f.error(), f.reason());
+                case MapOutcome.Rows r -> encodeRows(r.rows());
+            };
+        }
+        return out;
+    }
+
+    private static Emitted encodeRows(List<MapOutcome.Emit> emits) {
+        List<EncodedRow> rows = new ArrayList<>(emits.size());
+        long keyBytes = 0;
+        for (MapOutcome.Emit e : emits) {
+            try {
+                byte[] sortKey = ViewKeyCodec.encodeChecked(e.key());
+                String k = json(e.key());
+                String v = json(e.value());
+                keyBytes += k.length();
+                if (v.length() > VALUE_LIMIT) {
+                    return new Emitted(List.of(), "value_too_large", "emitted value is " + v.length() + " bytes, over the limit of " + VALUE_LIMIT);
+                }
+                if (keyBytes > DOC_KEYS_LIMIT) {
+                    return new Emitted(List.of(), "keys_too_large", "emitted keys add up to over " + DOC_KEYS_LIMIT + " bytes");
+                }
+                rows.add(new EncodedRow(sortKey, k, v));
+            } catch (ViewKeyTooLargeException x) {
+                return new Emitted(List.of(), "key_too_large", x.getMessage());
+            }
+        }
+        return new Emitted(rows, null, null);
+    }
+
+    static String json(JsonNode n) {
+        try {
+            return Json.MAPPER.writeValueAsString(n);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

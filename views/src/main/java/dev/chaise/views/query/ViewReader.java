@@ -1,0 +1,216 @@
+package dev.chaise.views.query;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.Keys;
+import dev.chaise.kv.KvStore;
+import dev.chaise.kv.ReadTransaction;
+import dev.chaise.storage.DatabaseDirectory;
+import dev.chaise.storage.DbHandle;
+import dev.chaise.storage.DocumentJson;
+import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.RangeCursor;
+import dev.chaise.storage.StorageException;
+import dev.chaise.storage.json.Json;
+import dev.chaise.storage.rev.EditBranches;
+import dev.chaise.storage.rev.RevId;
+import dev.chaise.views.collation.ViewCollation;
+import dev.chaise.views.collation.ViewKeyCodec;
+import dev.chaise.views.index.MapIndexSubspace;
+import dev.chaise.views.index.ViewException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NoSuchElementException;
+
+/**
+ * Reads one view's rows for a query: key ranges or key lists over RFC E's map range, each a
+ * {@link RangeCursor} that may span transactions; {@code include_docs} reads each document in the
+ * transaction that read its row.
+ */
+public final class ViewReader {
+    private final KvStore kv;
+    private final DatabaseDirectory databases;
+
+    public ViewReader(KvStore kv, DatabaseDirectory databases) {
+        this.kv = kv;
+        this.databases = databases;
+    }
+
+    /** Map rows in query order, before skip and limit. */
+    public Iterator<ViewRow> mapRows(String dbName, String sig, int viewId, ViewQuery q, boolean withDocs) {
+        DbHandle db0 = databases.open(dbName);
+        boolean conflicts = Boolean.TRUE.equals(q.conflicts());
+        RangeCursor.Mapper<ViewRow> mapper = (tx, db, row) -> {
+            MapIndexSubspace.Row r = MapIndexSubspace.decodeRow(db, row);
+            JsonNode key = parse(r.keyJson());
+            JsonNode value = parse(r.valueJson());
+            return new ViewRow(key, r.docId(), value, withDocs ? linkedDoc(tx, db, r.docId(), value, conflicts) : null);
+        };
+        if (q.keys() != null) {
+            List<Iterator<ViewRow>> parts = new ArrayList<>();
+            for (JsonNode k : q.keys()) {
+                byte[] sk = ViewKeyCodec.encode(k);
+                byte[] lo = MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, null);
+                byte[] hi = MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, null);
+                parts.add(lazy(() -> cursor(dbName, db0, lo, hi, q.descending(), mapper)));
+            }
+            return concat(parts);
+        }
+        byte[][] b = bounds(db0, sig, viewId, q);
+        if (b == null) return Collections.emptyIterator();
+        return cursor(dbName, db0, b[0], b[1], q.descending(), mapper);
+    }
+
+    /** Map rows of each key of {@code keys}, one iterator per key (reduce groups never span two). */
+    public List<Iterator<ViewRow>> rowsPerKey(String dbName, String sig, int viewId, ViewQuery q) {
+        List<Iterator<ViewRow>> out = new ArrayList<>();
+        for (JsonNode k : q.keys()) {
+            ViewQuery one = new ViewQuery(List.of(k), null, null, null, null, true, q.descending(), 0, Long.MAX_VALUE, false,
+                    null, false, null, null, null, q.update(), true, false);
+            out.add(lazy(() -> mapRows(dbName, sig, viewId, one, false)));
+        }
+        return out;
+    }
+
+    private Iterator<ViewRow> cursor(String dbName, DbHandle db0, byte[] lo, byte[] hi, boolean descending, RangeCursor.Mapper<ViewRow> mapper) {
+        return new RangeCursor<>(kv, tx -> {
+            DbHandle now = databases.open(tx, dbName);
+            if (now.id() != db0.id()) throw StorageException.notFound("Database does not exist.");
+            return now;
+        }, lo, hi, descending, 0, mapper);
+    }
+
+    /** [begin, end) of a key range query, or null when it is empty. */
+    static byte[][] bounds(DbHandle db, String sig, int viewId, ViewQuery q) {
+        checkRange(q);
+        byte[][] all = MapIndexSubspace.viewRange(db, sig, viewId);
+        byte[] lo = all[0];
+        byte[] hi = all[1];
+        JsonNode low = q.descending() ? q.endKey() : q.startKey();
+        String lowId = q.descending() ? q.endDocId() : q.startDocId();
+        JsonNode high = q.descending() ? q.startKey() : q.endKey();
+        String highId = q.descending() ? q.startDocId() : q.endDocId();
+        boolean lowInclusive = !q.descending() || q.inclusiveEnd();
+        boolean highInclusive = q.descending() || q.inclusiveEnd();
+        if (low != null) {
+            byte[] sk = ViewKeyCodec.encode(low);
+            lo = max(lo, lowInclusive ? MapIndexSubspace.rowsFrom(db, sig, viewId, sk, lowId) : MapIndexSubspace.rowsThrough(db, sig, viewId, sk, lowId));
+        }
+        if (high != null) {
+            byte[] sk = ViewKeyCodec.encode(high);
+            hi = min(hi, highInclusive ? MapIndexSubspace.rowsThrough(db, sig, viewId, sk, highId) : MapIndexSubspace.rowsFrom(db, sig, viewId, sk, highId));
+        }
+        return Keys.compare(lo, hi) >= 0 ? null : new byte[][] {lo, hi};
+    }
+
+    /** couch_mrview_util's check_range: a start past the end is a mistake worth a 400. */
+    static void checkRange(ViewQuery q) {
+        if (q.startKey() == null || q.endKey() == null || q.startKey().equals(q.endKey())) return;
+        int c = ViewCollation.compare(q.startKey(), q.endKey());
+        if (c == 0) {
+            String s = q.startDocId() != null ? q.startDocId() : q.descending() ? "\uffff" : "";
+            String e = q.endDocId() != null ? q.endDocId() : q.descending() ? "" : "\uffff";
+            c = s.compareTo(e);
+        }
+        if (!q.descending() && c > 0) {
+            throw new ViewException(ViewException.Kind.QUERY_PARSE_ERROR,
+                    "No rows can match your key range, reverse your start_key and end_key or set descending=true");
+        }
+        if (q.descending() && c < 0) {
+            throw new ViewException(ViewException.Kind.QUERY_PARSE_ERROR,
+                    "No rows can match your key range, reverse your start_key and end_key or set descending=false");
+        }
+    }
+
+    /**
+     * The document of an {@code include_docs} row: the one a value's {@code _id} (and {@code _rev})
+     * names, as CouchDB's linked documents, else the row's own; JSON null if missing or deleted.
+     */
+    private static JsonNode linkedDoc(ReadTransaction tx, DbHandle db, String docId, JsonNode value, boolean conflicts) {
+        String id = docId;
+        RevId rev = null;
+        if (value.isObject() && value.get("_id") != null && value.get("_id").isTextual()) {
+            id = value.get("_id").textValue();
+            JsonNode r = value.get("_rev");
+            if (r != null && r.isTextual()) {
+                try {
+                    rev = RevId.parse(r.textValue());
+                } catch (StorageException e) {
+                    return Json.NODES.nullNode();
+                }
+            }
+        }
+        try {
+            DocumentStore.StoredDoc d = DocumentStore.get(tx, db, id, rev, conflicts); // the cursor reads at snapshot already
+            ObjectNode out = DocumentJson.render(d);
+            if (conflicts) {
+                List<RevId> c = EditBranches.conflicts(d.branches());
+                if (!c.isEmpty()) {
+                    var a = out.putArray("_conflicts");
+                    c.forEach(x -> a.add(x.toString()));
+                }
+            }
+            return out;
+        } catch (StorageException e) {
+            if (e.kind() == StorageException.Kind.NOT_FOUND) return Json.NODES.nullNode();
+            throw e;
+        }
+    }
+
+    static JsonNode parse(String json) {
+        try {
+            return Json.MAPPER.readTree(json);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("a stored view row is not JSON", e);
+        }
+    }
+
+    private static byte[] max(byte[] a, byte[] b) {
+        return Keys.compare(a, b) >= 0 ? a : b;
+    }
+
+    private static byte[] min(byte[] a, byte[] b) {
+        return Keys.compare(a, b) <= 0 ? a : b;
+    }
+
+    static <T> Iterator<T> lazy(java.util.function.Supplier<Iterator<T>> s) {
+        return new Iterator<>() {
+            Iterator<T> it;
+
+            @Override
+            public boolean hasNext() {
+                if (it == null) it = s.get();
+                return it.hasNext();
+            }
+
+            @Override
+            public T next() {
+                if (!hasNext()) throw new NoSuchElementException();
+                return it.next();
+            }
+        };
+    }
+
+    static <T> Iterator<T> concat(List<Iterator<T>> parts) {
+        return new Iterator<>() {
+            int i;
+
+            @Override
+            public boolean hasNext() {
+                while (i < parts.size()) {
+                    if (parts.get(i).hasNext()) return true;
+                    i++;
+                }
+                return false;
+            }
+
+            @Override
+            public T next() {
+                if (!hasNext()) throw new NoSuchElementException();
+                return parts.get(i).next();
+            }
+        };
+    }
+}

@@ -13,8 +13,10 @@ import dev.chaise.http.handlers.DocumentHandlers;
 import dev.chaise.http.handlers.NodeHandlers;
 import dev.chaise.http.handlers.ServerHandlers;
 import dev.chaise.http.handlers.SessionHandlers;
+import dev.chaise.http.handlers.ViewHandlers;
 import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.ServerMetadata;
+import dev.chaise.views.ViewService;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -37,6 +39,13 @@ public final class ChaiseHttp implements AutoCloseable {
      * @param users directories consulted after the server admins (a {@code _users} database, later)
      */
     public ChaiseHttp(HttpConfig config, DocumentStore docs, ConfigStore configStore, List<UserDirectory> users) {
+        this(config, docs, new ViewService(docs, null), configStore, users);
+    }
+
+    /**
+     * @param views map indexes and queries; its JS engine also runs {@code _changes} filter functions
+     */
+    public ChaiseHttp(HttpConfig config, DocumentStore docs, ViewService views, ConfigStore configStore, List<UserDirectory> users) {
         this.config = config;
         this.docs = docs;
         this.configStore = configStore;
@@ -58,6 +67,7 @@ public final class ChaiseHttp implements AutoCloseable {
         new BulkDocsHandler(docs, access).register(router);
         new AllDocsHandlers(docs, access).register(router);
         new ChangesHandler(docs, access).register(router);
+        new ViewHandlers(views, access).register(router);
     }
 
     public Router router() {

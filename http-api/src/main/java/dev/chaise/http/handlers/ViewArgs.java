@@ -22,14 +22,27 @@ final class ViewArgs {
     private ViewArgs() {}
 
     static ViewQuery parse(Request req, ObjectNode body) {
+        return parse(req, body, false);
+    }
+
+    /**
+     * @param bodyWins {@code POST .../queries}: the query string is the base and each query's
+     *     members override it (multi_query_view); elsewhere the query string wins
+     */
+    static ViewQuery parse(Request req, ObjectNode body, boolean bodyWins) {
         Builder b = new Builder();
+        if (bodyWins) query(b, req);
         if (body != null) {
             for (Map.Entry<String, JsonNode> e : body.properties()) b.set(e.getKey(), e.getValue(), null);
         }
+        if (!bodyWins) query(b, req);
+        return b.build();
+    }
+
+    private static void query(Builder b, Request req) {
         for (Map.Entry<String, List<String>> e : req.query().entrySet()) {
             for (String v : e.getValue()) b.set(e.getKey(), null, v);
         }
-        return b.build();
     }
 
     private static final class Builder {

@@ -109,6 +109,7 @@ public final class ViewService {
         if (viewId < 0) throw new ViewException(ViewException.Kind.NOT_FOUND, "not_found", "missing_named_view");
         DesignDoc.View view = ddoc.views().get(viewId);
         ViewQuery.Plan plan = q.validate(view.reduce() != null);
+        q.checkRange();
         Sequence seq = q.update() == ViewQuery.Update.TRUE ? refresh(dbName, ddoc) : currentSeq(dbName, ddoc);
         String sig = ddoc.signature();
         if (!plan.reduce()) {

@@ -2,6 +2,7 @@ package dev.chaise.views.query;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.chaise.views.index.ViewException;
+import dev.chaise.views.collation.ViewCollation;
 import java.util.List;
 
 /**
@@ -44,6 +45,26 @@ public record ViewQuery(List<JsonNode> keys, JsonNode startKey, String startDocI
         if (reducing && includeDocs) throw error("`include_docs` is invalid for reduce");
         if (reducing && conflicts != null) throw error("`conflicts` is invalid for reduce views.");
         return new Plan(reducing, reducing ? level : 0);
+    }
+
+    /**
+     * couch_mrview_util's check_range for views: a start past the end in view collation is a
+     * mistake worth a 400 ({@code _all_docs} compares raw ids and does not ask).
+     */
+    public void checkRange() {
+        if (keys != null || startKey == null || endKey == null || startKey.equals(endKey)) return;
+        int c = ViewCollation.compare(startKey, endKey);
+        if (c == 0) {
+            String s = startDocId != null ? startDocId : descending ? "\uffff" : "";
+            String e = endDocId != null ? endDocId : descending ? "" : "\uffff";
+            c = s.compareTo(e);
+        }
+        if (!descending && c > 0) {
+            throw error("No rows can match your key range, reverse your start_key and end_key or set descending=true");
+        }
+        if (descending && c < 0) {
+            throw error("No rows can match your key range, reverse your start_key and end_key or set descending=false");
+        }
     }
 
     /** How a validated query runs: as map rows, or reduced and grouped at {@code groupLevel}. */

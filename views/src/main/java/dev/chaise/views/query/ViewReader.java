@@ -14,7 +14,6 @@ import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.EditBranches;
 import dev.chaise.storage.rev.RevId;
-import dev.chaise.views.collation.ViewCollation;
 import dev.chaise.views.collation.ViewKeyCodec;
 import dev.chaise.views.index.MapIndexSubspace;
 import dev.chaise.views.index.ViewException;
@@ -84,7 +83,6 @@ public final class ViewReader {
 
     /** [begin, end) of a key range query, or null when it is empty. */
     static byte[][] bounds(DbHandle db, String sig, int viewId, ViewQuery q) {
-        checkRange(q);
         byte[][] all = MapIndexSubspace.viewRange(db, sig, viewId);
         byte[] lo = all[0];
         byte[] hi = all[1];
@@ -103,25 +101,6 @@ public final class ViewReader {
             hi = min(hi, highInclusive ? MapIndexSubspace.rowsThrough(db, sig, viewId, sk, highId) : MapIndexSubspace.rowsFrom(db, sig, viewId, sk, highId));
         }
         return Keys.compare(lo, hi) >= 0 ? null : new byte[][] {lo, hi};
-    }
-
-    /** couch_mrview_util's check_range: a start past the end is a mistake worth a 400. */
-    static void checkRange(ViewQuery q) {
-        if (q.startKey() == null || q.endKey() == null || q.startKey().equals(q.endKey())) return;
-        int c = ViewCollation.compare(q.startKey(), q.endKey());
-        if (c == 0) {
-            String s = q.startDocId() != null ? q.startDocId() : q.descending() ? "\uffff" : "";
-            String e = q.endDocId() != null ? q.endDocId() : q.descending() ? "" : "\uffff";
-            c = s.compareTo(e);
-        }
-        if (!q.descending() && c > 0) {
-            throw new ViewException(ViewException.Kind.QUERY_PARSE_ERROR,
-                    "No rows can match your key range, reverse your start_key and end_key or set descending=true");
-        }
-        if (q.descending() && c < 0) {
-            throw new ViewException(ViewException.Kind.QUERY_PARSE_ERROR,
-                    "No rows can match your key range, reverse your start_key and end_key or set descending=false");
-        }
     }
 
     /**

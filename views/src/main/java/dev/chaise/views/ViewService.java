@@ -38,12 +38,26 @@ public final class ViewService {
     private final ViewIndexer indexer;
     private final ViewReader reader;
     private final ConcurrentHashMap<String, ReentrantLock> building = new ConcurrentHashMap<>();
+    private final ActiveTasks tasks = new ActiveTasks();
+    private final int workers;
+
+    /** @param workers threads for a first build; {@code segmentDocs} changes each one takes at a time */
+    public record Options(int workers, int segmentDocs) {
+        public static Options defaults() {
+            return new Options(Runtime.getRuntime().availableProcessors(), ViewIndexer.SEGMENT_DOCS);
+        }
+    }
 
     public ViewService(DocumentStore docs, JsEngine js) {
+        this(docs, js, Options.defaults());
+    }
+
+    public ViewService(DocumentStore docs, JsEngine js, Options options) {
+        this.workers = options.workers();
         this.docs = docs;
         this.kv = docs.kv();
         this.js = js;
-        this.indexer = new ViewIndexer(kv, docs.databases());
+        this.indexer = new ViewIndexer(kv, docs.databases(), options.segmentDocs());
         this.reader = new ViewReader(kv, docs.databases());
     }
 
@@ -82,12 +96,28 @@ public final class ViewService {
         ReentrantLock lock = building.computeIfAbsent(db.id() + "/" + ddoc.signature(), k -> new ReentrantLock());
         lock.lock();
         try {
-            try (MapProgram program = mapProgram(ddoc)) {
-                return indexer.update(dbName, ddoc, program, target, null);
+            Sequence from = kv.run(tx -> MapIndexSubspace.updateSeq(tx.snapshot(), docs.databases().open(tx, dbName), ddoc.signature()));
+            if (from != null && from.compareTo(target) >= 0) return from; // built while we waited
+            ActiveTasks.Task task = tasks.start(dbName, ddoc.id(), indexer.countChanges(dbName, from, target));
+            try {
+                if (from == null && workers > 1) {
+                    // A first build of a large database: every worker takes segments of the feed.
+                    indexer.buildParallel(dbName, ddoc, () -> mapProgram(ddoc), target, workers, (n, s) -> task.done(n));
+                }
+                try (MapProgram program = mapProgram(ddoc)) {
+                    return indexer.update(dbName, ddoc, program, target, (n, s) -> task.done(n));
+                }
+            } finally {
+                tasks.end(task);
             }
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Index builds running now, for {@code _active_tasks}. */
+    public List<ActiveTasks.Info> activeTasks() {
+        return tasks.list();
     }
 
     private MapProgram mapProgram(DesignDoc ddoc) {

@@ -50,15 +50,150 @@ public final class ViewIndexer {
         void batch(int docs, Sequence reached);
     }
 
+    private final int segmentDocs;
+
     public ViewIndexer(KvStore kv, DatabaseDirectory databases) {
+        this(kv, databases, SEGMENT_DOCS);
+    }
+
+    /** @param segmentDocs changes per segment of a parallel build */
+    public ViewIndexer(KvStore kv, DatabaseDirectory databases, int segmentDocs) {
         this.kv = kv;
         this.databases = databases;
+        this.segmentDocs = segmentDocs;
     }
 
     /** One change with the document JSON the map functions see (null when it is deleted or skipped). */
     private record Pending(ChangesSubspace.Change change, String docJson) {}
 
     private record Batch(DbHandle db, Sequence from, List<Pending> docs, Sequence last) {}
+
+    /**
+     * Builds a large gap with several workers: the changes up to {@code target} are cut into
+     * segments of about {@link #SEGMENT_DOCS} changes (by default), each indexed by whichever worker is free
+     * (each with its own map program, since programs are thread-confined), then the update seq
+     * moves to {@code target} once, and the usual batches take it from there. Documents are
+     * distinct across segments (one changes row per document), and rows are replaced through the
+     * id range, so segments never overlap; a document changed meanwhile has moved past
+     * {@code target} and is indexed again after.
+     *
+     * @return false if another builder moved the index meanwhile (the caller goes on with {@link #update})
+     */
+    public boolean buildParallel(String dbName, DesignDoc ddoc, java.util.function.Supplier<MapProgram> programs, Sequence target,
+                                 int workers, Progress progress) {
+        Sequence from = kv.run(tx -> MapIndexSubspace.updateSeq(tx, databases.open(tx, dbName), ddoc.signature()));
+        List<Sequence> bounds = segmentBounds(dbName, from, target);
+        if (bounds.size() < 3) return true; // one segment: the plain loop is as fast
+        var pool = java.util.concurrent.Executors.newFixedThreadPool(Math.max(1, workers), Thread.ofPlatform().name("view-build-", 0).daemon().factory());
+        try {
+            List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+            java.util.concurrent.ConcurrentLinkedQueue<Integer> segments = new java.util.concurrent.ConcurrentLinkedQueue<>();
+            for (int i = 0; i + 1 < bounds.size(); i++) segments.add(i);
+            for (int w = 0; w < workers; w++) {
+                done.add(pool.submit(() -> {
+                    try (MapProgram program = programs.get()) {
+                        Integer i;
+                        while ((i = segments.poll()) != null) {
+                            Sequence start = bounds.get(i);
+                            Sequence end = bounds.get(i + 1);
+                            while (start == null || start.compareTo(end) < 0) {
+                                Batch b = readBatch(dbName, ddoc, start, end);
+                                if (b.docs.isEmpty()) break;
+                                List<List<MapOutcome>> outcomes = new ArrayList<>(b.docs.size());
+                                for (Pending p : b.docs) outcomes.add(p.docJson == null ? null : program.map(p.docJson));
+                                write(dbName, ddoc, b, outcomes, false);
+                                if (progress != null) progress.batch(b.docs.size(), b.last);
+                                start = b.last;
+                            }
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (var f : done) {
+                try {
+                    f.get();
+                } catch (java.util.concurrent.ExecutionException e) {
+                    if (e.getCause() instanceof RuntimeException r) throw r;
+                    throw new IllegalStateException(e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted", e);
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        String sig = ddoc.signature();
+        return kv.run(tx -> {
+            DbHandle db = databases.open(tx, dbName);
+            if (!java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, db, sig), from)) return false;
+            MapIndexSubspace.setUpdateSeq(tx, db, sig, target);
+            return true;
+        });
+    }
+
+    /** How many changes lie in (from, target]: {@code total_changes} for {@code _active_tasks}. */
+    public long countChanges(String dbName, Sequence from, Sequence target) {
+        long total = 0;
+        Sequence at = from;
+        while (true) {
+            Sequence start = at;
+            long[] n = {0};
+            Sequence last = kv.run(tx -> {
+                n[0] = 0;
+                DbHandle db = databases.open(tx, dbName);
+                Sequence l = null;
+                for (KeyValue row : tx.snapshot().getRangeAsList(ChangesSubspace.after(db, start), ChangesSubspace.range(db)[1], 50_000, false)) {
+                    Sequence s = ChangesSubspace.decode(db, row).seq();
+                    if (s.compareTo(target) > 0) return null;
+                    n[0]++;
+                    l = s;
+                }
+                return n[0] < 50_000 ? null : l;
+            });
+            total += n[0];
+            if (last == null) return total;
+            at = last;
+        }
+    }
+
+    /** How many changes one segment of a parallel build covers. */
+    public static final int SEGMENT_DOCS = 5_000;
+
+    /**
+     * Segment boundaries over (from, target]: from, every {@code segmentDocs}-th sequence, target.
+     * Reads the changes' keys in snapshot transactions of a bounded size.
+     */
+    private List<Sequence> segmentBounds(String dbName, Sequence from, Sequence target) {
+        List<Sequence> bounds = new ArrayList<>();
+        bounds.add(from);
+        Sequence at = from;
+        while (true) {
+            Sequence start = at;
+            List<Sequence> chunk = kv.run(tx -> {
+                ReadTransaction snap = tx.snapshot();
+                DbHandle db = databases.open(tx, dbName);
+                List<Sequence> seqs = new ArrayList<>();
+                int n = 0;
+                for (KeyValue row : snap.getRangeAsList(ChangesSubspace.after(db, start), ChangesSubspace.range(db)[1], 50_000, false)) {
+                    Sequence s = ChangesSubspace.decode(db, row).seq();
+                    if (s.compareTo(target) > 0) break;
+                    if (++n % segmentDocs == 0) seqs.add(s);
+                    if (n == 50_000) seqs.add(s); // where the next read resumes
+                }
+                if (n < 50_000) seqs.add(null);
+                return seqs;
+            });
+            boolean end = chunk.getLast() == null;
+            List<Sequence> marks = end ? chunk.subList(0, chunk.size() - 1) : chunk;
+            for (Sequence s : marks) if (bounds.isEmpty() || !s.equals(bounds.getLast())) bounds.add(s);
+            if (end || marks.isEmpty()) break;
+            at = marks.getLast();
+        }
+        if (!target.equals(bounds.getLast())) bounds.add(target);
+        return bounds;
+    }
 
     /**
      * Indexes changes until the index has reached {@code target} (or the end of the feed, for
@@ -68,28 +203,33 @@ public final class ViewIndexer {
      */
     public Sequence update(String dbName, DesignDoc ddoc, MapProgram program, Sequence target, Progress progress) {
         while (true) {
-            Batch b = readBatch(dbName, ddoc);
+            Batch b = readBatch(dbName, ddoc, null, null);
             if (b.docs.isEmpty()) return b.from;
             List<List<MapOutcome>> outcomes = new ArrayList<>(b.docs.size());
             for (Pending p : b.docs) outcomes.add(p.docJson == null ? null : program.map(p.docJson));
-            boolean moved = write(dbName, ddoc, b, outcomes);
+            boolean moved = write(dbName, ddoc, b, outcomes, true);
             if (!moved) continue; // another builder got there first: read again from where it is
             if (progress != null) progress.batch(b.docs.size(), b.last);
             if (target != null && b.last.compareTo(target) >= 0) return b.last;
         }
     }
 
-    private Batch readBatch(String dbName, DesignDoc ddoc) {
+    /**
+     * The next batch of changes after {@code start} (the index's update seq when {@code end} is
+     * null) and at most {@code end}.
+     */
+    private Batch readBatch(String dbName, DesignDoc ddoc, Sequence start, Sequence end) {
         return kv.run(tx -> {
             ReadTransaction snap = tx.snapshot();
             DbHandle db = databases.open(tx, dbName);
-            Sequence from = MapIndexSubspace.updateSeq(snap, db, ddoc.signature());
+            Sequence from = end == null ? MapIndexSubspace.updateSeq(snap, db, ddoc.signature()) : start;
             byte[][] feed = ChangesSubspace.range(db);
             List<Pending> docs = new ArrayList<>();
             long bytes = 0;
             Sequence last = from;
             for (KeyValue row : snap.getRangeAsList(ChangesSubspace.after(db, from), feed[1], BATCH_DOCS, false)) {
                 ChangesSubspace.Change c = ChangesSubspace.decode(db, row);
+                if (end != null && c.seq().compareTo(end) > 0) break;
                 last = c.seq();
                 String json = null;
                 boolean design = c.id().startsWith(DocumentJson.DESIGN_PREFIX);
@@ -121,8 +261,11 @@ public final class ViewIndexer {
         }
     }
 
-    /** Writes one batch; false if the index moved since the batch was read. */
-    private boolean write(String dbName, DesignDoc ddoc, Batch b, List<List<MapOutcome>> outcomes) {
+    /**
+     * Writes one batch; with {@code moveSeq}, only if the index has not moved since the batch was
+     * read (false otherwise), and moves its update seq to the batch's last change.
+     */
+    private boolean write(String dbName, DesignDoc ddoc, Batch b, List<List<MapOutcome>> outcomes, boolean moveSeq) {
         String sig = ddoc.signature();
         int views = ddoc.views().size();
         List<Emitted[]> rows = new ArrayList<>(b.docs.size());
@@ -130,8 +273,7 @@ public final class ViewIndexer {
         return kv.run(tx -> {
             DbHandle db = databases.open(tx, dbName);
             if (db.id() != b.db.id()) throw StorageException.notFound("Database does not exist.");
-            Sequence now = MapIndexSubspace.updateSeq(tx, db, sig);
-            if (!java.util.Objects.equals(now, b.from)) return false;
+            if (moveSeq && !java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, db, sig), b.from)) return false;
             for (int i = 0; i < b.docs.size(); i++) {
                 ChangesSubspace.Change c = b.docs.get(i).change;
                 MapIndexSubspace.DocKeys[] old = MapIndexSubspace.docKeys(tx, db, sig, c.id(), views);
@@ -161,7 +303,7 @@ public final class ViewIndexer {
                     MapIndexSubspace.addCounts(tx, db, sig, v, e.rows.size(), size);
                 }
             }
-            MapIndexSubspace.setUpdateSeq(tx, db, sig, b.last);
+            if (moveSeq) MapIndexSubspace.setUpdateSeq(tx, db, sig, b.last);
             return true;
         });
     }

@@ -54,6 +54,50 @@ class ViewModelTest {
         for (long seed = 11; seed <= 12; seed++) run(seed, new FaultInjection(0.05, 0.02, 0.05, 0.5, seed), 200);
     }
 
+    /**
+     * A first build split across workers in segments of 40 changes, while another thread keeps
+     * writing: once the writer stops, a query must equal the recomputation.
+     */
+    @Test
+    void parallelFirstBuildUnderConcurrentWritesEqualsRecomputation() throws Exception {
+        try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
+             DocumentStore store = new DocumentStore(kv, new DatabaseDirectory(kv, "{}"), DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE)) {
+            String db = "p";
+            store.databases().create(db);
+            ObjectNode ddoc = Json.NODES.objectNode();
+            ddoc.putObject("views").putObject("byType").put("map", "byType");
+            ((ObjectNode) ddoc.get("views")).putObject("tags").put("map", "tags");
+            write(store, db, DDOC, ddoc);
+            Random rnd = new Random(7);
+            for (int i = 0; i < 600; i++) write(store, db, "d" + i, randomDoc(rnd));
+            ViewService views = new ViewService(store, maps, new ViewService.Options(3, 40));
+            Thread writer = Thread.ofPlatform().start(() -> {
+                Random r = new Random(8);
+                for (int i = 0; i < 300; i++) {
+                    String id = "d" + r.nextInt(700);
+                    if (r.nextInt(4) == 0) delete(store, db, id);
+                    else write(store, db, id, randomDoc(r));
+                }
+            });
+            rows(views, db, "byType"); // the first build, racing the writer
+            writer.join();
+            for (String view : List.of("byType", "tags")) {
+                assertEquals(expected(store, db, view), rows(views, db, view).stream().map(ViewModelTest::text).toList(), view);
+            }
+        }
+    }
+
+    private static final String[] TYPES = {"apple", "Apple", "banana", "éclair", "zed"};
+
+    private static ObjectNode randomDoc(Random rnd) {
+        ObjectNode body = Json.NODES.objectNode();
+        body.put("n", rnd.nextInt(20));
+        if (rnd.nextInt(4) != 0) body.put("type", TYPES[rnd.nextInt(TYPES.length)]);
+        var tags = body.putArray("tags");
+        for (int t = rnd.nextInt(3); t > 0; t--) tags.add(TYPES[rnd.nextInt(TYPES.length)]);
+        return body;
+    }
+
     private void run(long seed, FaultInjection faults, int ops) {
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory().withFaults(faults));
              DocumentStore store = new DocumentStore(kv, new DatabaseDirectory(kv, "{}"), DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE)) {
@@ -65,18 +109,12 @@ class ViewModelTest {
             write(store, db, DDOC, ddoc);
             ViewService views = new ViewService(store, maps);
             Random rnd = new Random(seed);
-            String[] types = {"apple", "Apple", "banana", "éclair", "zed"};
             for (int op = 0; op < ops; op++) {
                 String id = "d" + rnd.nextInt(25);
                 if (rnd.nextInt(5) == 0) {
                     delete(store, db, id);
                 } else {
-                    ObjectNode body = Json.NODES.objectNode();
-                    body.put("n", rnd.nextInt(20));
-                    if (rnd.nextInt(4) != 0) body.put("type", types[rnd.nextInt(types.length)]);
-                    var tags = body.putArray("tags");
-                    for (int t = rnd.nextInt(3); t > 0; t--) tags.add(types[rnd.nextInt(types.length)]);
-                    write(store, db, id, body);
+                    write(store, db, id, randomDoc(rnd));
                 }
                 if (op % 37 == 0 || op == ops - 1) {
                     for (String view : List.of("byType", "tags")) {

@@ -59,7 +59,7 @@ public final class ChaiseHttp implements AutoCloseable {
         dirs.addAll(users);
         this.authenticator = new Authenticator(dirs, new SessionCookies(secret, config.auth(), () -> System.currentTimeMillis() / 1000));
         this.access = new Access(docs.databases());
-        new ServerHandlers(config, docs, uuid).register(router);
+        new ServerHandlers(config, docs, uuid, views::activeTasks).register(router);
         new SessionHandlers(authenticator).register(router);
         new NodeHandlers(config, configStore).register(router);
         new DatabaseHandlers(docs, access).register(router);

@@ -7,6 +7,7 @@ import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.Sequence;
 import dev.chaise.storage.StorageException;
 import dev.chaise.views.index.DesignDoc;
+import dev.chaise.views.index.InteractiveViews;
 import dev.chaise.views.index.MapIndexSubspace;
 import dev.chaise.views.index.ViewException;
 import dev.chaise.views.index.ViewIndexer;
@@ -59,6 +60,15 @@ public final class ViewService {
         this.js = js;
         this.indexer = new ViewIndexer(kv, docs.databases(), options.segmentDocs());
         this.reader = new ViewReader(kv, docs.databases());
+    }
+
+    /**
+     * Registers RFC E's interactive views with storage: from now on, documents written to a
+     * database index themselves into its interactive indexes, in their own transactions.
+     */
+    public ViewService enableInteractiveViews() {
+        if (js != null) docs.addWriteHook(new InteractiveViews(js));
+        return this;
     }
 
     /**
@@ -140,7 +150,8 @@ public final class ViewService {
         DesignDoc.View view = ddoc.views().get(viewId);
         ViewQuery.Plan plan = q.validate(view.reduce() != null);
         q.checkRange();
-        Sequence seq = q.update() == ViewQuery.Update.TRUE ? refresh(dbName, ddoc) : currentSeq(dbName, ddoc);
+        Sequence seq = interactiveReady(dbName, ddoc) ? dbSeq(dbName)
+                : q.update() == ViewQuery.Update.TRUE ? refresh(dbName, ddoc) : currentSeq(dbName, ddoc);
         String sig = ddoc.signature();
         if (!plan.reduce()) {
             long total = kv.run(tx -> MapIndexSubspace.rowCount(tx.snapshot(), docs.databases().open(tx, dbName), sig, viewId));
@@ -170,6 +181,44 @@ public final class ViewService {
                 org.slf4j.LoggerFactory.getLogger(ViewService.class).warn("update after a query of {} in {} failed", ddoc.id(), dbName, e);
             }
         }));
+    }
+
+    /**
+     * An interactive index answers from its rows once its background build has reached the
+     * creation versionstamp; a query before that waits for (runs) the build, as RFC E says.
+     * False for an index that is not interactive, or was saved before interactive views were on.
+     */
+    private boolean interactiveReady(String dbName, DesignDoc ddoc) {
+        if (!ddoc.interactive()) return false;
+        String sig = ddoc.signature();
+        record State(String status, Sequence creation) {}
+        State st = kv.run(tx -> {
+            DbHandle db = docs.databases().open(tx, dbName);
+            return new State(MapIndexSubspace.buildStatus(tx.snapshot(), db, sig), MapIndexSubspace.creationSeq(tx.snapshot(), db, sig));
+        });
+        if (st.status() == null || st.creation() == null) return false;
+        if (st.status().equals(MapIndexSubspace.READY)) return true;
+        DbHandle h = docs.databases().open(dbName);
+        ReentrantLock lock = building.computeIfAbsent(h.id() + "/" + sig, k -> new ReentrantLock());
+        lock.lock();
+        try {
+            try (MapProgram program = mapProgram(ddoc)) {
+                indexer.update(dbName, ddoc, program, st.creation(), true, null);
+            }
+            kv.run(tx -> {
+                DbHandle db = docs.databases().open(tx, dbName);
+                MapIndexSubspace.setUpdateSeq(tx, db, sig, st.creation());
+                MapIndexSubspace.setBuildStatus(tx, db, sig, MapIndexSubspace.READY);
+                return null;
+            });
+        } finally {
+            lock.unlock();
+        }
+        return true;
+    }
+
+    private Sequence dbSeq(String dbName) {
+        return kv.run(tx -> ChangesSubspace.lastSequence(tx.snapshot(), docs.databases().open(tx, dbName)));
     }
 
     private Sequence currentSeq(String dbName, DesignDoc ddoc) {

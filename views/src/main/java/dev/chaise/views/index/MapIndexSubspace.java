@@ -1,11 +1,13 @@
 package dev.chaise.views.index;
 
 import com.apple.foundationdb.tuple.Tuple;
+import com.apple.foundationdb.tuple.Versionstamp;
 import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Keys;
 import dev.chaise.kv.MutationType;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
+import dev.chaise.kv.Versionstamps;
 import dev.chaise.storage.DatabaseSubspace;
 import dev.chaise.storage.DbHandle;
 import dev.chaise.storage.Sequence;
@@ -24,7 +26,8 @@ import java.util.List;
  * │   ├── 1 CREATION_VS, Sig = (Incarnation, Versionstamp)     interactive: built in the background up to here
  * │   ├── 2 BUILD_STATUS, Sig = "building" | "ready"           interactive views only
  * │   ├── 3 ROW_COUNT, Sig, ViewId = int64 LE                  atomic adds
- * │   └── 4 KV_SIZE, Sig, ViewId = int64 LE                    atomic adds: key + value JSON bytes
+ * │   ├── 4 KV_SIZE, Sig, ViewId = int64 LE                    atomic adds: key + value JSON bytes
+ * │   └── 5 DEFINITION, Sig = (DDocId, DesignJson)             interactive views: what a document write runs
  * └── 1 DATA, Sig
  *     ├── 0 ID_RANGE, DocId, ViewId = (TotalKeys, TotalSize, SortKey...)   what the doc emitted: its unique keys
  *     ├── 1 MAP_RANGE, ViewId, SortKey, DocId, DupeId = (KeyJson, ValueJson)
@@ -44,6 +47,7 @@ public final class MapIndexSubspace {
     static final long BUILD_STATUS = 2;
     static final long ROW_COUNT = 3;
     static final long KV_SIZE = 4;
+    static final long DEFINITION = 5;
     static final long ID_RANGE = 0;
     static final long MAP_RANGE = 1;
     static final long ERRORS = 2;
@@ -92,6 +96,33 @@ public final class MapIndexSubspace {
 
     public static void setBuildStatus(Transaction tx, DbHandle db, String sig, String status) {
         tx.set(info(db, BUILD_STATUS, sig), Tuple.from(status).pack());
+    }
+
+    /** The creation versionstamp is this transaction's: {@code 0xFFFF} orders it after every document the transaction writes. */
+    public static void setCreationSeqToThisTransaction(Transaction tx, DbHandle db, String sig) {
+        tx.setVersionstampedValue(info(db, CREATION_VS, sig), Versionstamps.packWithVersionstamp(new byte[0],
+                Tuple.from((long) db.incarnation(), Versionstamp.incomplete(0xFFFF))));
+    }
+
+    /** An interactive index: the design document it came from, and its definition as JSON. */
+    public record Definition(String sig, String ddocId, String json) {}
+
+    public static void setDefinition(Transaction tx, DbHandle db, String sig, String ddocId, String json) {
+        tx.set(info(db, DEFINITION, sig), Tuple.from(ddocId, json).pack());
+    }
+
+    public static void clearDefinition(Transaction tx, DbHandle db, String sig) {
+        tx.clear(info(db, DEFINITION, sig));
+    }
+
+    public static List<Definition> definitions(ReadTransaction tx, DbHandle db) {
+        byte[][] r = db.space().range(DatabaseSubspace.VIEWS, INFO, DEFINITION);
+        List<Definition> out = new ArrayList<>();
+        for (KeyValue kv : tx.getRangeAsList(r[0], r[1], 0, false)) {
+            Tuple v = Tuple.fromBytes(kv.value());
+            out.add(new Definition(db.space().unpack(kv.key()).getString(3), v.getString(0), v.getString(1)));
+        }
+        return out;
     }
 
     private static Sequence sequence(byte[] v) {
@@ -215,7 +246,7 @@ public final class MapIndexSubspace {
 
     /** Clears one index entirely. */
     public static void clear(Transaction tx, DbHandle db, String sig) {
-        for (long kind : new long[] {UPDATE_SEQ, CREATION_VS, BUILD_STATUS}) tx.clear(info(db, kind, sig));
+        for (long kind : new long[] {UPDATE_SEQ, CREATION_VS, BUILD_STATUS, DEFINITION}) tx.clear(info(db, kind, sig));
         for (long kind : new long[] {ROW_COUNT, KV_SIZE}) {
             byte[][] r = db.space().range(DatabaseSubspace.VIEWS, INFO, kind, sig);
             tx.clear(r[0], r[1]);

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.KvStore;
 import dev.chaise.kv.ReadTransaction;
+import dev.chaise.kv.Transaction;
 import dev.chaise.storage.ChangesSubspace;
 import dev.chaise.storage.DatabaseDirectory;
 import dev.chaise.storage.DbHandle;
@@ -97,11 +98,11 @@ public final class ViewIndexer {
                             Sequence start = bounds.get(i);
                             Sequence end = bounds.get(i + 1);
                             while (start == null || start.compareTo(end) < 0) {
-                                Batch b = readBatch(dbName, ddoc, start, end);
+                                Batch b = readBatch(dbName, ddoc, start, end, false);
                                 if (b.docs.isEmpty()) break;
                                 List<List<MapOutcome>> outcomes = new ArrayList<>(b.docs.size());
                                 for (Pending p : b.docs) outcomes.add(p.docJson == null ? null : program.map(p.docJson));
-                                write(dbName, ddoc, b, outcomes, false);
+                                write(dbName, ddoc, b, outcomes, false, false);
                                 if (progress != null) progress.batch(b.docs.size(), b.last);
                                 start = b.last;
                             }
@@ -202,12 +203,21 @@ public final class ViewIndexer {
      * @return the update seq the index reached
      */
     public Sequence update(String dbName, DesignDoc ddoc, MapProgram program, Sequence target, Progress progress) {
+        return update(dbName, ddoc, program, target, false, progress);
+    }
+
+    /**
+     * @param bounded stop at {@code target} exactly: an interactive index's background build up to
+     *     its creation versionstamp, past which documents index themselves; such a build also skips
+     *     documents written since its snapshot
+     */
+    public Sequence update(String dbName, DesignDoc ddoc, MapProgram program, Sequence target, boolean bounded, Progress progress) {
         while (true) {
-            Batch b = readBatch(dbName, ddoc, null, null);
+            Batch b = bounded ? readBatch(dbName, ddoc, null, target, true) : readBatch(dbName, ddoc, null, null, false);
             if (b.docs.isEmpty()) return b.from;
             List<List<MapOutcome>> outcomes = new ArrayList<>(b.docs.size());
             for (Pending p : b.docs) outcomes.add(p.docJson == null ? null : program.map(p.docJson));
-            boolean moved = write(dbName, ddoc, b, outcomes, true);
+            boolean moved = write(dbName, ddoc, b, outcomes, true, bounded);
             if (!moved) continue; // another builder got there first: read again from where it is
             if (progress != null) progress.batch(b.docs.size(), b.last);
             if (target != null && b.last.compareTo(target) >= 0) return b.last;
@@ -216,13 +226,13 @@ public final class ViewIndexer {
 
     /**
      * The next batch of changes after {@code start} (the index's update seq when {@code end} is
-     * null) and at most {@code end}.
+     * null or {@code fromIndex}) and at most {@code end}.
      */
-    private Batch readBatch(String dbName, DesignDoc ddoc, Sequence start, Sequence end) {
+    private Batch readBatch(String dbName, DesignDoc ddoc, Sequence start, Sequence end, boolean fromIndex) {
         return kv.run(tx -> {
             ReadTransaction snap = tx.snapshot();
             DbHandle db = databases.open(tx, dbName);
-            Sequence from = end == null ? MapIndexSubspace.updateSeq(snap, db, ddoc.signature()) : start;
+            Sequence from = end == null || fromIndex ? MapIndexSubspace.updateSeq(snap, db, ddoc.signature()) : start;
             byte[][] feed = ChangesSubspace.range(db);
             List<Pending> docs = new ArrayList<>();
             long bytes = 0;
@@ -265,7 +275,7 @@ public final class ViewIndexer {
      * Writes one batch; with {@code moveSeq}, only if the index has not moved since the batch was
      * read (false otherwise), and moves its update seq to the batch's last change.
      */
-    private boolean write(String dbName, DesignDoc ddoc, Batch b, List<List<MapOutcome>> outcomes, boolean moveSeq) {
+    private boolean write(String dbName, DesignDoc ddoc, Batch b, List<List<MapOutcome>> outcomes, boolean moveSeq, boolean verifyCurrent) {
         String sig = ddoc.signature();
         int views = ddoc.views().size();
         List<Emitted[]> rows = new ArrayList<>(b.docs.size());
@@ -276,36 +286,49 @@ public final class ViewIndexer {
             if (moveSeq && !java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, db, sig), b.from)) return false;
             for (int i = 0; i < b.docs.size(); i++) {
                 ChangesSubspace.Change c = b.docs.get(i).change;
-                MapIndexSubspace.DocKeys[] old = MapIndexSubspace.docKeys(tx, db, sig, c.id(), views);
-                Emitted[] now2 = rows.get(i);
-                for (int v = 0; v < views; v++) {
-                    if (old[v] != null) MapIndexSubspace.removeDoc(tx, db, sig, c.id(), v, old[v]);
-                    Emitted e = now2 == null ? null : now2[v];
-                    if (e == null) {
-                        if (now2 != null || old[v] != null) MapIndexSubspace.clearError(tx, db, sig, v, c.id());
-                        continue;
-                    }
-                    if (e.error != null) {
-                        MapIndexSubspace.setError(tx, db, sig, v, c.id(), c.rev().toString(), e.error, e.reason);
-                        continue;
-                    }
-                    MapIndexSubspace.clearError(tx, db, sig, v, c.id());
-                    if (e.rows.isEmpty()) continue;
-                    Map<ByteBuffer, Long> dupes = new LinkedHashMap<>();
-                    long size = 0;
-                    for (EncodedRow r : e.rows) {
-                        long dupe = dupes.merge(ByteBuffer.wrap(r.sortKey), 1L, Long::sum) - 1;
-                        MapIndexSubspace.putRow(tx, db, sig, v, r.sortKey, c.id(), dupe, r.keyJson, r.valueJson);
-                        size += r.keyJson.length() + r.valueJson.length();
-                    }
-                    List<byte[]> unique = dupes.keySet().stream().map(ByteBuffer::array).toList();
-                    MapIndexSubspace.setDocKeys(tx, db, sig, c.id(), v, new MapIndexSubspace.DocKeys(e.rows.size(), size, unique));
-                    MapIndexSubspace.addCounts(tx, db, sig, v, e.rows.size(), size);
-                }
+                // Interactive indexes: a document written since the snapshot was indexed by its own
+                // transaction; these rows would be stale. The read makes a later write conflict.
+                if (verifyCurrent && !c.seq().equals(DocumentStore.winnerSequence(tx, db, c.id()))) continue;
+                indexDoc(tx, db, sig, views, c.id(), c.rev().toString(), rows.get(i));
             }
             if (moveSeq) MapIndexSubspace.setUpdateSeq(tx, db, sig, b.last);
             return true;
         });
+    }
+
+    /**
+     * Replaces one document's rows in every view of an index, inside the caller's transaction (the
+     * interactive path: RFC E's steps 5 to 10 for one document).
+     *
+     * @param outcomes the map results per view, or null to remove the document (deleted)
+     */
+    public static void indexDoc(Transaction tx, DbHandle db, String sig, int views, String docId, String rev, List<MapOutcome> outcomes) {
+        indexDoc(tx, db, sig, views, docId, rev, encode(outcomes, views));
+    }
+
+    private static void indexDoc(Transaction tx, DbHandle db, String sig, int views, String docId, String rev, Emitted[] now) {
+        MapIndexSubspace.DocKeys[] old = MapIndexSubspace.docKeys(tx, db, sig, docId, views);
+        for (int v = 0; v < views; v++) {
+            if (old[v] != null) MapIndexSubspace.removeDoc(tx, db, sig, docId, v, old[v]);
+            Emitted e = now == null ? null : now[v];
+            MapIndexSubspace.clearError(tx, db, sig, v, docId);
+            if (e == null) continue;
+            if (e.error != null) {
+                MapIndexSubspace.setError(tx, db, sig, v, docId, rev, e.error, e.reason);
+                continue;
+            }
+            if (e.rows.isEmpty()) continue;
+            Map<ByteBuffer, Long> dupes = new LinkedHashMap<>();
+            long size = 0;
+            for (EncodedRow r : e.rows) {
+                long dupe = dupes.merge(ByteBuffer.wrap(r.sortKey), 1L, Long::sum) - 1;
+                MapIndexSubspace.putRow(tx, db, sig, v, r.sortKey, docId, dupe, r.keyJson, r.valueJson);
+                size += r.keyJson.length() + r.valueJson.length();
+            }
+            List<byte[]> unique = dupes.keySet().stream().map(ByteBuffer::array).toList();
+            MapIndexSubspace.setDocKeys(tx, db, sig, docId, v, new MapIndexSubspace.DocKeys(e.rows.size(), size, unique));
+            MapIndexSubspace.addCounts(tx, db, sig, v, e.rows.size(), size);
+        }
     }
 
     private record EncodedRow(byte[] sortKey, String keyJson, String valueJson) {}

@@ -87,6 +87,39 @@ class ViewModelTest {
         }
     }
 
+    /**
+     * Interactive: docs written before the design doc come from the background build; docs written
+     * after index themselves, so an {@code update=false} query is current with no build at all.
+     */
+    @Test
+    void interactiveViewIsCurrentWithoutBuilds() {
+        try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
+             DocumentStore store = new DocumentStore(kv, new DatabaseDirectory(kv, "{}"), DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE)) {
+            String db = "i";
+            store.databases().create(db);
+            ViewService views = new ViewService(store, maps).enableInteractiveViews();
+            Random rnd = new Random(3);
+            for (int i = 0; i < 60; i++) write(store, db, "d" + i, randomDoc(rnd));
+            ObjectNode ddoc = Json.NODES.objectNode();
+            ddoc.putObject("views").putObject("byType").put("map", "byType");
+            ((ObjectNode) ddoc.get("views")).putObject("tags").put("map", "tags");
+            ddoc.putObject("options").put("interactive", true);
+            write(store, db, DDOC, ddoc);
+            for (int op = 0; op < 150; op++) {
+                String id = "d" + rnd.nextInt(80);
+                if (rnd.nextInt(4) == 0) delete(store, db, id);
+                else write(store, db, id, randomDoc(rnd));
+                if (op == 40) rows(views, db, "byType", ViewQuery.Update.TRUE); // the background build, once
+                if (op > 40 && op % 25 == 0) {
+                    for (String view : List.of("byType", "tags")) {
+                        assertEquals(expected(store, db, view), rows(views, db, view, ViewQuery.Update.FALSE).stream().map(ViewModelTest::text).toList(),
+                                "op " + op + " " + view);
+                    }
+                }
+            }
+        }
+    }
+
     private static final String[] TYPES = {"apple", "Apple", "banana", "éclair", "zed"};
 
     private static ObjectNode randomDoc(Random rnd) {
@@ -128,8 +161,12 @@ class ViewModelTest {
     }
 
     private static List<ViewRow> rows(ViewService views, String db, String view) {
+        return rows(views, db, view, ViewQuery.Update.TRUE);
+    }
+
+    private static List<ViewRow> rows(ViewService views, String db, String view, ViewQuery.Update update) {
         ViewQuery q = new ViewQuery(null, null, null, null, null, true, false, 0, Long.MAX_VALUE, false, null, false, false,
-                null, null, ViewQuery.Update.TRUE, true, false);
+                null, null, update, true, false);
         for (int attempt = 0; ; attempt++) {
             try (ViewService.Result r = views.query(db, DDOC, view, q)) {
                 List<ViewRow> out = new ArrayList<>();

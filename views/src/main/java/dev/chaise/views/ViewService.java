@@ -1,5 +1,6 @@
 package dev.chaise.views;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.chaise.kv.KvStore;
 import dev.chaise.storage.ChangesSubspace;
 import dev.chaise.storage.DbHandle;
@@ -161,7 +162,24 @@ public final class ViewService {
         ReduceProgram program = view.builtinReduce() ? null : reduceProgram(ddoc, view);
         Reducer reducer = program == null ? BuiltinReducers.of(view.reduce()) : Views.jsReducer(program, 0);
         Iterator<ViewRow> rows;
-        if (q.keys() != null) {
+        boolean aggregates = program == null && (view.reduce().equals("_count") || view.reduce().equals("_sum"))
+                && q.startDocId() == null && q.endDocId() == null
+                && (view.reduce().equals("_count") || !reader.anyInexact(dbName, sig, viewId));
+        if (aggregates) {
+            // Per-key partial reductions: one entry per distinct key rather than every row.
+            Iterator<ViewRow> partials = reader.aggregateRows(dbName, sig, viewId, q, view.reduce().equals("_sum"));
+            if (q.keys() != null) {
+                List<Iterator<ViewRow>> groups = new ArrayList<>();
+                for (JsonNode k : q.keys()) {
+                    ViewQuery one = new ViewQuery(List.of(k), null, null, null, null, true, q.descending(), 0, Long.MAX_VALUE, false,
+                            null, false, null, null, null, q.update(), true, false);
+                    groups.add(Views.rereduce(reader.aggregateRows(dbName, sig, viewId, one, view.reduce().equals("_sum")), reducer, plan.groupLevel()));
+                }
+                rows = Views.concat(groups);
+            } else {
+                rows = Views.rereduce(partials, reducer, plan.groupLevel());
+            }
+        } else if (q.keys() != null) {
             List<Iterator<ViewRow>> groups = new ArrayList<>();
             for (Iterator<ViewRow> one : reader.rowsPerKey(dbName, sig, viewId, q)) groups.add(Views.reduce(one, reducer, plan.groupLevel()));
             rows = Views.concat(groups);

@@ -31,6 +31,9 @@ public record DesignDoc(String id, String language, List<View> views, JsonNode l
         }
     }
 
+    /** The on-disk format of indexes; a new one builds every index again. */
+    static final int FORMAT = 1;
+
     public static final List<String> BUILTIN_REDUCES = List.of("_count", "_sum", "_stats", "_approx_count_distinct");
 
     public View view(String name) {
@@ -106,6 +109,7 @@ public record DesignDoc(String id, String language, List<View> views, JsonNode l
         ObjectNode canon = Json.NODES.objectNode();
         canon.put("language", language);
         canon.put("collator", ViewKeyCodec.collatorVersion()); // new ICU rules mean stale sort keys: a new index
+        canon.put("format", FORMAT);
         ObjectNode vs = canon.putObject("views");
         for (View v : views) {
             ObjectNode o = vs.putObject(v.name);

@@ -56,7 +56,7 @@ public final class InteractiveViews implements DocumentWriteHook {
         }
         boolean design = c.docId().startsWith(DocumentJson.DESIGN_PREFIX);
         if (c.newDeleted() || (design && !ddoc.includeDesign())) {
-            ViewIndexer.indexDoc(tx, c.db(), d.sig(), ddoc.views().size(), c.docId(), c.newWinner().toString(), null);
+            ViewIndexer.indexDoc(tx, c.db(), ddoc, c.docId(), c.newWinner().toString(), null);
             return;
         }
         ObjectNode body = c.newBody() != null ? c.newBody() : DocumentStore.get(tx, c.db(), c.docId(), c.newWinner(), false).body();
@@ -68,7 +68,7 @@ public final class InteractiveViews implements DocumentWriteHook {
             throw new IllegalStateException(e);
         }
         try (MapProgram program = js.mapProgram(new JsEngine.MapSource(ddoc.id(), ddoc.maps(), ddoc.lib()))) {
-            ViewIndexer.indexDoc(tx, c.db(), d.sig(), ddoc.views().size(), c.docId(), c.newWinner().toString(), program.map(json));
+            ViewIndexer.indexDoc(tx, c.db(), ddoc, c.docId(), c.newWinner().toString(), program.map(json));
         } catch (JsFunctionException e) {
             log.warn("interactive index {} of {} does not compile: {}", d.sig(), d.ddocId(), e.reason());
         }

@@ -31,8 +31,17 @@ import java.util.List;
  * └── 1 DATA, Sig
  *     ├── 0 ID_RANGE, DocId, ViewId = (TotalKeys, TotalSize, SortKey...)   what the doc emitted: its unique keys
  *     ├── 1 MAP_RANGE, ViewId, SortKey, DocId, DupeId = (KeyJson, ValueJson)
- *     └── 2 ERRORS, ViewId, DocId = (Rev, Error, Reason)        map functions that threw (beyond RFC E)
+ *     ├── 2 ERRORS, ViewId, DocId = (Rev, Error, Reason)        map functions that threw (beyond RFC E)
+ *     └── 3 AGGREGATES, ViewId, SortKey                          per-key partial reductions (beyond RFC E)
+ *         ├── 0 COUNT = int64 LE                                 atomic adds; cleared at zero
+ *         ├── 1 SUM = int64 LE                                   _sum views: the integer values' sum
+ *         ├── 2 INEXACT = int64 LE                               _sum views: values that are not int64s
+ *         └── 3 KEY = KeyJson                                    the key as last emitted
  * </pre>
+ *
+ * Aggregates are kept for views reduced by {@code _count} or {@code _sum}: a grouped query then
+ * reads one entry per distinct key instead of every row. Atomic adds keep parallel builders and
+ * interactive writes free of conflicts on popular keys.
  *
  * SortKey is {@code ViewKeyCodec.encode(key)}: its bytes sort in CouchDB's collation, so rows need
  * no comparator. Rows with equal keys sort by raw doc id, as couch_mrview compares ids. ViewId is
@@ -51,6 +60,11 @@ public final class MapIndexSubspace {
     static final long ID_RANGE = 0;
     static final long MAP_RANGE = 1;
     static final long ERRORS = 2;
+    static final long AGGREGATES = 3;
+    static final long AGG_COUNT = 0;
+    static final long AGG_SUM = 1;
+    static final long AGG_INEXACT = 2;
+    static final long AGG_KEY = 3;
 
     public static final String BUILDING = "building";
     public static final String READY = "ready";
@@ -171,14 +185,99 @@ public final class MapIndexSubspace {
         tx.set(idKey(db, sig, docId, viewId), v.pack());
     }
 
-    /** Removes a document's rows from one view, and its id-range entry; the counters follow. */
-    static void removeDoc(Transaction tx, DbHandle db, String sig, String docId, int viewId, DocKeys old) {
+    /**
+     * Removes a document's rows from one view, and its id-range entry; the counters follow, and
+     * with {@code aggregated} the per-key aggregates (the rows are read first to know by how much).
+     */
+    static void removeDoc(Transaction tx, DbHandle db, String sig, String docId, int viewId, DocKeys old, boolean aggregated) {
         for (byte[] sortKey : old.sortKeys()) {
             byte[] p = db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, MAP_RANGE, (long) viewId, sortKey, docId);
+            if (aggregated) {
+                long n = 0;
+                long sum = 0;
+                long inexact = 0;
+                for (KeyValue kv : tx.getRangeAsList(p, Keys.strinc(p), 0, false)) {
+                    n++;
+                    Long v = integral(Tuple.fromBytes(kv.value()).getString(1));
+                    if (v == null) inexact++;
+                    else sum += v;
+                }
+                aggregate(tx, db, sig, viewId, sortKey, -n, -sum, -inexact, null);
+            }
             tx.clear(p, Keys.strinc(p));
         }
         tx.clear(idKey(db, sig, docId, viewId));
         addCounts(tx, db, sig, viewId, -old.totalKeys(), -old.totalSize());
+    }
+
+    // ---------------------------------------------------------------- aggregates
+
+    /** Adds to a key's aggregate; at a count of zero the count goes (COMPARE_AND_CLEAR), so readers skip it. */
+    static void aggregate(Transaction tx, DbHandle db, String sig, int viewId, byte[] sortKey, long rows, long sum, long inexact, String keyJson) {
+        byte[] count = aggKey(db, sig, viewId, sortKey, AGG_COUNT);
+        tx.mutate(MutationType.ADD, count, littleEndian(rows));
+        tx.mutate(MutationType.COMPARE_AND_CLEAR, count, littleEndian(0));
+        if (sum != 0) tx.mutate(MutationType.ADD, aggKey(db, sig, viewId, sortKey, AGG_SUM), littleEndian(sum));
+        if (inexact != 0) tx.mutate(MutationType.ADD, aggKey(db, sig, viewId, sortKey, AGG_INEXACT), littleEndian(inexact));
+        if (keyJson != null) tx.set(aggKey(db, sig, viewId, sortKey, AGG_KEY), Tuple.from(keyJson).pack());
+    }
+
+    private static byte[] aggKey(DbHandle db, String sig, int viewId, byte[] sortKey, long field) {
+        return db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, AGGREGATES, (long) viewId, sortKey, field);
+    }
+
+    /** A value's contribution to an exact integer sum, or null if it is not an int64. */
+    static Long integral(String valueJson) {
+        int n = valueJson.length();
+        if (n == 0 || n > 19) return null;
+        for (int i = 0; i < n; i++) {
+            char ch = valueJson.charAt(i);
+            if (!(ch >= '0' && ch <= '9') && !(i == 0 && ch == '-' && n > 1)) return null;
+        }
+        try {
+            return Long.parseLong(valueJson);
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    /** One key's aggregate, assembled from its KVs. */
+    public record Aggregate(byte[] sortKey, String keyJson, long count, long sum, long inexact) {}
+
+    public static byte[][] aggregateRange(DbHandle db, String sig, int viewId) {
+        return db.space().range(DatabaseSubspace.VIEWS, DATA, sig, AGGREGATES, (long) viewId);
+    }
+
+    public static byte[] aggregatesFrom(DbHandle db, String sig, int viewId, byte[] sortKey) {
+        return db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, AGGREGATES, (long) viewId, sortKey);
+    }
+
+    /** One KV of an aggregate: which key, which field, and the raw value. */
+    public record AggregatePart(byte[] sortKey, long field, byte[] value) {
+        public long number() {
+            return littleEndian(value);
+        }
+
+        public boolean isCount() {
+            return field == AGG_COUNT;
+        }
+
+        public boolean isSum() {
+            return field == AGG_SUM;
+        }
+
+        public boolean isInexact() {
+            return field == AGG_INEXACT;
+        }
+
+        public String keyJson() {
+            return field == AGG_KEY ? Tuple.fromBytes(value).getString(0) : null;
+        }
+    }
+
+    public static AggregatePart decodeAggregate(DbHandle db, KeyValue kv) {
+        Tuple k = db.space().unpack(kv.key());
+        return new AggregatePart(k.getBytes(5), k.getLong(6), kv.value());
     }
 
     // ---------------------------------------------------------------- map range

@@ -289,7 +289,7 @@ public final class ViewIndexer {
                 // Interactive indexes: a document written since the snapshot was indexed by its own
                 // transaction; these rows would be stale. The read makes a later write conflict.
                 if (verifyCurrent && !c.seq().equals(DocumentStore.winnerSequence(tx, db, c.id()))) continue;
-                indexDoc(tx, db, sig, views, c.id(), c.rev().toString(), rows.get(i));
+                indexDoc(tx, db, ddoc, c.id(), c.rev().toString(), rows.get(i));
             }
             if (moveSeq) MapIndexSubspace.setUpdateSeq(tx, db, sig, b.last);
             return true;
@@ -302,14 +302,22 @@ public final class ViewIndexer {
      *
      * @param outcomes the map results per view, or null to remove the document (deleted)
      */
-    public static void indexDoc(Transaction tx, DbHandle db, String sig, int views, String docId, String rev, List<MapOutcome> outcomes) {
-        indexDoc(tx, db, sig, views, docId, rev, encode(outcomes, views));
+    public static void indexDoc(Transaction tx, DbHandle db, DesignDoc ddoc, String docId, String rev, List<MapOutcome> outcomes) {
+        indexDoc(tx, db, ddoc, docId, rev, encode(outcomes, ddoc.views().size()));
     }
 
-    private static void indexDoc(Transaction tx, DbHandle db, String sig, int views, String docId, String rev, Emitted[] now) {
+    /** Views whose reduce keeps per-key aggregates (see {@link MapIndexSubspace}). */
+    static boolean aggregated(DesignDoc.View v) {
+        return "_count".equals(v.reduce()) || "_sum".equals(v.reduce());
+    }
+
+    private static void indexDoc(Transaction tx, DbHandle db, DesignDoc ddoc, String docId, String rev, Emitted[] now) {
+        String sig = ddoc.signature();
+        int views = ddoc.views().size();
         MapIndexSubspace.DocKeys[] old = MapIndexSubspace.docKeys(tx, db, sig, docId, views);
         for (int v = 0; v < views; v++) {
-            if (old[v] != null) MapIndexSubspace.removeDoc(tx, db, sig, docId, v, old[v]);
+            boolean agg = aggregated(ddoc.views().get(v));
+            if (old[v] != null) MapIndexSubspace.removeDoc(tx, db, sig, docId, v, old[v], agg);
             Emitted e = now == null ? null : now[v];
             MapIndexSubspace.clearError(tx, db, sig, v, docId);
             if (e == null) continue;
@@ -324,6 +332,10 @@ public final class ViewIndexer {
                 long dupe = dupes.merge(ByteBuffer.wrap(r.sortKey), 1L, Long::sum) - 1;
                 MapIndexSubspace.putRow(tx, db, sig, v, r.sortKey, docId, dupe, r.keyJson, r.valueJson);
                 size += r.keyJson.length() + r.valueJson.length();
+                if (agg) {
+                    Long x = MapIndexSubspace.integral(r.valueJson);
+                    MapIndexSubspace.aggregate(tx, db, sig, v, r.sortKey, 1, x == null ? 0 : x, x == null ? 1 : 0, dupe == 0 ? r.keyJson : null);
+                }
             }
             List<byte[]> unique = dupes.keySet().stream().map(ByteBuffer::array).toList();
             MapIndexSubspace.setDocKeys(tx, db, sig, docId, v, new MapIndexSubspace.DocKeys(e.rows.size(), size, unique));

@@ -16,13 +16,25 @@ final class Grouper implements Iterator<ViewRow> {
     private final Iterator<ViewRow> rows;
     private final Reducer reducer;
     private final long level;
+    private final boolean partials;
     private ViewRow pending;
 
     /** @param level 0 for one group over everything, {@link ViewQuery#EXACT} for the whole key */
     Grouper(Iterator<ViewRow> rows, Reducer reducer, long level) {
+        this(rows, reducer, level, false);
+    }
+
+    /** @param partials rows carry values already reduced (per-key aggregates), merged by rereduce */
+    Grouper(Iterator<ViewRow> rows, Reducer reducer, long level, boolean partials) {
         this.rows = rows;
         this.reducer = reducer;
         this.level = level;
+        this.partials = partials;
+    }
+
+    private void feed(Reducer.Accumulator acc, ViewRow r) {
+        if (partials) acc.addReduced(r.value());
+        else acc.add(r.key(), r.id(), r.value());
     }
 
     static JsonNode groupKey(JsonNode key, long level) {
@@ -45,14 +57,14 @@ final class Grouper implements Iterator<ViewRow> {
         pending = null;
         JsonNode key = groupKey(start.key(), level);
         Reducer.Accumulator acc = reducer.start();
-        acc.add(start.key(), start.id(), start.value());
+        feed(acc, start);
         while (rows.hasNext()) {
             ViewRow r = rows.next();
             if (level != 0 && ViewCollation.compare(groupKey(r.key(), level), key) != 0) {
                 pending = r;
                 break;
             }
-            acc.add(r.key(), r.id(), r.value());
+            feed(acc, r);
         }
         return new ViewRow(key, null, acc.result(), null);
     }

@@ -62,6 +62,108 @@ public final class ViewReader {
         return cursor(dbName, db0, b[0], b[1], q.descending(), mapper);
     }
 
+    /**
+     * Per-key aggregates of a {@code _count} or {@code _sum} view as rows whose value is the
+     * key's partial reduction, in query order: one entry per distinct key instead of every row.
+     * Keys with a zero count (every row removed) are skipped.
+     */
+    public Iterator<ViewRow> aggregateRows(String dbName, String sig, int viewId, ViewQuery q, boolean sum) {
+        DbHandle db0 = databases.open(dbName);
+        RangeCursor.Mapper<MapIndexSubspace.AggregatePart> mapper = (tx, db, row) -> MapIndexSubspace.decodeAggregate(db, row);
+        List<Iterator<MapIndexSubspace.AggregatePart>> parts = new ArrayList<>();
+        if (q.keys() != null) {
+            for (JsonNode k : q.keys()) {
+                byte[] p = MapIndexSubspace.aggregatesFrom(db0, sig, viewId, ViewKeyCodec.encode(k));
+                parts.add(lazy(() -> cursor2(dbName, db0, p, Keys.strinc(p), q.descending(), mapper)));
+            }
+        } else {
+            byte[][] all = MapIndexSubspace.aggregateRange(db0, sig, viewId);
+            byte[] lo = all[0];
+            byte[] hi = all[1];
+            JsonNode low = q.descending() ? q.endKey() : q.startKey();
+            JsonNode high = q.descending() ? q.startKey() : q.endKey();
+            boolean lowInclusive = !q.descending() || q.inclusiveEnd();
+            boolean highInclusive = q.descending() || q.inclusiveEnd();
+            if (low != null) {
+                byte[] k = MapIndexSubspace.aggregatesFrom(db0, sig, viewId, ViewKeyCodec.encode(low));
+                lo = max(lo, lowInclusive ? k : Keys.strinc(k));
+            }
+            if (high != null) {
+                byte[] k = MapIndexSubspace.aggregatesFrom(db0, sig, viewId, ViewKeyCodec.encode(high));
+                hi = min(hi, highInclusive ? Keys.strinc(k) : k);
+            }
+            if (Keys.compare(lo, hi) >= 0) return Collections.emptyIterator();
+            byte[] begin = lo;
+            byte[] end = hi;
+            parts.add(lazy(() -> cursor2(dbName, db0, begin, end, q.descending(), mapper)));
+        }
+        Iterator<MapIndexSubspace.AggregatePart> it = concat(parts);
+        return new Iterator<>() {
+            MapIndexSubspace.AggregatePart carry;
+            ViewRow next;
+
+            @Override
+            public boolean hasNext() {
+                while (next == null && (carry != null || it.hasNext())) {
+                    MapIndexSubspace.AggregatePart first = carry != null ? carry : it.next();
+                    carry = null;
+                    long count = 0;
+                    long total = 0;
+                    long inexact = 0;
+                    String key = null;
+                    MapIndexSubspace.AggregatePart p = first;
+                    while (true) {
+                        if (p.isCount()) count = p.number();
+                        else if (p.isSum()) total = p.number();
+                        else if (p.isInexact()) inexact = p.number();
+                        else if (p.keyJson() != null) key = p.keyJson();
+                        if (!it.hasNext()) break;
+                        p = it.next();
+                        if (!java.util.Arrays.equals(p.sortKey(), first.sortKey())) {
+                            carry = p;
+                            break;
+                        }
+                    }
+                    if (count <= 0 || key == null) continue;
+                    if (sum && inexact != 0) throw new IllegalStateException("inexact sums are answered from rows");
+                    next = new ViewRow(parse(key), null, Json.NODES.numberNode(sum ? total : count), null);
+                }
+                return next != null;
+            }
+
+            @Override
+            public ViewRow next() {
+                if (!hasNext()) throw new NoSuchElementException();
+                ViewRow r = next;
+                next = null;
+                return r;
+            }
+        };
+    }
+
+    /** Whether any key of a {@code _sum} view has values that are not int64s (then sums come from rows). */
+    public boolean anyInexact(String dbName, String sig, int viewId) {
+        return kv.run(tx -> {
+            DbHandle db = databases.open(tx, dbName);
+            byte[][] r = MapIndexSubspace.aggregateRange(db, sig, viewId);
+            try (var it = tx.snapshot().getRange(r[0], r[1])) {
+                while (it.hasNext()) {
+                    MapIndexSubspace.AggregatePart p = MapIndexSubspace.decodeAggregate(db, it.next());
+                    if (p.isInexact() && p.number() != 0) return true;
+                }
+            }
+            return false;
+        });
+    }
+
+    private <T> Iterator<T> cursor2(String dbName, DbHandle db0, byte[] lo, byte[] hi, boolean descending, RangeCursor.Mapper<T> mapper) {
+        return new RangeCursor<>(kv, tx -> {
+            DbHandle now = databases.open(tx, dbName);
+            if (now.id() != db0.id()) throw StorageException.notFound("Database does not exist.");
+            return now;
+        }, lo, hi, descending, 0, mapper);
+    }
+
     /** Map rows of each key of {@code keys}, one iterator per key (reduce groups never span two). */
     public List<Iterator<ViewRow>> rowsPerKey(String dbName, String sig, int viewId, ViewQuery q) {
         List<Iterator<ViewRow>> out = new ArrayList<>();

@@ -13,6 +13,11 @@ public final class Views {
         return new Grouper(rows, reducer, groupLevel);
     }
 
+    /** Groups rows whose values are partial reductions (per-key aggregates). */
+    public static Iterator<ViewRow> rereduce(Iterator<ViewRow> partials, Reducer reducer, long groupLevel) {
+        return new Grouper(partials, reducer, groupLevel, true);
+    }
+
     public static Reducer jsReducer(ReduceProgram program, int index) {
         return new JsReducer(program, index);
     }

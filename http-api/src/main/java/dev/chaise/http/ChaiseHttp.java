@@ -11,6 +11,7 @@ import dev.chaise.http.handlers.ChangesHandler;
 import dev.chaise.http.handlers.DatabaseHandlers;
 import dev.chaise.http.handlers.DocumentHandlers;
 import dev.chaise.http.handlers.NodeHandlers;
+import dev.chaise.http.handlers.ReplicationHandlers;
 import dev.chaise.http.handlers.ServerHandlers;
 import dev.chaise.http.handlers.SessionHandlers;
 import dev.chaise.storage.DocumentStore;
@@ -58,6 +59,7 @@ public final class ChaiseHttp implements AutoCloseable {
         new BulkDocsHandler(docs, access).register(router);
         new AllDocsHandlers(docs, access).register(router);
         new ChangesHandler(docs, access).register(router);
+        new ReplicationHandlers(docs, access).register(router);
     }
 
     public Router router() {

@@ -32,6 +32,7 @@ public final class ChaiseHttp implements AutoCloseable {
     private final Authenticator authenticator;
     private final Access access;
     private final ConfigStore configStore;
+    private final ChangesHandler changes;
     private HttpServer server;
 
     /**
@@ -58,7 +59,8 @@ public final class ChaiseHttp implements AutoCloseable {
         new DocumentHandlers(docs, access).register(router);
         new BulkDocsHandler(docs, access).register(router);
         new AllDocsHandlers(docs, access).register(router);
-        new ChangesHandler(docs, access).register(router);
+        changes = new ChangesHandler(docs, access);
+        changes.register(router);
         new ReplicationHandlers(docs, access).register(router);
     }
 
@@ -72,6 +74,11 @@ public final class ChaiseHttp implements AutoCloseable {
 
     public Authenticator authenticator() {
         return authenticator;
+    }
+
+    /** {@code _changes} responses being streamed now. */
+    public int openChangesFeeds() {
+        return changes.openFeeds();
     }
 
     public DocumentStore docs() {

@@ -11,6 +11,7 @@ import dev.chaise.http.handlers.ChangesHandler;
 import dev.chaise.http.handlers.DatabaseHandlers;
 import dev.chaise.http.handlers.DocumentHandlers;
 import dev.chaise.http.handlers.NodeHandlers;
+import dev.chaise.http.handlers.ReplicationHandlers;
 import dev.chaise.http.handlers.ServerHandlers;
 import dev.chaise.http.handlers.SessionHandlers;
 import dev.chaise.http.handlers.ViewHandlers;
@@ -33,6 +34,7 @@ public final class ChaiseHttp implements AutoCloseable {
     private final Authenticator authenticator;
     private final Access access;
     private final ConfigStore configStore;
+    private final ChangesHandler changes;
     private HttpServer server;
 
     /**
@@ -66,7 +68,9 @@ public final class ChaiseHttp implements AutoCloseable {
         new DocumentHandlers(docs, access).register(router);
         new BulkDocsHandler(docs, access).register(router);
         new AllDocsHandlers(docs, access).register(router);
-        new ChangesHandler(docs, access).register(router);
+        changes = new ChangesHandler(docs, access);
+        changes.register(router);
+        new ReplicationHandlers(docs, access).register(router);
         new ViewHandlers(views, access).register(router);
     }
 
@@ -80,6 +84,11 @@ public final class ChaiseHttp implements AutoCloseable {
 
     public Authenticator authenticator() {
         return authenticator;
+    }
+
+    /** {@code _changes} responses being streamed now. */
+    public int openChangesFeeds() {
+        return changes.openFeeds();
     }
 
     public DocumentStore docs() {

@@ -58,6 +58,7 @@ public final class ChangesHandler {
 
     private final DocumentStore docs;
     private final Access access;
+    private final java.util.concurrent.atomic.AtomicInteger openFeeds = new java.util.concurrent.atomic.AtomicInteger();
 
     public ChangesHandler(DocumentStore docs, Access access) {
         this.docs = docs;
@@ -70,6 +71,11 @@ public final class ChangesHandler {
             Bodies.requireContentType(req, Response.JSON);
             return changes(req, req.body().length == 0 ? null : Bodies.jsonObject(req));
         });
+    }
+
+    /** Responses being streamed right now: a departed client's feed must not stay among them. */
+    public int openFeeds() {
+        return openFeeds.get();
     }
 
     private Response changes(Request req, ObjectNode body) {
@@ -156,6 +162,15 @@ public final class ChangesHandler {
         }
 
         void writeTo(ResponseStream out) {
+            openFeeds.incrementAndGet();
+            try {
+                stream(out);
+            } finally {
+                openFeeds.decrementAndGet();
+            }
+        }
+
+        void stream(ResponseStream out) {
             if (feed == Feed.NORMAL || feed == Feed.LONGPOLL) out.write("{\"results\":[\n");
             try {
                 if (a.limit() == 0) limitReached = true;

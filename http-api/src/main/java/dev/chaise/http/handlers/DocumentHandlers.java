@@ -9,8 +9,6 @@ import dev.chaise.http.Response;
 import dev.chaise.http.Router;
 import dev.chaise.http.auth.Access;
 import dev.chaise.http.handlers.DocSupport.Meta;
-import dev.chaise.kv.ReadTransaction;
-import dev.chaise.storage.DbHandle;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.DocumentStore.StoredDoc;
@@ -18,17 +16,12 @@ import dev.chaise.storage.DocumentStore.UpdateResult;
 import dev.chaise.storage.LocalDocuments;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.EditBranches;
 import dev.chaise.storage.rev.RevId;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HexFormat;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
-import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -150,28 +143,7 @@ public final class DocumentHandlers {
         boolean revs = flag(req, "revs");
         boolean latest = flag(req, "latest");
         List<RevId> wanted = asked;
-        List<ObjectNode> parts = docs.kv().run(tx -> {
-            ReadTransaction snap = tx.snapshot();
-            DbHandle h = docs.databases().open(tx, dbName);
-            List<EditBranch> branches = DocumentStore.branches(snap, h, id);
-            List<ObjectNode> out = new ArrayList<>();
-            if (wanted == null) {
-                for (EditBranch b : EditBranches.leaves(branches)) out.add(part(snap, h, id, b.leaf(), branches, revs, null));
-                return out;
-            }
-            for (RevId r : wanted) {
-                if (!latest) {
-                    out.add(part(snap, h, id, r, branches, revs, r));
-                    continue;
-                }
-                // latest: every leaf descending from the revision (more than one where it branched).
-                Set<RevId> leaves = new LinkedHashSet<>();
-                for (EditBranch b : EditBranches.leaves(branches)) if (b.contains(r)) leaves.add(b.leaf());
-                if (leaves.isEmpty()) out.add(Json.NODES.objectNode().put("missing", r.toString()));
-                for (RevId leaf : leaves) out.add(part(snap, h, id, leaf, branches, revs, r));
-            }
-            return out;
-        });
+        List<ObjectNode> parts = docs.kv().run(tx -> OpenRevs.read(tx.snapshot(), docs.databases().open(tx, dbName), id, wanted, revs, latest));
         if (asked == null && parts.isEmpty()) throw StorageException.notFound("missing");
         if (!acceptsMultipartMixed(req.header("Accept"))) return Response.json(200, parts);
         String boundary = HexFormat.of().formatHex(random16());
@@ -185,25 +157,9 @@ public final class DocumentHandlers {
         return Response.text(200, "multipart/mixed; boundary=\"" + boundary + "\"", sb.toString());
     }
 
-    private static ObjectNode part(ReadTransaction tx, DbHandle h, String id, RevId rev, List<EditBranch> branches, boolean revs, RevId asked) {
-        try {
-            StoredDoc d = DocumentStore.get(tx, h, id, rev, false);
-            StoredDoc withBranches = new StoredDoc(d.id(), d.rev(), d.deleted(), d.body(), branches, d.seq());
-            return Json.NODES.objectNode().set("ok", DocSupport.render(withBranches, new Meta(revs, false, false, false, false)));
-        } catch (StorageException e) {
-            if (e.kind() != StorageException.Kind.NOT_FOUND) throw e;
-            return Json.NODES.objectNode().put("missing", (asked != null ? asked : rev).toString());
-        }
-    }
-
     /** As mochiweb's {@code accepts_content_type}: no Accept header accepts anything. */
     static boolean acceptsMultipartMixed(String accept) {
-        if (accept == null || accept.isBlank()) return true;
-        for (String part : accept.split(",")) {
-            String t = part.split(";")[0].strip().toLowerCase(Locale.ROOT);
-            if (t.equals("multipart/mixed") || t.equals("multipart/*") || t.equals("*/*")) return true;
-        }
-        return false;
+        return OpenRevs.accepts(accept, "multipart/mixed");
     }
 
     private static byte[] random16() {

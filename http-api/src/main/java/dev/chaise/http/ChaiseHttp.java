@@ -68,7 +68,7 @@ public final class ChaiseHttp implements AutoCloseable {
         new DocumentHandlers(docs, access).register(router);
         new BulkDocsHandler(docs, access).register(router);
         new AllDocsHandlers(docs, access).register(router);
-        changes = new ChangesHandler(docs, access);
+        changes = new ChangesHandler(docs, views, access);
         changes.register(router);
         new ReplicationHandlers(docs, access).register(router);
         new ViewHandlers(views, access).register(router);

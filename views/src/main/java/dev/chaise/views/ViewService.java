@@ -12,6 +12,8 @@ import dev.chaise.views.index.InteractiveViews;
 import dev.chaise.views.index.MapIndexSubspace;
 import dev.chaise.views.index.ViewException;
 import dev.chaise.views.index.ViewIndexer;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.views.js.FilterProgram;
 import dev.chaise.views.js.JsEngine;
 import dev.chaise.views.js.JsFunctionException;
 import dev.chaise.views.js.MapProgram;
@@ -249,6 +251,73 @@ public final class ViewService {
             return js.reduceProgram(new JsEngine.ReduceSource(ddoc.id(), List.of(view.reduce()), ddoc.lib()));
         } catch (JsFunctionException e) {
             throw new ViewException(ViewException.Kind.COMPILATION_ERROR, e.error(), e.reason());
+        }
+    }
+
+    /** A test on documents for {@code _changes}; holds a pooled engine context, so close it on the thread that used it. */
+    public interface DocFilter extends AutoCloseable {
+        boolean test(ObjectNode doc);
+
+        @Override
+        void close();
+    }
+
+    /**
+     * {@code filter=ddoc/name}: the design document's {@code filters[name](doc, req)}. Opens a
+     * program on the calling thread.
+     */
+    public DocFilter filterFunction(String dbName, String ddocId, String name, JsonNode req) {
+        if (js == null) throw new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "No JavaScript engine is configured.");
+        JsonNode ddoc = docs.get(dbName, ddocId, null, false).body();
+        FilterProgram p;
+        try {
+            p = js.filterProgram(new JsEngine.DesignSource(ddocId, ddoc));
+        } catch (JsFunctionException e) {
+            throw new ViewException(ViewException.Kind.COMPILATION_ERROR, e.error(), e.reason());
+        }
+        return new DocFilter() {
+            @Override
+            public boolean test(ObjectNode doc) {
+                return p.filter(name, json(doc), req);
+            }
+
+            @Override
+            public void close() {
+                p.close();
+            }
+        };
+    }
+
+    /** {@code filter=_view}: documents for which the view's map function emits at least one row. */
+    public DocFilter viewFilter(String dbName, String ddocId, String viewName) {
+        DesignDoc ddoc = designDoc(dbName, ddocId);
+        DesignDoc.View view = ddoc.view(viewName);
+        if (view == null) throw new ViewException(ViewException.Kind.NOT_FOUND, "not_found", "missing_named_view");
+        MapProgram p;
+        try {
+            if (js == null) throw new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "No JavaScript engine is configured.");
+            p = js.mapProgram(new JsEngine.MapSource(ddocId, List.of(view.map()), ddoc.lib()));
+        } catch (JsFunctionException e) {
+            throw new ViewException(ViewException.Kind.COMPILATION_ERROR, e.error(), e.reason());
+        }
+        return new DocFilter() {
+            @Override
+            public boolean test(ObjectNode doc) {
+                return p.map(json(doc)).getFirst() instanceof dev.chaise.views.js.MapOutcome.Rows r && !r.rows().isEmpty();
+            }
+
+            @Override
+            public void close() {
+                p.close();
+            }
+        };
+    }
+
+    private static String json(ObjectNode doc) {
+        try {
+            return dev.chaise.storage.json.Json.MAPPER.writeValueAsString(doc);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
         }
     }
 

@@ -275,6 +275,12 @@ public final class ViewService {
         } catch (JsFunctionException e) {
             throw new ViewException(ViewException.Kind.COMPILATION_ERROR, e.error(), e.reason());
         }
+        try {
+            p.compile(name);
+        } catch (JsFunctionException e) {
+            p.close();
+            throw new ViewException(ViewException.Kind.COMPILATION_ERROR, e.error(), e.reason());
+        }
         return new DocFilter() {
             @Override
             public boolean test(ObjectNode doc) {

@@ -111,7 +111,9 @@ public final class ViewService {
         try {
             Sequence from = kv.run(tx -> MapIndexSubspace.updateSeq(tx.snapshot(), docs.databases().open(tx, dbName), ddoc.signature()));
             if (from != null && from.compareTo(target) >= 0) return from; // built while we waited
-            ActiveTasks.Task task = tasks.start(dbName, ddoc.id(), indexer.countChanges(dbName, from, target));
+            // A first build covers one changes row per document: the counters say how many, no scan needed.
+            long total = from == null ? docs.info(dbName).docCount() + docs.info(dbName).docDelCount() : indexer.countChanges(dbName, from, target);
+            ActiveTasks.Task task = tasks.start(dbName, ddoc.id(), total);
             try {
                 if (from == null && workers > 1) {
                     // A first build of a large database: every worker takes segments of the feed.

@@ -14,7 +14,9 @@ import dev.chaise.storage.Sequence;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * RFC E: the map indexes of one database, grouped by View Signature.
@@ -189,7 +191,7 @@ public final class MapIndexSubspace {
      * Removes a document's rows from one view, and its id-range entry; the counters follow, and
      * with {@code aggregated} the per-key aggregates (the rows are read first to know by how much).
      */
-    static void removeDoc(Transaction tx, DbHandle db, String sig, String docId, int viewId, DocKeys old, boolean aggregated) {
+    static void removeDoc(Transaction tx, DbHandle db, String sig, String docId, int viewId, DocKeys old, boolean aggregated, Deltas deltas) {
         for (byte[] sortKey : old.sortKeys()) {
             byte[] p = db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, MAP_RANGE, (long) viewId, sortKey, docId);
             if (aggregated) {
@@ -202,12 +204,50 @@ public final class MapIndexSubspace {
                     if (v == null) inexact++;
                     else sum += v;
                 }
-                aggregate(tx, db, sig, viewId, sortKey, -n, -sum, -inexact, null);
+                deltas.aggregate(viewId, sortKey, -n, -sum, -inexact, null);
             }
             tx.clear(p, Keys.strinc(p));
         }
         tx.clear(idKey(db, sig, docId, viewId));
-        addCounts(tx, db, sig, viewId, -old.totalKeys(), -old.totalSize());
+        deltas.count(viewId, -old.totalKeys(), -old.totalSize());
+    }
+
+    /**
+     * Counter and aggregate changes gathered over a transaction's documents and written once per
+     * view and key: a batch of 500 documents emitting 8 distinct keys makes 8 atomic adds, not 500.
+     */
+    static final class Deltas {
+        private final long[] rows;
+        private final long[] sizes;
+        private final Map<Integer, Map<java.nio.ByteBuffer, long[]>> aggregates = new HashMap<>();
+        private final Map<Integer, Map<java.nio.ByteBuffer, String>> keys = new HashMap<>();
+
+        Deltas(int views) {
+            rows = new long[views];
+            sizes = new long[views];
+        }
+
+        void count(int viewId, long n, long size) {
+            rows[viewId] += n;
+            sizes[viewId] += size;
+        }
+
+        void aggregate(int viewId, byte[] sortKey, long n, long sum, long inexact, String keyJson) {
+            java.nio.ByteBuffer k = java.nio.ByteBuffer.wrap(sortKey);
+            long[] a = aggregates.computeIfAbsent(viewId, v -> new java.util.LinkedHashMap<>()).computeIfAbsent(k, x -> new long[3]);
+            a[0] += n;
+            a[1] += sum;
+            a[2] += inexact;
+            if (keyJson != null) keys.computeIfAbsent(viewId, v -> new HashMap<>()).putIfAbsent(k, keyJson);
+        }
+
+        void flush(Transaction tx, DbHandle db, String sig) {
+            for (int v = 0; v < rows.length; v++) addCounts(tx, db, sig, v, rows[v], sizes[v]);
+            aggregates.forEach((v, perKey) -> perKey.forEach((k, a) -> {
+                String keyJson = keys.getOrDefault(v, Map.of()).get(k);
+                MapIndexSubspace.aggregate(tx, db, sig, v, k.array(), a[0], a[1], a[2], keyJson);
+            }));
+        }
     }
 
     // ---------------------------------------------------------------- aggregates

@@ -100,8 +100,7 @@ public final class ViewIndexer {
                             while (start == null || start.compareTo(end) < 0) {
                                 Batch b = readBatch(dbName, ddoc, start, end, false);
                                 if (b.docs.isEmpty()) break;
-                                List<List<MapOutcome>> outcomes = new ArrayList<>(b.docs.size());
-                                for (Pending p : b.docs) outcomes.add(p.docJson == null ? null : program.map(p.docJson));
+                                List<List<MapOutcome>> outcomes = mapAll(program, b.docs);
                                 write(dbName, ddoc, b, outcomes, false, false);
                                 if (progress != null) progress.batch(b.docs.size(), b.last);
                                 start = b.last;
@@ -215,8 +214,7 @@ public final class ViewIndexer {
         while (true) {
             Batch b = bounded ? readBatch(dbName, ddoc, null, target, true) : readBatch(dbName, ddoc, null, null, false);
             if (b.docs.isEmpty()) return b.from;
-            List<List<MapOutcome>> outcomes = new ArrayList<>(b.docs.size());
-            for (Pending p : b.docs) outcomes.add(p.docJson == null ? null : program.map(p.docJson));
+            List<List<MapOutcome>> outcomes = mapAll(program, b.docs);
             boolean moved = write(dbName, ddoc, b, outcomes, true, bounded);
             if (!moved) continue; // another builder got there first: read again from where it is
             if (progress != null) progress.batch(b.docs.size(), b.last);
@@ -228,6 +226,17 @@ public final class ViewIndexer {
      * The next batch of changes after {@code start} (the index's update seq when {@code end} is
      * null or {@code fromIndex}) and at most {@code end}.
      */
+    /** The batch's documents through the map functions in one call; null where a change has no document to map. */
+    private static List<List<MapOutcome>> mapAll(MapProgram program, List<Pending> docs) {
+        List<String> json = new ArrayList<>(docs.size());
+        for (Pending p : docs) if (p.docJson != null) json.add(p.docJson);
+        List<List<MapOutcome>> mapped = json.isEmpty() ? List.of() : program.mapAll(json);
+        List<List<MapOutcome>> out = new ArrayList<>(docs.size());
+        int i = 0;
+        for (Pending p : docs) out.add(p.docJson == null ? null : mapped.get(i++));
+        return out;
+    }
+
     private Batch readBatch(String dbName, DesignDoc ddoc, Sequence start, Sequence end, boolean fromIndex) {
         return kv.run(tx -> {
             ReadTransaction snap = tx.snapshot();
@@ -284,13 +293,15 @@ public final class ViewIndexer {
             DbHandle db = databases.open(tx, dbName);
             if (db.id() != b.db.id()) throw StorageException.notFound("Database does not exist.");
             if (moveSeq && !java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, db, sig), b.from)) return false;
+            MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(views);
             for (int i = 0; i < b.docs.size(); i++) {
                 ChangesSubspace.Change c = b.docs.get(i).change;
                 // Interactive indexes: a document written since the snapshot was indexed by its own
                 // transaction; these rows would be stale. The read makes a later write conflict.
                 if (verifyCurrent && !c.seq().equals(DocumentStore.winnerSequence(tx, db, c.id()))) continue;
-                indexDoc(tx, db, ddoc, c.id(), c.rev().toString(), rows.get(i));
+                indexDoc(tx, db, ddoc, c.id(), c.rev().toString(), rows.get(i), deltas);
             }
+            deltas.flush(tx, db, sig);
             if (moveSeq) MapIndexSubspace.setUpdateSeq(tx, db, sig, b.last);
             return true;
         });
@@ -303,7 +314,9 @@ public final class ViewIndexer {
      * @param outcomes the map results per view, or null to remove the document (deleted)
      */
     public static void indexDoc(Transaction tx, DbHandle db, DesignDoc ddoc, String docId, String rev, List<MapOutcome> outcomes) {
-        indexDoc(tx, db, ddoc, docId, rev, encode(outcomes, ddoc.views().size()));
+        MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(ddoc.views().size());
+        indexDoc(tx, db, ddoc, docId, rev, encode(outcomes, ddoc.views().size()), deltas);
+        deltas.flush(tx, db, ddoc.signature());
     }
 
     /** Views whose reduce keeps per-key aggregates (see {@link MapIndexSubspace}). */
@@ -311,13 +324,14 @@ public final class ViewIndexer {
         return "_count".equals(v.reduce()) || "_sum".equals(v.reduce());
     }
 
-    private static void indexDoc(Transaction tx, DbHandle db, DesignDoc ddoc, String docId, String rev, Emitted[] now) {
+    private static void indexDoc(Transaction tx, DbHandle db, DesignDoc ddoc, String docId, String rev, Emitted[] now,
+                                 MapIndexSubspace.Deltas deltas) {
         String sig = ddoc.signature();
         int views = ddoc.views().size();
         MapIndexSubspace.DocKeys[] old = MapIndexSubspace.docKeys(tx, db, sig, docId, views);
         for (int v = 0; v < views; v++) {
             boolean agg = aggregated(ddoc.views().get(v));
-            if (old[v] != null) MapIndexSubspace.removeDoc(tx, db, sig, docId, v, old[v], agg);
+            if (old[v] != null) MapIndexSubspace.removeDoc(tx, db, sig, docId, v, old[v], agg, deltas);
             Emitted e = now == null ? null : now[v];
             MapIndexSubspace.clearError(tx, db, sig, v, docId);
             if (e == null) continue;
@@ -334,12 +348,12 @@ public final class ViewIndexer {
                 size += r.keyJson.length() + r.valueJson.length();
                 if (agg) {
                     Long x = MapIndexSubspace.integral(r.valueJson);
-                    MapIndexSubspace.aggregate(tx, db, sig, v, r.sortKey, 1, x == null ? 0 : x, x == null ? 1 : 0, dupe == 0 ? r.keyJson : null);
+                    deltas.aggregate(v, r.sortKey, 1, x == null ? 0 : x, x == null ? 1 : 0, dupe == 0 ? r.keyJson : null);
                 }
             }
             List<byte[]> unique = dupes.keySet().stream().map(ByteBuffer::array).toList();
             MapIndexSubspace.setDocKeys(tx, db, sig, docId, v, new MapIndexSubspace.DocKeys(e.rows.size(), size, unique));
-            MapIndexSubspace.addCounts(tx, db, sig, v, e.rows.size(), size);
+            deltas.count(v, e.rows.size(), size);
         }
     }
 

@@ -197,14 +197,30 @@ public final class GraalJsEngine implements JsEngine {
         String rootJson = json(root);
         String maps = json(source.maps());
         String key = "map\u0000" + source.ddocId() + "\u0000" + maps + "\u0000" + rootJson;
-        Slot slot = borrow(key, s -> {
+        java.util.function.Consumer<Slot> init = s -> {
             s.api.invokeMember("init", rootJson);
             s.api.invokeMember("compileMaps", maps);
-        });
+        };
+        Slot first = borrow(key, init);
         int views = source.maps().size();
         return new MapProgram() {
+            Slot slot = first;
+
+            /** After a timeout the context is gone: the next document gets a fresh one. */
+            private Slot live() {
+                if (slot.cancelled) {
+                    try {
+                        slot = borrow(key, init);
+                    } catch (JsFunctionException e) {
+                        throw new IllegalStateException("compiled before, so it compiles again", e);
+                    }
+                }
+                return slot;
+            }
+
             @Override
             public List<MapOutcome> map(String docJson) {
+                Slot slot = live();
                 String out;
                 try {
                     out = slot.call(() -> slot.api.invokeMember("map", docJson).asString());
@@ -216,8 +232,37 @@ public final class GraalJsEngine implements JsEngine {
                 }
                 JsonNode res = parse(out);
                 logLines(source.ddocId(), res.get("l"));
+                return outcomes(res.get("r"));
+            }
+
+            /** Batches cross once; a batch that times out is retried doc by doc, so only the runaway doc fails. */
+            @Override
+            public List<List<MapOutcome>> mapAll(List<String> docsJson) {
+                if (docsJson.size() <= 1) return MapProgram.super.mapAll(docsJson);
+                StringBuilder sb = new StringBuilder(docsJson.size() * 512).append('[');
+                for (int i = 0; i < docsJson.size(); i++) {
+                    if (i > 0) sb.append(',');
+                    sb.append(docsJson.get(i));
+                }
+                String all = sb.append(']').toString();
+                String out;
+                Slot slot = live();
+                try {
+                    out = slot.call(() -> slot.api.invokeMember("mapAll", all).asString());
+                } catch (PolyglotException e) {
+                    if (!e.isCancelled()) throw e;
+                    return MapProgram.super.mapAll(docsJson); // each alone: see which one runs away
+                }
+                JsonNode res = parse(out);
+                logLines(source.ddocId(), res.get("l"));
+                List<List<MapOutcome>> result = new ArrayList<>(docsJson.size());
+                for (JsonNode perDoc : res.get("r")) result.add(outcomes(perDoc));
+                return result;
+            }
+
+            private List<MapOutcome> outcomes(JsonNode perView) {
                 List<MapOutcome> outcomes = new ArrayList<>(views);
-                for (JsonNode r : res.get("r")) {
+                for (JsonNode r : perView) {
                     if (r.isObject()) {
                         outcomes.add(new MapOutcome.Failed("runtime_error", r.path("error").asText()));
                         continue;

@@ -85,6 +85,22 @@
   }
 
   let maps = [];
+
+  function mapOne(doc) {
+    freeze(doc);
+    const out = [];
+    for (let i = 0; i < maps.length; i++) {
+      emits = [];
+      try {
+        maps[i](doc);
+        out.push(emits);
+      } catch (e) {
+        out.push({ error: message(e) });
+      }
+    }
+    emits = null;
+    return out;
+  }
   let reduces = [];
   let filters = null;
 
@@ -103,18 +119,16 @@
     },
     // One document through every map function: [[emits...] | {"error": msg}, ...], plus log lines.
     map: function (docJson) {
-      const doc = freeze(JSON.parse(docJson));
-      const out = [];
-      for (let i = 0; i < maps.length; i++) {
-        emits = [];
-        try {
-          maps[i](doc);
-          out.push(emits);
-        } catch (e) {
-          out.push({ error: message(e) });
-        }
-      }
-      emits = null;
+      const out = mapOne(JSON.parse(docJson));
+      const l = logs;
+      logs = [];
+      return JSON.stringify({ r: out, l: l });
+    },
+    // Many documents (a JSON array) in one crossing: {r: [per doc: [per view ...]], l: logs}.
+    mapAll: function (docsJson) {
+      const docs = JSON.parse(docsJson);
+      const out = new Array(docs.length);
+      for (let d = 0; d < docs.length; d++) out[d] = mapOne(docs[d]);
       const l = logs;
       logs = [];
       return JSON.stringify({ r: out, l: l });

@@ -116,6 +116,24 @@ class GraalJsEngineTest {
     }
 
     @Test
+    void aProgramGoesOnAfterATimeout() throws Exception {
+        try (MapProgram p = js.mapProgram(new JsEngine.MapSource("_design/t", List.of("function(doc){ while (doc.spin) {} emit(doc.n); }"), null))) {
+            List<List<MapOutcome>> out = p.mapAll(List.of("{\"n\":1}", "{\"n\":2,\"spin\":true}", "{\"n\":3}"));
+            assertEquals("[[1,null]]", text(out.get(0).getFirst()));
+            assertEquals("!timeout: timeout", text(out.get(1).getFirst()));
+            assertEquals("[[3,null]]", text(out.get(2).getFirst()), "the batch is retried doc by doc: only the runaway fails");
+            assertEquals("[[4,null]]", text(p.map("{\"n\":4}").getFirst()), "and the program has a fresh context after");
+        }
+    }
+
+    static String text(MapOutcome o) {
+        return switch (o) {
+            case MapOutcome.Rows r -> r.rows().stream().map(e -> "[" + e.key() + "," + e.value() + "]").toList().toString().replace(" ", "");
+            case MapOutcome.Failed f -> "!" + f.error() + ": " + f.reason();
+        };
+    }
+
+    @Test
     void reduceAndRereduce() throws Exception {
         try (ReduceProgram p = js.reduceProgram(new JsEngine.ReduceSource("_design/t",
                 List.of("function(keys, values, rereduce){ return rereduce ? sum(values) * 10 : keys.length + sum(values); }", "(k, v) => { throw new Error('no'); }"), null))) {

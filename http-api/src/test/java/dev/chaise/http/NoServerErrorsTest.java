@@ -31,7 +31,8 @@ class NoServerErrorsTest {
             "{\"docs\":[{}]}", "{\"docs\":[1]}", "{\"docs\":[{\"_id\":1}]}", "{\"docs\":[{\"_rev\":\"x\"}],\"new_edits\":false}",
             "{\"docs\":[{\"_id\":\"_local/x\",\"_rev\":\"1-a\"}]}", "{\"docs\":[{\"_id\":\"a\"},{\"_id\":\"a\"}],\"all_or_nothing\":true}",
             "{\"selector\":{\"$x\":1}}", "{\"selector\":1}", "{\"doc_ids\":[1]}", "{\"_revisions\":{\"start\":1,\"ids\":[]}}",
-            "{\"_attachments\":{\"a\":{}}}", "{\"_deleted\":\"x\"}", "{\"keys\":[\"a\"],\"limit\":\"x\"}", "{\"_rev\":\"0-x\"}");
+            "{\"_attachments\":{\"a\":{}}}", "{\"_deleted\":\"x\"}", "{\"keys\":[\"a\"],\"limit\":\"x\"}", "{\"_rev\":\"0-x\"}",
+            "{\"doc\":[\"1-a\",1]}", "{\"doc\":{}}", "{\"docs\":[{\"id\":1},{\"id\":\"doc\",\"rev\":5},{\"id\":\"doc\",\"atts_since\":[1]},{\"id\":null}]}");
 
     static final List<String> PATHS = List.of("/", "/_up", "/_uuids", "/_uuids?count=1e3", "/_uuids?count=", "/_uuids?count=99999999999999",
             "/_all_dbs", "/_all_dbs?limit=1.5", "/_all_dbs?skip=99999999999999999999", "/_all_dbs?startkey=%7B%22a%22%3A",
@@ -60,6 +61,7 @@ class NoServerErrorsTest {
             "/db/_changes?seq_interval=0", "/db/_changes?seq_interval=2&limit=3", "/db/_changes?style=x", "/db/_changes?descending=true&limit=1",
             "/db/_changes?since=%22now%22", "/db/_changes?feed=x", "/db/_changes?feed=longpoll&timeout=1&since=now",
             "/db/_changes?include_docs=true&conflicts=true&style=all_docs", "/db/_changes?limit=0",
+            "/db/_revs_diff", "/db/_missing_revs", "/db/_bulk_get", "/db/_bulk_get?revs=true&latest=true", "/db/_bulk_get?rev=x",
             "/db/_all_docs?startkey_docid=a&endkey_docid=b", "/db/_all_docs?keys=%5B%22a%22%5D&key=%22b%22", "/db/_all_docs?group=true",
             "/db/_all_docs?update_seq=true", "/db/_all_docs?stale=x", "/db/_all_docs?descending=true&startkey=1", "/db/_all_docs?endkey=%5B%5D",
             "/db/_all_docs?keys=%5B%22doc%22,%22_local%2Fl%22,null%5D&include_docs=true", "/db/_design_docs?keys=%5B%22_design%2Fa%22%5D",

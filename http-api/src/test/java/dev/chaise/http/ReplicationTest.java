@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.chaise.storage.json.Json;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -124,6 +125,26 @@ class ReplicationTest {
                 .status(200).json().get("results");
         assertEquals(2, res.get(0).get("docs").size(), "1-A branched into two leaves");
         assertEquals("{\"ok\":{\"_id\":\"live\",\"_rev\":\"1-" + A + "\",\"n\":1}}", res.get(1).get("docs").get(0).toString(), "no _revisions without revs=true");
+    }
+
+    @Test
+    void revisionsWinOverRevAsInCouchDb() throws Exception {
+        // PouchDB can send a leaf's _rev with a _revisions naming another: CouchDB takes _revisions.
+        post("/r/_bulk_docs", "{\"new_edits\":false,\"docs\":[{\"_id\":\"w\",\"_rev\":\"3-" + C + "\",\"_revisions\":{\"start\":2,\"ids\":[\""
+                + C + "\",\"" + A + "\"]}}]}").status(201);
+        assertEquals("2-" + C, s.asAdmin("GET", "/r/w", null).json().get("_rev").asText());
+    }
+
+    @Test
+    void replicationFieldsAreKeptInTheBody() throws Exception {
+        String doc = "{\"_replication_id\":\"x\",\"_replication_state\":\"triggered\",\"_replication_state_time\":1,"
+                + "\"_replication_state_reason\":\"r\",\"_replication_stats\":{},\"_access\":[\"alice\"]}";
+        s.asAdmin("PUT", "/r/repdoc", doc).status(201);
+        JsonNode got = s.asAdmin("GET", "/r/repdoc", null).json();
+        for (String f : new String[] {"_replication_id", "_replication_state", "_replication_state_time", "_replication_state_reason", "_replication_stats", "_access"}) {
+            assertEquals(Json.MAPPER.readTree(doc).get(f), got.get(f), f);
+        }
+        post("/r/_bulk_docs", "{\"docs\":[{\"_id\":\"x\",\"_replication_bogus\":1}]}").error(400, "doc_validation", "Bad special document member: _replication_bogus");
     }
 
     @Test

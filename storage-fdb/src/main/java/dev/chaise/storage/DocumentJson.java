@@ -70,14 +70,15 @@ public final class DocumentJson {
                     }
                 }
                 case "_conflicts", "_deleted_conflicts", "_revs_info", "_local_seq" -> { } // ignored, as CouchDB does
+                // kept in the body, as CouchDB keeps them for replication documents and per-document access
+                case "_replication_state", "_replication_state_time", "_replication_state_reason", "_replication_id",
+                     "_replication_stats", "_access" -> body.set(name, v);
                 default -> throw new StorageException(StorageException.Kind.DOC_VALIDATION, "Bad special document member: " + name);
             }
         }
         if (id != null) validateId(id);
         EditBranch path = revisions == null ? null : revisionsPath(revisions, deleted);
-        if (path != null && rev != null && !path.leaf().equals(rev)) {
-            throw StorageException.badRequest("_rev and _revisions disagree");
-        }
+        // Where _rev and _revisions disagree, _revisions wins, as in CouchDB (PouchDB can send both that way).
         return new Parsed(id, path != null ? path.leaf() : rev, deleted, body, path);
     }
 

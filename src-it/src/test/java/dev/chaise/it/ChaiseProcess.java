@@ -1,0 +1,103 @@
+package dev.chaise.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The server jar run as users run it (in-memory storage, a random port, an admin from the
+ * environment), and the helpers the client suites share: installing the node clients and relaying
+ * a child's output into the build log.
+ */
+final class ChaiseProcess implements AutoCloseable {
+    static final Path MODULE = Path.of(System.getProperty("user.dir"));
+    final Process server;
+    final String url;
+    final String password = UUID.randomUUID().toString();
+
+    /** Starts {@code server/target/chaise.jar}, logging to {@code target/{logName}}, and waits for {@code /_up}. */
+    ChaiseProcess(String logName) throws Exception {
+        Path jar = MODULE.resolveSibling("server").resolve("target/chaise.jar");
+        assertTrue(Files.exists(jar), "the server jar is built by the reactor before this module: " + jar);
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        Path ini = Files.createTempFile("chaise-it-", ".ini");
+        Files.writeString(ini, "[chaise]\nstorage = embedded-memory\n[chttpd]\nbind_address = 127.0.0.1\nport = " + port + "\n");
+        String java = ProcessHandle.current().info().command().orElse("java");
+        ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-jar", jar.toString(), "--config", ini.toString())
+                .redirectErrorStream(true).redirectOutput(MODULE.resolve("target/" + logName).toFile());
+        pb.environment().put("COUCHDB_USER", "admin");
+        pb.environment().put("COUCHDB_PASSWORD", password);
+        server = pb.start();
+        url = "http://127.0.0.1:" + port;
+        HttpClient client = HttpClient.newHttpClient();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            try {
+                if (client.send(HttpRequest.newBuilder(URI.create(url + "/_up")).build(), HttpResponse.BodyHandlers.ofString()).statusCode() == 200) break;
+            } catch (IOException e) {
+                // not listening yet
+            }
+            assertTrue(server.isAlive(), "the server exited; see target/" + logName);
+            assertTrue(System.nanoTime() < deadline, "the server did not come up within 60 s");
+            Thread.sleep(200);
+        }
+    }
+
+    /** A child process with the server's URL and admin in its environment, as the node suites read them. */
+    ProcessBuilder child(List<String> command) {
+        ProcessBuilder pb = new ProcessBuilder(command).directory(MODULE.toFile()).redirectErrorStream(true);
+        pb.environment().put("CHAISE_URL", url);
+        pb.environment().put("CHAISE_ADMIN", "admin");
+        pb.environment().put("CHAISE_PASSWORD", password);
+        return pb;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        server.destroy();
+        server.waitFor(20, TimeUnit.SECONDS);
+    }
+
+    /** Copies a child's output into this JVM's stdout, which surefire carries to the build log. */
+    static Thread relay(Process p, List<String> into) {
+        return Thread.ofVirtual().start(() -> {
+            try (var r = p.inputReader()) {
+                r.lines().forEach(l -> {
+                    System.out.println(l);
+                    into.add(l);
+                });
+            } catch (IOException e) {
+                // the child went away; its exit code tells the story
+            }
+        });
+    }
+
+    /** {@code npm ci} unless node_modules already matches package-lock.json. */
+    static void installClients() throws Exception {
+        String lockHash = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(MODULE.resolve("package-lock.json"))));
+        Path stamp = MODULE.resolve("node_modules/.chaise-lock-sha256");
+        if (Files.exists(stamp) && Files.readString(stamp).equals(lockHash)) return;
+        Process npm = new ProcessBuilder(List.of("npm", "ci", "--no-audit", "--no-fund")).directory(MODULE.toFile()).redirectErrorStream(true).start();
+        relay(npm, new ArrayList<>());
+        assertTrue(npm.waitFor(10, TimeUnit.MINUTES), "npm ci did not finish in 10 minutes");
+        assertEquals(0, npm.exitValue(), "npm ci failed (node and npm must be installed; the npm registry must be reachable)");
+        Files.writeString(stamp, lockHash);
+    }
+}

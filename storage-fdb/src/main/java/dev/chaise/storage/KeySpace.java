@@ -14,7 +14,8 @@ import dev.chaise.kv.Keys;
  * ├── (0, "dbid") = last DbId                           DatabaseDirectory: the id allocator
  * ├── (0, "txids", TxId) = (Result, WallClockMillis)    TxIds: RFC D's commit_unknown_result guard
  * ├── (0, "server", Name) = (String)                    ServerMetadata: the server uuid, the cookie secret
- * └── (1, DbId, Sub, ...)                               one database: see {@link DatabaseSubspace}
+ * ├── (1, DbId, Sub, ...)                               one database: see {@link DatabaseSubspace}
+ * └── (2, JobType, ...)                                 the background job queue (views' JobQueue)
  * </pre>
  *
  * A database's id is never reused, so a deleted and re-created database never sees the old
@@ -23,6 +24,7 @@ import dev.chaise.kv.Keys;
 public final class KeySpace {
     static final long SYSTEM = 0;
     static final long DATABASES = 1;
+    static final long JOBS = 2;
 
     private KeySpace() {}
 
@@ -48,6 +50,11 @@ public final class KeySpace {
 
     static byte[] serverValue(String name) {
         return Tuple.from(SYSTEM, "server", name).pack();
+    }
+
+    /** The job queue's root, {@code (2)}: owned by the views module's {@code JobQueue}, which draws its layout. */
+    public static byte[] jobsPrefix() {
+        return Tuple.from(JOBS).pack();
     }
 
     static byte[] databasePrefix(long dbId) {

@@ -1,0 +1,94 @@
+package dev.chaise.views.jobs;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.chaise.storage.json.Json;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Platform threads that take jobs of one type from a {@link JobQueue} and run them, plus the
+ * type's activity monitor. A handler reports progress through {@link JobQueue#update} (which also
+ * proves it alive); it returns the job's result, or throws, which finishes the job with an
+ * {@code error} result. On {@link #close} the threads are interrupted and any job still running is
+ * left to its lease: another server's monitor re-queues it after the activity timeout.
+ */
+public final class JobWorkerPool implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(JobWorkerPool.class);
+
+    @FunctionalInterface
+    public interface Handler {
+        JsonNode run(JobQueue queue, JobQueue.Lease lease) throws Exception;
+    }
+
+    private final List<Thread> threads = new ArrayList<>();
+    private volatile boolean closed;
+
+    /** @param activityTimeout how long a running job may go without an update before it is taken over */
+    public JobWorkerPool(JobQueue queue, String type, int workers, Duration activityTimeout, Handler handler) {
+        for (int i = 0; i < workers; i++) {
+            threads.add(Thread.ofPlatform().name("jobs-" + type + "-" + i).daemon().start(() -> work(queue, type, handler)));
+        }
+        threads.add(Thread.ofPlatform().name("jobs-" + type + "-monitor").daemon().start(() -> monitor(queue, type, activityTimeout)));
+    }
+
+    private void work(JobQueue queue, String type, Handler handler) {
+        while (!closed) {
+            JobQueue.Lease lease;
+            try {
+                lease = queue.accept(type, Duration.ofSeconds(1)).orElse(null);
+            } catch (RuntimeException e) {
+                if (closed) return;
+                log.warn("taking a {} job failed", type, e);
+                continue;
+            }
+            if (lease == null) continue;
+            try {
+                JsonNode result = handler.run(queue, lease);
+                queue.finish(lease, result == null ? Json.NODES.objectNode() : result);
+            } catch (LeaseLostException e) {
+                log.info("{}", e.getMessage());
+            } catch (Exception e) {
+                if (closed) return; // interrupted on close: the lease expires and the job is taken over
+                log.warn("{} job {} failed", type, lease.jobId(), e);
+                try {
+                    queue.finish(lease, Json.NODES.objectNode().put("error", String.valueOf(e.getMessage())));
+                } catch (RuntimeException lost) {
+                    log.info("could not record the failure of {} job {}", type, lease.jobId(), lost);
+                }
+            }
+        }
+    }
+
+    private void monitor(JobQueue queue, String type, Duration timeout) {
+        var seen = new HashMap<String, com.apple.foundationdb.tuple.Versionstamp>();
+        while (!closed) {
+            try {
+                Thread.sleep(timeout.toMillis());
+                int n = queue.requeueStale(type, seen);
+                if (n > 0) log.info("re-queued {} {} job(s) whose worker went quiet", n, type);
+            } catch (InterruptedException e) {
+                return;
+            } catch (RuntimeException e) {
+                log.warn("the {} activity monitor failed a pass", type, e);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        threads.forEach(Thread::interrupt);
+        for (Thread t : threads) {
+            try {
+                t.join(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+}

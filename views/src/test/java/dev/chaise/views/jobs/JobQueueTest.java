@@ -1,0 +1,148 @@
+package dev.chaise.views.jobs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.apple.foundationdb.tuple.Versionstamp;
+import dev.chaise.kv.KvStore;
+import dev.chaise.kv.embedded.EmbeddedKvStore;
+import dev.chaise.kv.embedded.EmbeddedOptions;
+import dev.chaise.kv.embedded.FaultInjection;
+import dev.chaise.storage.json.Json;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class JobQueueTest {
+
+    static KvStore store(FaultInjection f) {
+        return EmbeddedKvStore.open(EmbeddedOptions.inMemory().withFaults(f));
+    }
+
+    @Test
+    void eachJobIsTakenOnceByManyWorkers() throws Exception {
+        try (KvStore kv = store(FaultInjection.NONE)) {
+            exactlyOnce(new JobQueue(kv), 200, 6);
+        }
+    }
+
+    /** 1020 and 1007 make takers retry; a 1021 that committed must not hand a job out twice. */
+    @Test
+    void eachJobIsTakenOnceUnderFaults() throws Exception {
+        try (KvStore kv = store(new FaultInjection(0.1, 0.02, 0.1, 0.5, 9))) {
+            exactlyOnce(new JobQueue(kv), 120, 4);
+        }
+    }
+
+    private static void exactlyOnce(JobQueue q, int jobs, int workers) throws Exception {
+        for (int i = 0; i < jobs; i++) q.add("t", "j" + i, Json.NODES.objectNode().put("n", i));
+        Map<String, AtomicInteger> taken = new ConcurrentHashMap<>();
+        List<Thread> ts = new ArrayList<>();
+        for (int w = 0; w < workers; w++) {
+            ts.add(Thread.ofPlatform().start(() -> {
+                Optional<JobQueue.Lease> l;
+                while ((l = q.accept("t", Duration.ofMillis(200))).isPresent()) {
+                    taken.computeIfAbsent(l.get().jobId(), k -> new AtomicInteger()).incrementAndGet();
+                    q.finish(l.get(), Json.NODES.objectNode().put("done", true));
+                }
+            }));
+        }
+        for (Thread t : ts) t.join();
+        assertEquals(jobs, taken.size(), "every job taken");
+        taken.forEach((id, n) -> assertEquals(1, n.get(), id + " taken once"));
+        for (JobQueue.Job j : q.list("t")) assertEquals(JobQueue.State.FINISHED, j.state());
+    }
+
+    @Test
+    void addIsIdempotentAndReAddsRunAgain() {
+        try (KvStore kv = store(FaultInjection.NONE)) {
+            JobQueue q = new JobQueue(kv);
+            q.add("t", "a", Json.NODES.objectNode().put("v", 1));
+            q.add("t", "a", Json.NODES.objectNode().put("v", 2)); // pending: new data, one queue entry
+            JobQueue.Lease l = q.accept("t", Duration.ZERO).orElseThrow();
+            assertEquals(2, l.data().get("v").asInt());
+            assertTrue(q.accept("t", Duration.ZERO).isEmpty(), "queued once");
+            q.add("t", "a", Json.NODES.objectNode().put("v", 3)); // running: runs again after it finishes
+            q.finish(l, Json.NODES.objectNode());
+            assertEquals(JobQueue.State.PENDING, q.get("t", "a").orElseThrow().state());
+            JobQueue.Lease again = q.accept("t", Duration.ZERO).orElseThrow();
+            q.finish(again, Json.NODES.objectNode().put("r", 1));
+            assertEquals(JobQueue.State.FINISHED, q.get("t", "a").orElseThrow().state());
+            q.add("t", "a", Json.NODES.objectNode()); // finished: queued again
+            assertTrue(q.accept("t", Duration.ZERO).isPresent());
+        }
+    }
+
+    @Test
+    void aQuietWorkerLosesItsJob() {
+        try (KvStore kv = store(FaultInjection.NONE)) {
+            JobQueue q = new JobQueue(kv);
+            q.add("t", "a", Json.NODES.objectNode());
+            JobQueue.Lease first = q.accept("t", Duration.ZERO).orElseThrow();
+            Map<String, Versionstamp> seen = new HashMap<>();
+            assertEquals(0, q.requeueStale("t", seen), "first pass only remembers");
+            q.update(first, Json.NODES.objectNode().put("progress", 1)); // alive
+            assertEquals(0, q.requeueStale("t", seen), "activity moved: not stale");
+            assertEquals(1, q.requeueStale("t", seen), "no update over a whole pass: taken over");
+            JobQueue.Lease second = q.accept("t", Duration.ZERO).orElseThrow();
+            assertEquals("a", second.jobId());
+            assertThrows(LeaseLostException.class, () -> q.update(first, Json.NODES.objectNode()));
+            assertThrows(LeaseLostException.class, () -> q.finish(first, Json.NODES.objectNode()));
+            q.finish(second, Json.NODES.objectNode());
+        }
+    }
+
+    @Test
+    void waitersWakeOnWatches() throws Exception {
+        try (KvStore kv = store(FaultInjection.NONE)) {
+            JobQueue q = new JobQueue(kv);
+            CountDownLatch waiting = new CountDownLatch(1);
+            var acceptor = new java.util.concurrent.CompletableFuture<Optional<JobQueue.Lease>>();
+            Thread.ofPlatform().start(() -> {
+                waiting.countDown();
+                acceptor.complete(q.accept("t", Duration.ofMinutes(1)));
+            });
+            waiting.await();
+            q.add("t", "late", Json.NODES.objectNode());
+            JobQueue.Lease l = acceptor.get().orElseThrow(); // returns because the add woke it, long before a minute
+            var awaiting = new java.util.concurrent.CompletableFuture<Optional<JobQueue.Job>>();
+            Thread.ofPlatform().start(() -> awaiting.complete(q.awaitState("t", "late", JobQueue.State.FINISHED, Duration.ofMinutes(1))));
+            q.finish(l, Json.NODES.objectNode().put("ok", true));
+            assertTrue(awaiting.get().orElseThrow().data().get("ok").asBoolean());
+            assertTrue(q.awaitState("t", "nope", JobQueue.State.FINISHED, Duration.ofMillis(50)).isEmpty());
+        }
+    }
+
+    @Test
+    void aPoolRunsEveryJobAndReportsFailures() throws Exception {
+        try (KvStore kv = store(FaultInjection.NONE)) {
+            JobQueue q = new JobQueue(kv);
+            AtomicInteger runs = new AtomicInteger();
+            JobWorkerPool pool = new JobWorkerPool(q, "p", 3, Duration.ofSeconds(30), (queue, lease) -> {
+                runs.incrementAndGet();
+                queue.update(lease, Json.NODES.objectNode().put("half", true));
+                if (lease.data().get("n").asInt() == 7) throw new IllegalStateException("seven");
+                return Json.NODES.objectNode().put("twice", lease.data().get("n").asInt() * 2);
+            });
+            try {
+                for (int i = 0; i < 20; i++) q.add("p", "j" + i, Json.NODES.objectNode().put("n", i));
+                for (int i = 0; i < 20; i++) {
+                    JobQueue.Job j = q.awaitState("p", "j" + i, JobQueue.State.FINISHED, Duration.ofMinutes(1)).orElseThrow();
+                    if (i == 7) assertEquals("seven", j.data().get("error").asText());
+                    else assertEquals(2 * i, j.data().get("twice").asInt());
+                }
+            } finally {
+                pool.close();
+            }
+            assertEquals(20, runs.get());
+        }
+    }
+}

@@ -58,7 +58,8 @@ final class HttpTestServer implements AutoCloseable {
                 "eve", new Credentials("eve", List.of(), PasswordHash.create("evepw", "sha256", 10)));
         UserDirectory testUsers = name -> Optional.ofNullable(users.get(name));
         js = dev.chaise.views.js.GraalJsEngine.create(new dev.chaise.views.js.GraalJsEngine.Options(java.time.Duration.ofSeconds(2), 4));
-        views = new dev.chaise.views.ViewService(docs, js).enableInteractiveViews();
+        views = new dev.chaise.views.ViewService(docs, js).enableInteractiveViews()
+                .useJobQueue(new dev.chaise.views.jobs.JobQueue(kv), 2, java.time.Duration.ofSeconds(30));
         http = new ChaiseHttp(cfg, docs, views, config, List.of(testUsers));
         extraRoutes.accept(http);
         http.start();
@@ -116,6 +117,7 @@ final class HttpTestServer implements AutoCloseable {
     @Override
     public void close() {
         http.close();
+        views.close();
         js.close();
         docs.close();
         kv.close();

@@ -13,6 +13,7 @@ import dev.chaise.kv.fdb.FdbKvStore;
 import dev.chaise.storage.DatabaseDirectory;
 import dev.chaise.storage.DocumentStore;
 import dev.chaise.views.ViewService;
+import dev.chaise.views.jobs.JobQueue;
 import dev.chaise.views.js.GraalJsEngine;
 import java.io.InputStream;
 import java.nio.file.Path;
@@ -64,7 +65,8 @@ public final class Main {
         DocumentStore docs = new DocumentStore(store, databases, maxDoc);
         long jsTimeout = config.get("couchdb", "os_process_timeout").map(Long::parseLong).orElse(5000L);
         GraalJsEngine js = GraalJsEngine.create(new GraalJsEngine.Options(Duration.ofMillis(jsTimeout), GraalJsEngine.Options.defaults().poolSize()));
-        ViewService views = new ViewService(docs, js).enableInteractiveViews();
+        ViewService views = new ViewService(docs, js).enableInteractiveViews()
+                .useJobQueue(new JobQueue(store), 2, Duration.ofSeconds(60));
         ChaiseHttp server;
         try {
             server = new ChaiseHttp(http, docs, views, live, List.of()).start();
@@ -82,6 +84,7 @@ public final class Main {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             log.info("stopping");
             server.close();
+            views.close();
             js.close();
             docs.close();
             store.close();

@@ -12,6 +12,9 @@ import dev.chaise.views.index.InteractiveViews;
 import dev.chaise.views.index.MapIndexSubspace;
 import dev.chaise.views.index.ViewException;
 import dev.chaise.views.index.ViewIndexer;
+import dev.chaise.views.jobs.JobQueue;
+import dev.chaise.views.jobs.JobWorkerPool;
+import java.time.Duration;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.views.js.FilterProgram;
 import dev.chaise.views.js.JsEngine;
@@ -35,7 +38,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * and answers queries. Depends on storage only; storage never calls back, except through the
  * write hook interactive views register.
  */
-public final class ViewService {
+public final class ViewService implements AutoCloseable {
     private final DocumentStore docs;
     private final KvStore kv;
     private final JsEngine js;
@@ -106,28 +109,97 @@ public final class ViewService {
         Sequence target = kv.run(tx -> ChangesSubspace.lastSequence(tx.snapshot(), docs.databases().open(tx, dbName)));
         Sequence now = kv.run(tx -> MapIndexSubspace.updateSeq(tx.snapshot(), docs.databases().open(tx, dbName), ddoc.signature()));
         if (target == null || (now != null && now.compareTo(target) >= 0)) return now;
+        if (jobs != null) return buildAsJob(dbName, ddoc, target);
         ReentrantLock lock = building.computeIfAbsent(db.id() + "/" + ddoc.signature(), k -> new ReentrantLock());
         lock.lock();
         try {
-            Sequence from = kv.run(tx -> MapIndexSubspace.updateSeq(tx.snapshot(), docs.databases().open(tx, dbName), ddoc.signature()));
-            if (from != null && from.compareTo(target) >= 0) return from; // built while we waited
-            // A first build covers one changes row per document: the counters say how many, no scan needed.
-            long total = from == null ? docs.info(dbName).docCount() + docs.info(dbName).docDelCount() : indexer.countChanges(dbName, from, target);
-            ActiveTasks.Task task = tasks.start(dbName, ddoc.id(), total);
-            try {
-                if (from == null && workers > 1) {
-                    // A first build of a large database: every worker takes segments of the feed.
-                    indexer.buildParallel(dbName, ddoc, () -> mapProgram(ddoc), target, workers, (n, s) -> task.done(n));
-                }
-                try (MapProgram program = mapProgram(ddoc)) {
-                    return indexer.update(dbName, ddoc, program, target, (n, s) -> task.done(n));
-                }
-            } finally {
-                tasks.end(task);
-            }
+            return build(dbName, ddoc, target, null);
         } finally {
             lock.unlock();
         }
+    }
+
+    /** One build up to {@code target}; {@code progress} hears every committed batch (the job's proof of life). */
+    private Sequence build(String dbName, DesignDoc ddoc, Sequence target, Runnable progress) {
+        Sequence from = kv.run(tx -> MapIndexSubspace.updateSeq(tx.snapshot(), docs.databases().open(tx, dbName), ddoc.signature()));
+        if (from != null && from.compareTo(target) >= 0) return from; // built while we waited
+        // A first build covers one changes row per document: the counters say how many, no scan needed.
+        long total = from == null ? docs.info(dbName).docCount() + docs.info(dbName).docDelCount() : indexer.countChanges(dbName, from, target);
+        ActiveTasks.Task task = tasks.start(dbName, ddoc.id(), total);
+        ViewIndexer.Progress p = (n, s) -> {
+            task.done(n);
+            if (progress != null) progress.run();
+        };
+        try {
+            if (from == null && workers > 1) {
+                // A first build of a large database: every worker takes segments of the feed.
+                indexer.buildParallel(dbName, ddoc, () -> mapProgram(ddoc), target, workers, p);
+            }
+            try (MapProgram program = mapProgram(ddoc)) {
+                return indexer.update(dbName, ddoc, program, target, p);
+            }
+        } finally {
+            tasks.end(task);
+        }
+    }
+
+    // ---------------------------------------------------------------- builds as jobs
+
+    static final String JOB_TYPE = "views";
+    private JobQueue jobs;
+    private JobWorkerPool pool;
+
+    /**
+     * Builds run as jobs of the KV queue from now on, taken by {@code builders} threads here and by
+     * any other server on the same cluster; a query adds the index's job and waits for it.
+     */
+    public ViewService useJobQueue(JobQueue queue, int builders, Duration activityTimeout) {
+        this.jobs = queue;
+        this.pool = new JobWorkerPool(queue, JOB_TYPE, builders, activityTimeout, this::runJob);
+        return this;
+    }
+
+    private Sequence buildAsJob(String dbName, DesignDoc ddoc, Sequence target) {
+        String jobId = docs.databases().open(dbName).id() + "/" + ddoc.signature();
+        ObjectNode data = dev.chaise.storage.json.Json.NODES.objectNode().put("db", dbName).put("ddoc", ddoc.id()).put("sig", ddoc.signature());
+        jobs.add(JOB_TYPE, jobId, data);
+        JobQueue.Job done = jobs.awaitState(JOB_TYPE, jobId, JobQueue.State.FINISHED, Duration.ofDays(1)).orElseThrow();
+        JsonNode err = done.data().get("error");
+        if (err != null) {
+            String kind = done.data().path("kind").asText("");
+            if (kind.equals("storage")) throw new StorageException(StorageException.Kind.valueOf(done.data().path("storage_kind").asText()), done.data().path("reason").asText());
+            throw new ViewException(kind.isEmpty() ? ViewException.Kind.COMPILATION_ERROR : ViewException.Kind.valueOf(kind),
+                    err.asText(), done.data().path("reason").asText());
+        }
+        Sequence reached = kv.run(tx -> MapIndexSubspace.updateSeq(tx.snapshot(), docs.databases().open(tx, dbName), ddoc.signature()));
+        return reached;
+    }
+
+    /** A worker's side of a build job: up to the database's sequence now, which covers every waiter that added the job before. */
+    private JsonNode runJob(JobQueue queue, JobQueue.Lease lease) {
+        String dbName = lease.data().get("db").asText();
+        ObjectNode result = dev.chaise.storage.json.Json.NODES.objectNode();
+        try {
+            DesignDoc ddoc = designDoc(dbName, lease.data().get("ddoc").asText());
+            if (!ddoc.signature().equals(lease.data().get("sig").asText())) return result.put("superseded", true);
+            Sequence target = kv.run(tx -> ChangesSubspace.lastSequence(tx.snapshot(), docs.databases().open(tx, dbName)));
+            if (target == null) return result;
+            long[] batches = {0};
+            build(dbName, ddoc, target, () -> {
+                if (++batches[0] % 4 == 0) queue.update(lease, lease.data()); // proof of life, a few per second
+            });
+            return result.put("update_seq", target.toHex());
+        } catch (ViewException e) {
+            return result.put("error", e.error()).put("reason", e.reason()).put("kind", e.kind().name());
+        } catch (StorageException e) {
+            return result.put("error", e.error()).put("reason", e.reason()).put("kind", "storage").put("storage_kind", e.kind().name());
+        }
+    }
+
+    /** Stops this server's build workers (jobs they held are taken over after the activity timeout). */
+    @Override
+    public void close() {
+        if (pool != null) pool.close();
     }
 
     /** Index builds running now, for {@code _active_tasks}. */

@@ -54,6 +54,20 @@ class ViewModelTest {
         for (long seed = 11; seed <= 12; seed++) run(seed, new FaultInjection(0.05, 0.02, 0.05, 0.5, seed), 200);
     }
 
+    /** The same, with builds run as jobs of the KV queue (what the server does). */
+    @Test
+    void viewEqualsRecomputationWithBuildJobs() {
+        jobs = true;
+        try {
+            run(21, FaultInjection.NONE, 200);
+            run(22, new FaultInjection(0.05, 0.02, 0.05, 0.5, 22), 150);
+        } finally {
+            jobs = false;
+        }
+    }
+
+    private boolean jobs;
+
     /**
      * A first build split across workers in segments of 40 changes, while another thread keeps
      * writing: once the writer stops, a query must equal the recomputation.
@@ -141,6 +155,7 @@ class ViewModelTest {
             ((ObjectNode) ddoc.get("views")).putObject("tags").put("map", "tags").put("reduce", "_count");
             write(store, db, DDOC, ddoc);
             ViewService views = new ViewService(store, maps);
+            if (jobs) views.useJobQueue(new dev.chaise.views.jobs.JobQueue(kv), 2, java.time.Duration.ofSeconds(30));
             Random rnd = new Random(seed);
             for (int op = 0; op < ops; op++) {
                 String id = "d" + rnd.nextInt(25);
@@ -161,6 +176,7 @@ class ViewModelTest {
                     }
                 }
             }
+            views.close();
         }
     }
 

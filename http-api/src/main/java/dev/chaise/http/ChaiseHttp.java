@@ -6,6 +6,7 @@ import dev.chaise.http.auth.ServerAdmins;
 import dev.chaise.http.auth.SessionCookies;
 import dev.chaise.http.auth.UserDirectory;
 import dev.chaise.http.handlers.AllDocsHandlers;
+import dev.chaise.http.handlers.AttachmentHandlers;
 import dev.chaise.http.handlers.BulkDocsHandler;
 import dev.chaise.http.handlers.ChangesHandler;
 import dev.chaise.http.handlers.DatabaseHandlers;
@@ -72,6 +73,7 @@ public final class ChaiseHttp implements AutoCloseable {
         changes.register(router);
         new ReplicationHandlers(docs, access).register(router);
         new ViewHandlers(views, access).register(router);
+        new AttachmentHandlers(docs, access, config.maxRequestSize()).register(router);
     }
 
     public Router router() {

@@ -41,7 +41,7 @@ public final class ErrorMapper {
             case NOT_FOUND -> 404;
             case CONFLICT -> 409;
             case FILE_EXISTS, PRECONDITION_FAILED, MISSING_STUB -> 412;
-            case DOCUMENT_TOO_LARGE -> 413;
+            case DOCUMENT_TOO_LARGE, ATTACHMENT_TOO_LARGE -> 413;
             case NOT_IMPLEMENTED -> 501;
         };
     }

@@ -65,9 +65,8 @@ public final class DocumentJson {
                 case "_deleted" -> deleted = v.isBoolean() && v.booleanValue();
                 case "_revisions" -> revisions = v;
                 case "_attachments" -> {
-                    if (!(v.isObject() && v.isEmpty())) {
-                        throw new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "Attachments are not supported yet.");
-                    }
+                    if (!v.isObject()) throw StorageException.badRequest("_attachments must be an object");
+                    if (!v.isEmpty()) body.set(name, v); // resolved to stored metadata by the write (AttachmentsSubspace)
                 }
                 case "_conflicts", "_deleted_conflicts", "_revs_info", "_local_seq" -> { } // ignored, as CouchDB does
                 // kept in the body, as CouchDB keeps them for replication documents and per-document access

@@ -79,13 +79,26 @@ public final class DocumentStore implements AutoCloseable {
     private final DatabaseDirectory databases;
     private final TxIds txIds;
     private final long maxDocumentSize;
+    private volatile long maxAttachmentSize = DEFAULT_MAX_ATTACHMENT_SIZE;
     private final List<DocumentWriteHook> hooks = new CopyOnWriteArrayList<>();
+
+    /**
+     * Attachments are written in their document's transaction, so FDB's 10 MB transaction limit
+     * bounds them; the default leaves room for the document and its keys.
+     */
+    public static final long DEFAULT_MAX_ATTACHMENT_SIZE = 8_000_000;
 
     public DocumentStore(KvStore kv, DatabaseDirectory databases, long maxDocumentSize) {
         this.kv = kv;
         this.databases = databases;
         this.txIds = new TxIds(kv);
         this.maxDocumentSize = maxDocumentSize;
+    }
+
+    /** {@code [couchdb] max_attachment_size}: larger attachments get 413 attachment_too_large. */
+    public DocumentStore withMaxAttachmentSize(long bytes) {
+        this.maxAttachmentSize = bytes;
+        return this;
     }
 
     public KvStore kv() {
@@ -159,7 +172,7 @@ public final class DocumentStore implements AutoCloseable {
         }
         long perLeaf = u.id().getBytes(StandardCharsets.UTF_8).length + 64; // db, sub, flag, pos, hash, framing
         long json = ExplodedJson.externalSize(u.body());
-        sizes.put(u.body(), json);
+        sizes.put(u.body(), u.body().has("_attachments") ? ExplodedJson.externalSize(strip(u.body())) : json);
         return json + leaves * perLeaf;
     }
 
@@ -257,7 +270,19 @@ public final class DocumentStore implements AutoCloseable {
         List<EditBranch> branches = new ArrayList<>(read.size());
         for (Branch b : read) branches.add(b.branch());
         EditPlan plan = EditBranches.planEdit(branches, u.baseRev(), u.deleted());
-        RevId newRev = RevHasher.newRevId(plan.parent(), plan.deleted(), u.body(), List.of());
+        ObjectNode body = u.body();
+        ObjectNode hashBody = body;
+        List<RevHasher.AttachmentDigest> digests = List.of();
+        if (body.has("_attachments")) {
+            long newPos = plan.parent() == null ? 1 : plan.parent().pos() + 1;
+            List<ObjectNode> parents = new ArrayList<>(1);
+            if (plan.parent() != null) parents.add(DocumentBodies.read(tx, db, id, plan.parent(), false));
+            AttachmentsSubspace.Resolved r = AttachmentsSubspace.resolve(tx, db, id, plan.deleted() ? strip(body) : body, newPos, false, parents, maxAttachmentSize);
+            body = r.body();
+            hashBody = r.bodyForHash();
+            digests = r.digests();
+        }
+        RevId newRev = RevHasher.newRevId(plan.parent(), plan.deleted(), hashBody, digests);
         // Rev ids are deterministic: the same edit of a parent that came back as a leaf (stemmed
         // off its child, then replicated in again) gives a revision that may already be a leaf of
         // a branch not read above. Writing it again would overwrite that branch and miscount;
@@ -269,8 +294,15 @@ public final class DocumentStore implements AutoCloseable {
         }
         BranchUpdate update = plan.apply(newRev, db.revsLimit());
         int branchCount = oldWinner == null ? 1 : oldWinner.branchCount();
-        apply(tx, db, id, read, oldWinner, update, newRev, plan.deleted(), u.body(), size, branchCount, ctx);
+        apply(tx, db, id, read, oldWinner, update, newRev, plan.deleted(), body, size, branchCount, ctx);
         return newRev;
+    }
+
+    /** A deletion keeps no attachments. */
+    private static ObjectNode strip(ObjectNode body) {
+        ObjectNode b = body.deepCopy();
+        b.remove("_attachments");
+        return b;
     }
 
     /** A replicated write (new_edits=false): merges the incoming path into every branch. */
@@ -283,7 +315,13 @@ public final class DocumentStore implements AutoCloseable {
         BranchUpdate update = EditBranches.merge(branches, u.path(), db.revsLimit());
         if (!update.changed()) return u.path().leaf();
         RevId newLeaf = update.leafAlreadyKnown() ? null : u.path().leaf();
-        apply(tx, db, id, all, winnerRecord(all), update, newLeaf, u.path().deleted(), u.body(), size, update.branchCount(), ctx);
+        ObjectNode body = u.body();
+        if (newLeaf != null && body.has("_attachments")) {
+            List<ObjectNode> leaves = new ArrayList<>();
+            for (Branch b : all) leaves.add(DocumentBodies.read(tx, db, id, b.branch().leaf(), b.branch().deleted()));
+            body = AttachmentsSubspace.resolve(tx, db, id, u.path().deleted() ? strip(body) : body, u.path().leaf().pos(), true, leaves, maxAttachmentSize).body();
+        }
+        apply(tx, db, id, all, winnerRecord(all), update, newLeaf, u.path().deleted(), body, size, update.branchCount(), ctx);
         return u.path().leaf();
     }
 
@@ -300,7 +338,8 @@ public final class DocumentStore implements AutoCloseable {
             throw StorageException.badRequest(RevId.INVALID);
         }
         Long known = ctx.sizes.get(u.body());
-        long size = known != null ? known : ExplodedJson.externalSize(u.body());
+        // Attachments count against max_attachment_size, not the document's size, as in CouchDB.
+        long size = known != null ? known : ExplodedJson.externalSize(u.body().has("_attachments") ? strip(u.body()) : u.body());
         if (size > maxDocumentSize) {
             throw new StorageException(StorageException.Kind.DOCUMENT_TOO_LARGE, "Document exceeds the maximum document size of " + maxDocumentSize + " bytes");
         }
@@ -497,6 +536,52 @@ public final class DocumentStore implements AutoCloseable {
             Sequence seq = ChangesSubspace.lastSequence(tx.snapshot(), db);
             return new DbInfo(db.name(), db.uuid(), s.docCount(), s.docDelCount(), seq, s.sizeExternal(), s.sizeActive());
         });
+    }
+
+    // ---------------------------------------------------------------- attachments
+
+    /** An attachment's bytes by its digest (attachments are content-addressed per document), or null if gone. */
+    public byte[] attachmentData(String dbName, String docId, String digest) {
+        return kv.run(tx -> AttachmentsSubspace.read(tx.snapshot(), databases.open(tx, dbName), docId, digest));
+    }
+
+    /** Chunks of an attachment from {@code from}, in a transaction of their own: chunks never change, so a stream may span many. */
+    public List<byte[]> attachmentChunks(String dbName, String docId, String digest, long from, int limit) {
+        return kv.run(tx -> AttachmentsSubspace.chunks(tx.snapshot(), databases.open(tx, dbName), docId, digest, from, limit));
+    }
+
+    public static int attachmentChunkSize() {
+        return AttachmentsSubspace.CHUNK;
+    }
+
+    /**
+     * Clears attachment chunks no leaf revision names any more, document by document (what
+     * {@code _compact} reclaims). Returns how many attachments were cleared.
+     */
+    public int sweepAttachments(String dbName) {
+        List<String> ids = new ArrayList<>();
+        kv.run(tx -> {
+            ids.clear();
+            DbHandle db = databases.open(tx, dbName);
+            byte[][] r = db.space().range(DatabaseSubspace.ATTACHMENTS);
+            String last = null;
+            for (KeyValue row : tx.snapshot().getRangeAsList(r[0], r[1], 0, false)) {
+                String id = db.space().unpack(row.key()).getString(1);
+                if (!id.equals(last)) ids.add(id);
+                last = id;
+            }
+            return null;
+        });
+        int cleared = 0;
+        for (String id : ids) {
+            cleared += kv.run(tx -> {
+                DbHandle db = databases.open(tx, dbName);
+                List<ObjectNode> leaves = new ArrayList<>();
+                for (Branch b : RevisionsSubspace.all(tx, db, id)) leaves.add(DocumentBodies.read(tx, db, id, b.branch().leaf(), b.branch().deleted()));
+                return AttachmentsSubspace.sweep(tx, db, id, leaves);
+            });
+        }
+        return cleared;
     }
 
     // ---------------------------------------------------------------- scans

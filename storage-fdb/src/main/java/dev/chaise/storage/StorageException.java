@@ -15,6 +15,7 @@ public final class StorageException extends RuntimeException {
         CONFLICT("conflict"),
         FILE_EXISTS("file_exists"),
         DOCUMENT_TOO_LARGE("document_too_large"),
+        ATTACHMENT_TOO_LARGE("attachment_too_large"),
         FORBIDDEN("forbidden"),
         UNAUTHORIZED("unauthorized"),
         PRECONDITION_FAILED("precondition_failed"),

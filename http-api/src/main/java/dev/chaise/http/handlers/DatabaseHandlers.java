@@ -42,8 +42,16 @@ public final class DatabaseHandlers {
         r.add("PUT", "/{db}/_revs_limit", this::putRevsLimit);
         r.add("POST", "/{db}/_compact", req -> {
             Bodies.requireContentType(req, Response.JSON);
-            db(req, Access.Level.DB_ADMIN);
-            // Storage has nothing to compact: old revisions' bodies are removed as they are superseded.
+            String name = db(req, Access.Level.DB_ADMIN).name();
+            // Old revisions' bodies go as they are superseded; what is left to reclaim is attachment
+            // chunks no leaf names any more. Runs in the background, as CouchDB's compaction does.
+            Thread.ofVirtual().name("compact-" + name).start(() -> {
+                try {
+                    docs.sweepAttachments(name);
+                } catch (RuntimeException e) {
+                    org.slf4j.LoggerFactory.getLogger(DatabaseHandlers.class).warn("compacting {} failed", name, e);
+                }
+            });
             return Response.json(202, Response.OK);
         });
         r.add("POST", "/{db}/_ensure_full_commit", req -> {

@@ -88,12 +88,42 @@ public final class DocumentHandlers {
                 rev == null && (meta || flag(req, "deleted_conflicts")), meta || flag(req, "local_seq"));
         StoredDoc d = docs.get(db.name(), id, rev, m.needsBranches());
         ObjectNode body = DocSupport.render(d, m);
+        inlineAttachments(req, db.name(), id, body);
         // CouchDB sends an ETag only for a document without meta members.
         boolean hasMeta = body.has("_revs_info") || body.has("_conflicts") || body.has("_deleted_conflicts") || body.has("_local_seq");
         if (hasMeta) return Response.json(200, body);
         String etag = "\"" + d.rev() + "\"";
         if (etagMatches(req, etag)) return notModified(etag);
         return Response.json(200, body).withHeader("ETag", etag);
+    }
+
+    /**
+     * {@code attachments=true} inlines every attachment as base64; {@code atts_since=[revs]} only
+     * those newer than the newest of those revisions the document descends from.
+     */
+    private void inlineAttachments(Request req, String db, String id, ObjectNode body) {
+        JsonNode atts = body.get("_attachments");
+        if (atts == null || !atts.isObject()) return;
+        long since = -1;
+        String attsSince = req.query("atts_since");
+        if (attsSince != null) {
+            JsonNode revs = dev.chaise.http.Queries.json(req, "atts_since");
+            if (!revs.isArray()) throw HttpError.badRequest("`atts_since` must be a JSON array of revisions");
+            since = 0;
+            for (JsonNode r : revs) {
+                if (r.isTextual()) since = Math.max(since, RevId.parse(r.textValue()).pos());
+            }
+        } else if (!flag(req, "attachments")) {
+            return; // stubs; att_encoding_info adds nothing, as nothing is stored encoded
+        }
+        for (var e : atts.properties()) {
+            ObjectNode meta = (ObjectNode) e.getValue();
+            if (since >= 0 && meta.path("revpos").asLong() <= since) continue;
+            byte[] data = docs.attachmentData(db, id, meta.path("digest").asText());
+            if (data == null) continue;
+            meta.remove("stub");
+            meta.put("data", java.util.Base64.getEncoder().encodeToString(data));
+        }
     }
 
     static boolean etagMatches(Request req, String etag) {

@@ -1,0 +1,187 @@
+package dev.chaise.http.handlers;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.http.Bodies;
+import dev.chaise.http.HttpError;
+import dev.chaise.http.Request;
+import dev.chaise.http.Response;
+import dev.chaise.http.Router;
+import dev.chaise.http.auth.Access;
+import dev.chaise.storage.DocumentJson;
+import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.StorageException;
+import dev.chaise.storage.json.Json;
+import dev.chaise.storage.rev.RevId;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+
+/**
+ * Standalone attachments: {@code GET/HEAD/PUT/DELETE /{db}/{doc}/{att}} (names may hold
+ * {@code /}), for normal and design documents. A PUT or DELETE is an edit of the document that
+ * keeps every other attachment as a stub. GET streams the chunks, one transaction per few chunks
+ * (chunks are content-addressed and never change), and serves single {@code Range}s.
+ */
+public final class AttachmentHandlers {
+    private static final String MISSING = "Document is missing attachment";
+
+    private final DocumentStore docs;
+    private final Access access;
+    private final long maxBody;
+
+    public AttachmentHandlers(DocumentStore docs, Access access, long maxBody) {
+        this.docs = docs;
+        this.access = access;
+        this.maxBody = maxBody;
+    }
+
+    public void register(Router r) {
+        for (String path : List.of("/{db}/{docid}/{att...}", "/{db}/_design/{ddoc}/{att...}")) {
+            r.add("GET", path, this::get);
+            r.add("PUT", path, this::put);
+            r.add("DELETE", path, this::delete);
+        }
+    }
+
+    private static String docId(Request req) {
+        return req.param("ddoc") != null ? DocumentJson.DESIGN_PREFIX + req.param("ddoc") : req.param("docid");
+    }
+
+    private Response get(Request req) {
+        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        String id = docId(req);
+        String name = req.param("att");
+        RevId rev = req.query("rev") == null ? null : RevId.parse(req.query("rev"));
+        DocumentStore.StoredDoc d = docs.get(db.name(), id, rev, false);
+        JsonNode meta = d.body().path("_attachments").get(name);
+        if (meta == null) throw StorageException.notFound(MISSING);
+        String digest = meta.path("digest").asText();
+        String etag = "\"" + digest + "\"";
+        if (DocumentHandlers.etagMatches(req, etag)) return DocumentHandlers.notModified(etag);
+        long length = meta.path("length").asLong();
+        String type = meta.path("content_type").asText("application/octet-stream");
+        List<Response.Header> headers = new ArrayList<>(List.of(new Response.Header("Content-Type", type),
+                new Response.Header("ETag", etag), new Response.Header("Accept-Ranges", "bytes")));
+        String range = req.header("Range");
+        if (range != null && range.startsWith("bytes=") && !range.contains(",")) {
+            long[] r = parseRange(range.substring(6).strip(), length);
+            if (r == null) {
+                return new Response.Full(416, List.of(new Response.Header("Content-Range", "bytes */" + length)), new byte[0]);
+            }
+            byte[] all = docs.attachmentData(db.name(), id, digest);
+            if (all == null) throw StorageException.notFound(MISSING);
+            byte[] part = java.util.Arrays.copyOfRange(all, (int) r[0], (int) r[1] + 1);
+            headers.add(new Response.Header("Content-Range", "bytes " + r[0] + "-" + r[1] + "/" + length));
+            return new Response.Full(206, headers, req.isHead() ? new byte[0] : part);
+        }
+        if (req.isHead()) {
+            headers.add(new Response.Header("Content-Length", String.valueOf(length)));
+            return new Response.Full(200, headers, new byte[0]);
+        }
+        String dbName = db.name();
+        return new Response.Streamed(200, headers, out -> {
+            for (long next = 0; ; ) {
+                List<byte[]> chunks = docs.attachmentChunks(dbName, id, digest, next, 16);
+                for (byte[] c : chunks) out.write(c);
+                if (chunks.size() < 16) break;
+                next += chunks.size();
+            }
+        });
+    }
+
+    /** {@code a-b}, {@code a-} or {@code -n}, clipped to the length; null if unsatisfiable. */
+    static long[] parseRange(String spec, long length) {
+        int dash = spec.indexOf('-');
+        if (dash < 0) return null;
+        try {
+            String a = spec.substring(0, dash).strip();
+            String b = spec.substring(dash + 1).strip();
+            long from;
+            long to;
+            if (a.isEmpty()) {
+                long n = Long.parseLong(b);
+                if (n <= 0) return null;
+                from = Math.max(0, length - n);
+                to = length - 1;
+            } else {
+                from = Long.parseLong(a);
+                to = b.isEmpty() ? length - 1 : Math.min(Long.parseLong(b), length - 1);
+            }
+            if (from < 0 || from >= length || to < from) return null;
+            return new long[] {from, to};
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    private Response put(Request req) {
+        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        String id = docId(req);
+        DocSupport.checkDesignWriter(db, id);
+        DocumentJson.validateId(id);
+        String name = req.param("att");
+        byte[] data = Bodies.bytes(req, maxBody);
+        String type = req.contentType() == null ? "application/octet-stream" : req.header("Content-Type");
+        RevId rev = baseRev(req);
+        ObjectNode body = currentBody(db.name(), id, rev);
+        ObjectNode atts = body.has("_attachments") ? (ObjectNode) body.get("_attachments") : body.putObject("_attachments");
+        atts.putObject(name).put("content_type", type).put("data", Base64.getEncoder().encodeToString(data));
+        DocumentStore.UpdateResult r = write(db.name(), DocumentStore.DocUpdate.edit(id, rev, false, body));
+        return Response.json(201, DocSupport.okRow(id, r.rev().toString()))
+                .withHeader("ETag", "\"" + r.rev() + "\"")
+                .withHeader("Location", DocSupport.location(req, db.name(), id) + "/" + name);
+    }
+
+    private Response delete(Request req) {
+        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        String id = docId(req);
+        DocSupport.checkDesignWriter(db, id);
+        String name = req.param("att");
+        RevId rev = baseRev(req);
+        if (rev == null) throw new HttpError(409, "conflict", "Document update conflict.");
+        ObjectNode body = currentBody(db.name(), id, rev);
+        JsonNode atts = body.get("_attachments");
+        if (atts == null || atts.get(name) == null) throw StorageException.notFound(MISSING);
+        ((ObjectNode) atts).remove(name);
+        if (atts.isEmpty()) body.remove("_attachments");
+        DocumentStore.UpdateResult r = write(db.name(), DocumentStore.DocUpdate.edit(id, rev, false, body));
+        return Response.json(200, DocSupport.okRow(id, r.rev().toString())).withHeader("ETag", "\"" + r.rev() + "\"");
+    }
+
+    private static RevId baseRev(Request req) {
+        String rev = req.query("rev");
+        String ifMatch = req.header("If-Match");
+        if (rev == null && ifMatch != null) rev = ifMatch.replace("\"", "").strip();
+        return rev == null ? null : RevId.parse(rev);
+    }
+
+    /** The body to edit, with every attachment as a stub; a new document if there is no rev. */
+    private ObjectNode currentBody(String db, String id, RevId rev) {
+        if (rev == null) return Json.NODES.objectNode(); // creating: a conflict if the doc exists, as a PUT without rev
+        DocumentStore.StoredDoc d;
+        try {
+            d = docs.get(db, id, rev, false);
+        } catch (StorageException e) {
+            if (e.kind() == StorageException.Kind.NOT_FOUND) throw StorageException.conflict();
+            throw e;
+        }
+        if (d.deleted()) throw StorageException.conflict();
+        ObjectNode body = d.body().deepCopy();
+        JsonNode atts = body.get("_attachments");
+        if (atts != null) {
+            for (JsonNode m : atts) {
+                ObjectNode o = (ObjectNode) m;
+                o.removeAll();
+                o.put("stub", true);
+            }
+        }
+        return body;
+    }
+
+    private DocumentStore.UpdateResult write(String db, DocumentStore.DocUpdate u) {
+        DocumentStore.UpdateResult r = docs.update(db, List.of(u), true).getFirst();
+        if (!r.ok()) throw r.error();
+        return r;
+    }
+}

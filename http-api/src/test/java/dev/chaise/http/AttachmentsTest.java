@@ -1,0 +1,77 @@
+package dev.chaise.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.Base64;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Attachments over HTTP: inline, standalone, stubs, ranges, ETags and their errors. */
+class AttachmentsTest {
+    static HttpTestServer s;
+
+    @BeforeAll
+    static void start() throws Exception {
+        s = new HttpTestServer();
+        s.asAdmin("PUT", "/a", null).status(201);
+    }
+
+    @AfterAll
+    static void stop() {
+        s.close();
+    }
+
+    static String b64(String x) {
+        return Base64.getEncoder().encodeToString(x.getBytes());
+    }
+
+    @Test
+    void inlineAttachmentsAndStubs() throws Exception {
+        String rev1 = s.asAdmin("PUT", "/a/doc", "{\"v\":1,\"_attachments\":{\"hello.txt\":{\"content_type\":\"text/plain\",\"data\":\"" + b64("hello world") + "\"}}}")
+                .status(201).json().get("rev").asText();
+        JsonNode meta = s.asAdmin("GET", "/a/doc", null).status(200).json().get("_attachments").get("hello.txt");
+        assertEquals("{\"content_type\":\"text/plain\",\"digest\":\"md5-XrY7u+Ae7tCTyyK7j1rNww==\",\"length\":11,\"revpos\":1,\"stub\":true}", meta.toString());
+        JsonNode inline = s.asAdmin("GET", "/a/doc?attachments=true", null).status(200).json().get("_attachments").get("hello.txt");
+        assertEquals(b64("hello world"), inline.get("data").asText());
+        String rev2 = s.asAdmin("PUT", "/a/doc", "{\"_rev\":\"" + rev1 + "\",\"v\":2,\"_attachments\":{\"hello.txt\":{\"stub\":true}}}").status(201).json().get("rev").asText();
+        assertEquals(1, s.asAdmin("GET", "/a/doc", null).json().get("_attachments").get("hello.txt").get("revpos").asInt());
+        assertTrue(s.asAdmin("GET", "/a/doc?atts_since=%5B%22" + rev1 + "%22%5D", null).json().get("_attachments").get("hello.txt").has("stub"),
+                "not newer than rev 1: stays a stub");
+        s.asAdmin("PUT", "/a/doc", "{\"_rev\":\"" + rev2 + "\",\"_attachments\":{\"nope\":{\"stub\":true}}}")
+                .error(412, "missing_stub", "Invalid attachment stub in doc for nope");
+        s.asAdmin("PUT", "/a/bad", "{\"_attachments\":{\"x\":{\"data\":\"***\"}}}").error(400, "bad_request", "Invalid attachment data for x");
+        s.asAdmin("PUT", "/a/bad", "{\"_attachments\":{\"_x\":{\"data\":\"\"}}}").error(400, "bad_request", null);
+        s.asAdmin("PUT", "/a/_local/l", "{\"_attachments\":{}}").status(201);
+    }
+
+    @Test
+    void standaloneAttachments() throws Exception {
+        var put = s.send("PUT", "/a/sa/dir/file.txt", "0123456789", "Authorization", HttpTestServer.ADMIN, "Content-Type", "text/plain").status(201);
+        String rev1 = put.json().get("rev").asText();
+        var get = s.send("GET", "/a/sa/dir/file.txt", null, "Authorization", HttpTestServer.ADMIN).status(200);
+        assertEquals("0123456789", get.text());
+        assertEquals("text/plain", get.headers().firstValue("Content-Type").orElseThrow());
+        String etag = get.headers().firstValue("ETag").orElseThrow();
+        s.send("GET", "/a/sa/dir/file.txt", null, "Authorization", HttpTestServer.ADMIN, "If-None-Match", etag).status(304);
+        var part = s.send("GET", "/a/sa/dir/file.txt", null, "Authorization", HttpTestServer.ADMIN, "Range", "bytes=2-4").status(206);
+        assertEquals("234", part.text());
+        assertEquals("bytes 2-4/10", part.headers().firstValue("Content-Range").orElseThrow());
+        assertEquals("789", s.send("GET", "/a/sa/dir/file.txt", null, "Authorization", HttpTestServer.ADMIN, "Range", "bytes=-3").status(206).text());
+        s.send("GET", "/a/sa/dir/file.txt", null, "Authorization", HttpTestServer.ADMIN, "Range", "bytes=20-30").status(416);
+        // A second attachment keeps the first as a stub.
+        String rev2 = s.send("PUT", "/a/sa/b.bin?rev=" + rev1, "xyz", "Authorization", HttpTestServer.ADMIN, "Content-Type", "application/octet-stream")
+                .status(201).json().get("rev").asText();
+        assertEquals(2, s.asAdmin("GET", "/a/sa", null).json().get("_attachments").size());
+        s.send("PUT", "/a/sa/c.bin?rev=" + rev1, "x", "Authorization", HttpTestServer.ADMIN).error(409, "conflict", null);
+        s.asAdmin("GET", "/a/sa/missing.txt", null).error(404, "not_found", "Document is missing attachment");
+        s.asAdmin("DELETE", "/a/sa/dir/file.txt", null).error(409, "conflict", null);
+        s.asAdmin("DELETE", "/a/sa/dir/file.txt?rev=" + rev2, null).status(200);
+        assertEquals("[\"b.bin\"]", s.asAdmin("GET", "/a/sa", null).json().get("_attachments").properties().stream()
+                .map(e -> "\"" + e.getKey() + "\"").toList().toString());
+        s.get("/a/sa/b.bin").error(401, "unauthorized", null);
+        s.asAdmin("POST", "/a/_compact", "{}").status(202);
+    }
+}

@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("slow")
 class PouchDbSuiteTest {
-    /** The passing count recorded in docs/compatibility.md for PouchDB 9.0.0's http suites. */
-    static final int PASSING_AT_LEAST = 0;
+    /** docs/compatibility.md records 662 passing for PouchDB 9.0.0; a little slack for its timing-dependent tests. */
+    static final int PASSING_AT_LEAST = 650;
 
     @Test
     void pouchDbIntegrationSuite() throws Exception {

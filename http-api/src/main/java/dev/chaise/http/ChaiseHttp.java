@@ -14,8 +14,10 @@ import dev.chaise.http.handlers.NodeHandlers;
 import dev.chaise.http.handlers.ReplicationHandlers;
 import dev.chaise.http.handlers.ServerHandlers;
 import dev.chaise.http.handlers.SessionHandlers;
+import dev.chaise.http.handlers.ViewHandlers;
 import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.ServerMetadata;
+import dev.chaise.views.ViewService;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -39,6 +41,13 @@ public final class ChaiseHttp implements AutoCloseable {
      * @param users directories consulted after the server admins (a {@code _users} database, later)
      */
     public ChaiseHttp(HttpConfig config, DocumentStore docs, ConfigStore configStore, List<UserDirectory> users) {
+        this(config, docs, new ViewService(docs, null), configStore, users);
+    }
+
+    /**
+     * @param views map indexes and queries; its JS engine also runs {@code _changes} filter functions
+     */
+    public ChaiseHttp(HttpConfig config, DocumentStore docs, ViewService views, ConfigStore configStore, List<UserDirectory> users) {
         this.config = config;
         this.docs = docs;
         this.configStore = configStore;
@@ -52,16 +61,17 @@ public final class ChaiseHttp implements AutoCloseable {
         dirs.addAll(users);
         this.authenticator = new Authenticator(dirs, new SessionCookies(secret, config.auth(), () -> System.currentTimeMillis() / 1000));
         this.access = new Access(docs.databases());
-        new ServerHandlers(config, docs, uuid).register(router);
+        new ServerHandlers(config, docs, uuid, views::activeTasks).register(router);
         new SessionHandlers(authenticator).register(router);
         new NodeHandlers(config, configStore).register(router);
         new DatabaseHandlers(docs, access).register(router);
         new DocumentHandlers(docs, access).register(router);
         new BulkDocsHandler(docs, access).register(router);
         new AllDocsHandlers(docs, access).register(router);
-        changes = new ChangesHandler(docs, access);
+        changes = new ChangesHandler(docs, views, access);
         changes.register(router);
         new ReplicationHandlers(docs, access).register(router);
+        new ViewHandlers(views, access).register(router);
     }
 
     public Router router() {

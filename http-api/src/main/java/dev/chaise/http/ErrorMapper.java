@@ -2,6 +2,7 @@ package dev.chaise.http;
 
 import com.fasterxml.jackson.core.JacksonException;
 import dev.chaise.storage.StorageException;
+import dev.chaise.views.index.ViewException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,10 +46,19 @@ public final class ErrorMapper {
         };
     }
 
+    public static int status(ViewException.Kind kind) {
+        return switch (kind) {
+            case QUERY_PARSE_ERROR, INVALID_DESIGN_DOC, COMPILATION_ERROR -> 400;
+            case NOT_FOUND -> 404;
+            case REDUCE_ERROR -> 500; // CouchDB's status too: the user's function failed at query time
+        };
+    }
+
     public static Mapped map(Throwable t, Request req) {
         Throwable e = unwrap(t);
         if (e instanceof HttpError h) return new Mapped(h.status(), h.error(), h.reason(), h.headers());
         if (e instanceof StorageException s) return new Mapped(status(s.kind()), s.error(), s.reason(), List.of());
+        if (e instanceof ViewException v) return new Mapped(status(v.kind()), v.error(), v.reason(), List.of());
         if (e instanceof JacksonException) return new Mapped(400, "bad_request", INVALID_JSON, List.of());
         log.error("unexpected failure in {}", req == null ? "request" : req, e);
         String reason = e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());

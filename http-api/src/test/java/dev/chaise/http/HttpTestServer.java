@@ -38,6 +38,8 @@ final class HttpTestServer implements AutoCloseable {
     final DocumentStore docs;
     final InMemoryConfigStore config;
     final ChaiseHttp http;
+    final dev.chaise.views.js.GraalJsEngine js;
+    final dev.chaise.views.ViewService views;
     final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     final String base;
 
@@ -55,7 +57,9 @@ final class HttpTestServer implements AutoCloseable {
                 "bob", new Credentials("bob", List.of("reader"), PasswordHash.create("bobpw", "sha256", 10)),
                 "eve", new Credentials("eve", List.of(), PasswordHash.create("evepw", "sha256", 10)));
         UserDirectory testUsers = name -> Optional.ofNullable(users.get(name));
-        http = new ChaiseHttp(cfg, docs, config, List.of(testUsers));
+        js = dev.chaise.views.js.GraalJsEngine.create(new dev.chaise.views.js.GraalJsEngine.Options(java.time.Duration.ofSeconds(2), 4));
+        views = new dev.chaise.views.ViewService(docs, js).enableInteractiveViews();
+        http = new ChaiseHttp(cfg, docs, views, config, List.of(testUsers));
         extraRoutes.accept(http);
         http.start();
         base = "http://127.0.0.1:" + http.port();
@@ -112,6 +116,7 @@ final class HttpTestServer implements AutoCloseable {
     @Override
     public void close() {
         http.close();
+        js.close();
         docs.close();
         kv.close();
     }

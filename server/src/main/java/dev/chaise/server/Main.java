@@ -12,8 +12,11 @@ import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.kv.fdb.FdbKvStore;
 import dev.chaise.storage.DatabaseDirectory;
 import dev.chaise.storage.DocumentStore;
+import dev.chaise.views.ViewService;
+import dev.chaise.views.js.GraalJsEngine;
 import java.io.InputStream;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -59,9 +62,12 @@ public final class Main {
         DatabaseDirectory databases = new DatabaseDirectory(store, SecurityObject.ADMIN_ONLY_JSON);
         long maxDoc = config.get("couchdb", "max_document_size").map(Long::parseLong).orElse(DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE);
         DocumentStore docs = new DocumentStore(store, databases, maxDoc);
+        long jsTimeout = config.get("couchdb", "os_process_timeout").map(Long::parseLong).orElse(5000L);
+        GraalJsEngine js = GraalJsEngine.create(new GraalJsEngine.Options(Duration.ofMillis(jsTimeout), GraalJsEngine.Options.defaults().poolSize()));
+        ViewService views = new ViewService(docs, js).enableInteractiveViews();
         ChaiseHttp server;
         try {
-            server = new ChaiseHttp(http, docs, live, List.of()).start();
+            server = new ChaiseHttp(http, docs, views, live, List.of()).start();
         } catch (Exception e) {
             log.error("cannot serve on {}:{}", http.bindAddress(), http.port(), e);
             docs.close();
@@ -76,6 +82,7 @@ public final class Main {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             log.info("stopping");
             server.close();
+            js.close();
             docs.close();
             store.close();
             stopped.countDown();

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
@@ -62,8 +63,13 @@ public final class DatabaseDirectory {
         }
     }
 
+    /**
+     * Creates a database. After a 1021 (commit_unknown_result) the next attempt first looks for the
+     * uuid this call chose, so a create that did commit is not answered {@code file_exists}.
+     */
     public DbHandle create(String name) {
         validateName(name);
+        String uuid = HexFormat.of().formatHex(randomBytes(16));
         kv.run(tx -> {
             byte[] entryKey = KeySpace.dbEntry(name);
             if (tx.get(entryKey) != null) {
@@ -73,13 +79,17 @@ public final class DatabaseDirectory {
             long id = (counter == null ? 0 : Tuple.fromBytes(counter).getLong(0)) + 1;
             tx.set(KeySpace.dbIdCounter(), Tuple.from(id).pack());
             DatabaseSubspace space = DatabaseSubspace.of(id);
-            String uuid = HexFormat.of().formatHex(randomBytes(16));
             tx.set(space.pack(DatabaseSubspace.META, "uuid"), Tuple.from(uuid).pack());
             tx.set(space.pack(DatabaseSubspace.META, "revs_limit"), Tuple.from((long) DEFAULT_REVS_LIMIT).pack());
             tx.set(space.pack(DatabaseSubspace.META, "security"), Tuple.from(defaultSecurityJson).pack());
             tx.set(space.pack(DatabaseSubspace.META, "incarnation"), Tuple.from(0L).pack());
             stampEntry(tx, name, id);
-            return null;
+            return Boolean.TRUE;
+        }, tx -> {
+            byte[] entry = tx.get(KeySpace.dbEntry(name));
+            if (entry == null) return Optional.empty();
+            byte[] ours = tx.get(DatabaseSubspace.of(Tuple.fromBytes(entry).getLong(0)).pack(DatabaseSubspace.META, "uuid"));
+            return ours != null && Tuple.fromBytes(ours).getString(0).equals(uuid) ? Optional.of(Boolean.TRUE) : Optional.empty();
         });
         return open(name);
     }
@@ -91,8 +101,8 @@ public final class DatabaseDirectory {
             DbHandle h = open(tx, name);
             tx.clear(KeySpace.dbEntry(name));
             tx.clear(h.space().begin(), h.space().end());
-            return null;
-        });
+            return Boolean.TRUE;
+        }, tx -> tx.get(KeySpace.dbEntry(name)) == null ? Optional.of(Boolean.TRUE) : Optional.empty()); // gone is gone, whoever did it
         cache.remove(name);
     }
 
@@ -162,7 +172,7 @@ public final class DatabaseDirectory {
             tx.set(h.space().pack(DatabaseSubspace.META, field), value);
             stampEntry(tx, name, h.id());
             return null;
-        });
+        }, tx -> Optional.empty()); // setting it again is harmless: after a 1021, just retry
     }
 
     /** Rewrites the directory entry with this commit's versionstamp, so cached handles go stale. */

@@ -512,6 +512,12 @@ public final class DocumentStore implements AutoCloseable {
         return new DocInfo(id, w.leaf(), w.deleted());
     }
 
+    /** The sequence of a document's last change (its changes row), or null if it never existed. */
+    public static Sequence winnerSequence(ReadTransaction tx, DbHandle db, String id) {
+        List<Branch> last = RevisionsSubspace.lastBranches(tx, db, id, 1);
+        return last.isEmpty() ? null : last.getFirst().sequence();
+    }
+
     /** Every edit branch of a document, winner last. */
     public static List<EditBranch> branches(ReadTransaction tx, DbHandle db, String id) {
         List<EditBranch> out = new ArrayList<>();

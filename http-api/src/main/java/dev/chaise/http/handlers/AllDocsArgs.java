@@ -3,19 +3,13 @@ package dev.chaise.http.handlers;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
-import dev.chaise.http.ErrorMapper;
-import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
-import dev.chaise.storage.json.Json;
-import java.util.ArrayList;
+import dev.chaise.views.query.ViewQuery;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 
 /**
- * The parameters of {@code _all_docs}, {@code _design_docs} and {@code _local_docs}, read as
- * couch_mrview reads them: first the POST body's members (already JSON), then the query string
- * (JSON-encoded keys), which wins. Errors are CouchDB's {@code query_parse_error}s.
+ * The parameters of {@code _all_docs}, {@code _design_docs} and {@code _local_docs}: a view query
+ * on a map-only view whose keys are doc ids.
  *
  * @param keys null unless {@code keys} was given
  * @param startKey {@code startkey}, else {@code startkey_docid} as a string; null if neither
@@ -25,133 +19,11 @@ record AllDocsArgs(List<JsonNode> keys, JsonNode startKey, JsonNode endKey, bool
                    boolean descending, boolean includeDocs, boolean conflicts, boolean updateSeq) {
 
     static AllDocsArgs parse(Request req, ObjectNode body) {
-        Builder b = new Builder();
-        if (body != null) {
-            for (Map.Entry<String, JsonNode> e : body.properties()) b.set(e.getKey(), e.getValue(), null);
-        }
-        for (Map.Entry<String, List<String>> e : req.query().entrySet()) {
-            for (String v : e.getValue()) b.set(e.getKey(), null, v);
-        }
-        return b.build();
-    }
-
-    private static final class Builder {
-        List<JsonNode> keys;
-        JsonNode key;
-        JsonNode startKey;
-        JsonNode endKey;
-        String startDocId;
-        String endDocId;
-        boolean inclusiveEnd = true;
-        long limit = Long.MAX_VALUE;
-        long skip;
-        boolean descending;
-        boolean includeDocs;
-        boolean conflicts;
-        boolean updateSeq;
-
-        /** One parameter: {@code json} from a body, or {@code text} from the query string. */
-        void set(String name, JsonNode json, String text) {
-            switch (name) {
-                case "key" -> key = decode(json, text);
-                case "keys" -> {
-                    JsonNode k = decode(json, text);
-                    if (!k.isArray()) throw HttpError.badRequest(json != null ? "`keys` body member must be an array." : "`keys` parameter must be an array.");
-                    keys = new ArrayList<>();
-                    k.forEach(keys::add);
-                }
-                case "startkey", "start_key" -> startKey = decode(json, text);
-                case "endkey", "end_key" -> endKey = decode(json, text);
-                case "startkey_docid", "start_key_doc_id" -> startDocId = docId(json, text, "start_key_docid");
-                case "endkey_docid", "end_key_doc_id" -> endDocId = docId(json, text, "end_key_docid");
-                case "limit" -> limit = positive(json, text);
-                case "skip" -> skip = positive(json, text);
-                case "descending" -> descending = bool(json, text);
-                case "inclusive_end" -> inclusiveEnd = bool(json, text);
-                case "include_docs" -> includeDocs = bool(json, text);
-                case "conflicts" -> conflicts = bool(json, text);
-                case "update_seq" -> updateSeq = bool(json, text);
-                case "attachments", "att_encoding_info", "sorted", "stable" -> bool(json, text); // accepted; no attachments yet
-                case "reduce" -> {
-                    if (bool(json, text)) throw HttpError.queryParseError("Reduce is invalid for map-only views.");
-                }
-                case "group" -> {
-                    if (bool(json, text)) throw HttpError.queryParseError("Invalid use of grouping on a map view.");
-                }
-                case "group_level" -> {
-                    positive(json, text);
-                    throw HttpError.queryParseError("Invalid use of grouping on a map view.");
-                }
-                case "stale" -> {
-                    String v = json != null ? json.asText() : text;
-                    if (!v.equals("ok") && !v.equals("update_after")) throw HttpError.queryParseError("Invalid value for `stale`.");
-                }
-                case "update" -> {
-                    String v = (json != null ? json.asText() : text).toLowerCase(Locale.ROOT);
-                    if (!v.equals("true") && !v.equals("false") && !v.equals("lazy")) throw HttpError.queryParseError("Invalid value for `update`.");
-                }
-                case "partition" -> throw HttpError.queryParseError("`partition` parameter is not supported on this db");
-                default -> { } // CouchDB keeps unknown parameters as "extra" and ignores them
-            }
-        }
-
-        AllDocsArgs build() {
-            if (keys != null) {
-                // keys=[k] with key=k is what a single key means; anything else mixes two kinds of query.
-                boolean single = keys.size() == 1;
-                JsonNode k = single ? keys.getFirst() : null;
-                for (JsonNode other : new JsonNode[] {key, startKey, endKey}) {
-                    if (other != null && !(single && other.equals(k))) {
-                        throw HttpError.queryParseError("`keys` is incompatible with `key`, `start_key` and `end_key`");
-                    }
-                }
-            }
-            JsonNode s = key != null ? key : startKey != null ? startKey : startDocId == null ? null : TextNode.valueOf(startDocId);
-            JsonNode e = key != null ? key : endKey != null ? endKey : endDocId == null ? null : TextNode.valueOf(endDocId);
-            return new AllDocsArgs(keys, s, e, key != null || inclusiveEnd, limit, skip, descending, includeDocs, conflicts, updateSeq);
-        }
-
-        private static JsonNode decode(JsonNode json, String text) {
-            if (json != null) return json;
-            try {
-                JsonNode n = Json.MAPPER.readTree(text);
-                if (n == null || n.isMissingNode()) throw HttpError.badRequest(ErrorMapper.INVALID_JSON);
-                return n;
-            } catch (java.io.IOException e) {
-                throw HttpError.badRequest(ErrorMapper.INVALID_JSON);
-            }
-        }
-
-        private static String docId(JsonNode json, String text, String name) {
-            if (json == null) return text;
-            if (!json.isTextual()) throw HttpError.queryParseError("`" + name + "` must be a string.");
-            return json.textValue();
-        }
-
-        private static boolean bool(JsonNode json, String text) {
-            if (json != null && json.isBoolean()) return json.booleanValue();
-            String v = json != null ? json.toString() : text;
-            return switch (v.toLowerCase(Locale.ROOT)) {
-                case "true" -> true;
-                case "false" -> false;
-                default -> throw HttpError.queryParseError("Invalid boolean parameter: " + (json != null ? v : "\"" + v + "\""));
-            };
-        }
-
-        private static long positive(JsonNode json, String text) {
-            long n;
-            if (json != null) {
-                if (!json.isIntegralNumber() || !json.canConvertToLong()) throw HttpError.queryParseError("Invalid value for integer: " + json);
-                n = json.longValue();
-            } else {
-                try {
-                    n = Long.parseLong(text);
-                } catch (NumberFormatException e) {
-                    throw HttpError.queryParseError("Invalid value for integer: \"" + text + "\"");
-                }
-            }
-            if (n < 0) throw HttpError.queryParseError("Invalid value for positive integer: " + (json != null ? json.toString() : "\"" + text + "\""));
-            return n;
-        }
+        ViewQuery q = ViewArgs.parse(req, body);
+        q.validate(false);
+        JsonNode s = q.startKey() != null ? q.startKey() : q.startDocId() == null ? null : TextNode.valueOf(q.startDocId());
+        JsonNode e = q.endKey() != null ? q.endKey() : q.endDocId() == null ? null : TextNode.valueOf(q.endDocId());
+        return new AllDocsArgs(q.keys(), s, e, q.keyGiven() || q.inclusiveEnd(), q.limit(), q.skip(), q.descending(), q.includeDocs(),
+                Boolean.TRUE.equals(q.conflicts()), q.updateSeq());
     }
 }

@@ -73,6 +73,12 @@ public final class BulkDocsHandler {
                 items.add(new Item(p.id(), rev, null, null, DocSupport.errorRow(p.id(), newEdits ? null : rev, "unauthorized", DocSupport.NOT_DB_ADMIN)));
                 continue;
             }
+            try {
+                DocSupport.validateDesign(p);
+            } catch (dev.chaise.views.index.ViewException e) {
+                items.add(new Item(p.id(), rev, null, null, DocSupport.errorRow(p.id(), newEdits ? null : rev, e.error(), e.reason())));
+                continue;
+            }
             items.add(new Item(p.id(), rev, DocumentJson.toUpdate(p, newEdits), null, null));
         }
 

@@ -37,6 +37,9 @@ record ChangesArgs(Feed feed, String since, boolean descending, long limit, bool
         record Design() implements Filter {}
 
         record Mango(Selector selector) implements Filter {}
+
+        /** A JavaScript test ({@code filter=ddoc/name} or {@code filter=_view}), opened on the thread that streams. */
+        record Js(java.util.function.Supplier<dev.chaise.views.ViewService.DocFilter> open) implements Filter {}
     }
 
     static ChangesArgs parse(Request req) {

@@ -60,8 +60,11 @@ public final class ChangesHandler {
     private final Access access;
     private final java.util.concurrent.atomic.AtomicInteger openFeeds = new java.util.concurrent.atomic.AtomicInteger();
 
-    public ChangesHandler(DocumentStore docs, Access access) {
+    private final dev.chaise.views.ViewService views;
+
+    public ChangesHandler(DocumentStore docs, dev.chaise.views.ViewService views, Access access) {
         this.docs = docs;
+        this.views = views;
         this.access = access;
     }
 
@@ -82,7 +85,7 @@ public final class ChangesHandler {
         Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
         ChangesArgs a = ChangesArgs.parse(req);
         Filter filter = a.builtInFilter(req, body);
-        if (filter == null) filter = designFilter(db.name(), a.filterName(), req);
+        if (filter == null) filter = designFilter(db.name(), a.filterName(), req, body);
         Sequence since = switch (a.since()) {
             case "0" -> null;
             case "now" -> docs.info(db.name()).updateSeq();
@@ -100,23 +103,59 @@ public final class ChangesHandler {
 
     /**
      * {@code filter=ddoc/name} and {@code filter=_view}: CouchDB's checks (the design document
-     * and the named function must exist), then 501, as running JavaScript is not built yet.
+     * and the named function must exist), then a JavaScript test that the streaming thread opens.
      */
-    private Filter designFilter(String db, String name, Request req) {
+    private Filter designFilter(String db, String name, Request req, ObjectNode body) {
         if (name.equals("_view")) {
             String view = req.query("view", "");
             if (view.isEmpty()) throw HttpError.badRequest("`view` filter parameter is not provided.");
             String[] parts = tokens(view);
             if (parts.length != 2) throw HttpError.badRequest("`view` must be of the form `designname/viewname`");
             requireMember(db, parts[0], "views", parts[1]);
-            throw new HttpError(501, "not_implemented", "The _view filter needs map functions, which are not supported yet.");
+            return js(() -> views.viewFilter(db, DocumentJson.DESIGN_PREFIX + parts[0], parts[1]));
         }
         if (name.startsWith("_")) throw HttpError.badRequest("unknown builtin filter name");
         String[] parts = tokens(name);
         if (parts.length == 0) return new Filter.None();
         if (parts.length != 2) throw HttpError.badRequest("`filter` must be of the form `designname/filtername`");
         requireMember(db, parts[0], "filters", parts[1]);
-        throw new HttpError(501, "not_implemented", "JavaScript filter functions are not supported yet.");
+        JsonNode jsReq = filterRequest(db, req, body);
+        return js(() -> views.filterFunction(db, DocumentJson.DESIGN_PREFIX + parts[0], parts[1], jsReq));
+    }
+
+    /** Opens the filter once here, so a missing engine or a compilation error is an error response, not a broken stream. */
+    private static Filter js(java.util.function.Supplier<dev.chaise.views.ViewService.DocFilter> open) {
+        open.get().close();
+        return new Filter.Js(open);
+    }
+
+    /** The {@code req} a filter function gets, as CouchDB builds it (the parts filters use). */
+    private static JsonNode filterRequest(String db, Request req, ObjectNode body) {
+        ObjectNode r = Json.NODES.objectNode();
+        r.putObject("info").put("db_name", db);
+        r.putNull("id");
+        r.put("method", req.method());
+        ArrayNode path = r.putArray("path");
+        req.path().forEach(path::add);
+        r.put("raw_path", req.rawUri());
+        ObjectNode query = r.putObject("query");
+        req.query().forEach((k, v) -> {
+            if (!v.isEmpty()) query.put(k, v.getLast());
+        });
+        ObjectNode headers = r.putObject("headers");
+        req.headers().forEach(h -> {
+            if (!h.getKey().equalsIgnoreCase("authorization") && !h.getKey().equalsIgnoreCase("cookie")) headers.put(h.getKey(), h.getValue());
+        });
+        if (body != null) r.put("body", body.toString());
+        else r.put("body", "undefined");
+        r.put("peer", req.remoteAddress());
+        ObjectNode user = r.putObject("userCtx");
+        user.put("db", db);
+        if (req.user() != null && req.user().name() != null) user.put("name", req.user().name());
+        else user.putNull("name");
+        ArrayNode roles = user.putArray("roles");
+        if (req.user() != null) req.user().roles().forEach(roles::add);
+        return r;
     }
 
     private static String[] tokens(String s) {
@@ -151,6 +190,9 @@ public final class ChangesHandler {
         long emitted;
         boolean limitReached;
 
+        /** Mango or JavaScript: a test on each change's document; null for the other filters. */
+        java.util.function.Predicate<ObjectNode> docTest;
+
         Run(String db, long dbId, ChangesArgs a, Filter filter, Sequence since) {
             this.db = db;
             this.dbId = dbId;
@@ -163,9 +205,16 @@ public final class ChangesHandler {
 
         void writeTo(ResponseStream out) {
             openFeeds.incrementAndGet();
+            dev.chaise.views.ViewService.DocFilter js = null;
             try {
+                if (filter instanceof Filter.Mango m) docTest = m.selector()::matches;
+                if (filter instanceof Filter.Js j) {
+                    js = j.open().get(); // engine contexts are confined to the thread that uses them
+                    docTest = js::test;
+                }
                 stream(out);
             } finally {
+                if (js != null) js.close();
                 openFeeds.decrementAndGet();
             }
         }
@@ -257,7 +306,7 @@ public final class ChangesHandler {
          * range is exhausted and nothing was read.
          */
         List<Scanned> readBatch(long want) {
-            int rows = a.includeDocs() || filter instanceof Filter.Mango ? ROWS_PER_TRANSACTION_WITH_DOCS : ROWS_PER_TRANSACTION;
+            int rows = a.includeDocs() || docTest != null ? ROWS_PER_TRANSACTION_WITH_DOCS : ROWS_PER_TRANSACTION;
             List<Scanned> batch = docs.kv().run(tx -> {
                 ReadTransaction snap = tx.snapshot();
                 DbHandle h = open(tx);
@@ -309,17 +358,17 @@ public final class ChangesHandler {
             List<EditBranch> branches = null;
             List<RevId> revs;
             StoredDoc winner = null;
-            if (filter instanceof Filter.Mango m) {
+            if (docTest != null) {
                 winner = DocumentStore.get(tx, h, id, ch.rev(), false);
                 if (a.allDocsStyle() && ch.branchCount() > 1) {
                     branches = DocumentStore.branches(tx, h, id);
                     revs = new ArrayList<>();
                     for (EditBranch b : EditBranches.leaves(branches)) {
                         StoredDoc leaf = b.leaf().equals(winner.rev()) ? winner : DocumentStore.get(tx, h, id, b.leaf(), false);
-                        if (m.selector().matches(DocumentJson.render(leaf))) revs.add(b.leaf());
+                        if (docTest.test(DocumentJson.render(leaf))) revs.add(b.leaf());
                     }
                 } else {
-                    revs = m.selector().matches(DocumentJson.render(winner)) ? List.of(ch.rev()) : List.of();
+                    revs = docTest.test(DocumentJson.render(winner)) ? List.of(ch.rev()) : List.of();
                 }
                 if (revs.isEmpty()) return null;
             } else if (a.allDocsStyle() && ch.branchCount() > 1) { // RFC D: read branches only when there are several

@@ -112,6 +112,13 @@ final class DocSupport {
         if (id.startsWith(DocumentJson.DESIGN_PREFIX) && !db.security().isAdmin(db.user())) throw HttpError.unauthorized(NOT_DB_ADMIN);
     }
 
+    /** A design document's index definitions must parse before it is saved, as CouchDB checks them: 400 invalid_design_doc. */
+    static void validateDesign(DocumentJson.Parsed p) {
+        if (p.id() != null && p.id().startsWith(DocumentJson.DESIGN_PREFIX) && !p.deleted()) {
+            dev.chaise.views.index.DesignDoc.parse(p.id(), p.body());
+        }
+    }
+
     static boolean isDesignWriter(Access.Db db) {
         return db.security().isAdmin(db.user());
     }

@@ -185,6 +185,7 @@ public final class DocumentHandlers {
         if (rev != null && p.rev() == null) p = new DocumentJson.Parsed(id, RevId.parse(rev), p.deleted(), p.body(), p.revisions());
         if (!newEdits && p.rev() == null) throw HttpError.badRequest(DocSupport.NEEDS_REV);
         DocSupport.checkDesignWriter(db, id);
+        DocSupport.validateDesign(p);
         boolean batch = "ok".equals(req.query("batch"));
         UpdateResult r = write(db.name(), DocumentJson.toUpdate(p, newEdits), newEdits, batch);
         if (batch) return Response.json(202, DocSupport.okRow(id, null));
@@ -222,6 +223,7 @@ public final class DocumentHandlers {
         String id = p.id() != null ? p.id() : DocSupport.newId();
         p = new DocumentJson.Parsed(id, p.rev(), p.deleted(), p.body(), p.revisions());
         DocSupport.checkDesignWriter(db, id);
+        DocSupport.validateDesign(p);
         boolean batch = "ok".equals(req.query("batch"));
         UpdateResult r = write(db.name(), DocumentJson.toUpdate(p, true), true, batch);
         if (batch) return Response.json(202, DocSupport.okRow(id, null));

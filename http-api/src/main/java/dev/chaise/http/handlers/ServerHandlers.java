@@ -31,8 +31,10 @@ public final class ServerHandlers {
     private final DocumentStore docs;
     private final DatabaseDirectory databases;
     private final String uuid;
+    private final java.util.function.Supplier<List<dev.chaise.views.ActiveTasks.Info>> tasks;
 
-    public ServerHandlers(HttpConfig config, DocumentStore docs, String uuid) {
+    public ServerHandlers(HttpConfig config, DocumentStore docs, String uuid, java.util.function.Supplier<List<dev.chaise.views.ActiveTasks.Info>> tasks) {
+        this.tasks = tasks;
         this.config = config;
         this.docs = docs;
         this.databases = docs.databases();
@@ -54,7 +56,22 @@ public final class ServerHandlers {
         r.add("GET", "/_membership", this::membership);
         r.add("GET", "/_active_tasks", req -> {
             Access.requireServerAdmin(req);
-            return Response.json(200, List.of());
+            List<Map<String, Object>> out = new java.util.ArrayList<>();
+            for (var t : tasks.get()) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("type", "indexer");
+                m.put("node", config.nodeName());
+                m.put("pid", "<0.0.0>");
+                m.put("database", t.database());
+                m.put("design_document", t.designDocument());
+                m.put("changes_done", t.changesDone());
+                m.put("total_changes", t.totalChanges());
+                m.put("progress", t.progress());
+                m.put("started_on", t.startedOn());
+                m.put("updated_on", t.updatedOn());
+                out.add(m);
+            }
+            return Response.json(200, out);
         });
         // Fauxton is not served (yet), so there is no icon either.
         r.add("GET", "/favicon.ico", req -> {

@@ -8,9 +8,12 @@ public interface FilterProgram extends AutoCloseable {
     /** True if the design document has {@code filters[name]}. */
     boolean has(String name);
 
+    /** Compiles {@code filters[name]} now, so a broken one fails before any document is read. */
+    void compile(String name) throws JsFunctionException;
+
     /**
-     * {@code filters[name](doc, req)}; a function that throws counts as false for that doc, as in
-     * CouchDB.
+     * {@code filters[name](doc, req)} (compiled first if need be); a function that throws counts
+     * as false for that doc, as in CouchDB.
      *
      * @param req CouchDB's request object (at least {@code query}, {@code method}, {@code userCtx})
      */

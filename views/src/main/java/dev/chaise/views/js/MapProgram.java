@@ -14,6 +14,13 @@ public interface MapProgram extends AutoCloseable {
      */
     List<MapOutcome> map(String docJson);
 
+    /** {@link #map} over many documents; an engine may cross into JS once for all of them. */
+    default List<List<MapOutcome>> mapAll(List<String> docsJson) {
+        List<List<MapOutcome>> out = new java.util.ArrayList<>(docsJson.size());
+        for (String d : docsJson) out.add(map(d));
+        return out;
+    }
+
     /** Returns the program to its thread's pool. */
     @Override
     void close();

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.TextNode;
 import java.math.BigInteger;
 import java.util.ArrayList;
+import dev.chaise.views.collation.ViewCollation;
 import java.util.Comparator;
 import java.util.Iterator;
 import java.util.List;
@@ -81,7 +82,7 @@ public final class Selector {
     }
 
     public boolean matches(JsonNode doc) {
-        return matches(doc, BasicCollation.INSTANCE);
+        return matches(doc, ViewCollation::compare);
     }
 
     public boolean matches(JsonNode doc, Comparator<JsonNode> collation) {

@@ -1,0 +1,160 @@
+package dev.chaise.http.handlers;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.http.Bodies;
+import dev.chaise.http.HttpError;
+import dev.chaise.http.Request;
+import dev.chaise.http.Response;
+import dev.chaise.http.ResponseStream;
+import dev.chaise.http.Router;
+import dev.chaise.http.auth.Access;
+import dev.chaise.storage.DocumentJson;
+import dev.chaise.storage.Sequence;
+import dev.chaise.storage.json.Json;
+import dev.chaise.views.ViewService;
+import dev.chaise.views.index.MapIndexSubspace;
+import dev.chaise.views.query.ViewQuery;
+import dev.chaise.views.query.ViewRow;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Views: {@code GET/POST /{db}/_design/{ddoc}/_view/{view}}, {@code POST .../queries},
+ * {@code .../_errors} (map failures, beyond CouchDB), {@code _design/{ddoc}/_info} and
+ * {@code _view_cleanup}. Map rows carry {@code total_rows} from RFC E's row counter and, like
+ * {@code _all_docs} on FDB, no {@code offset}.
+ */
+public final class ViewHandlers {
+    private final ViewService views;
+    private final Access access;
+
+    public ViewHandlers(ViewService views, Access access) {
+        this.views = views;
+        this.access = access;
+    }
+
+    public void register(Router r) {
+        r.add("GET", "/{db}/_design/{ddoc}/_view/{view}", req -> view(req, null));
+        r.add("POST", "/{db}/_design/{ddoc}/_view/{view}", req -> {
+            Bodies.requireContentType(req, Response.JSON);
+            return view(req, Bodies.jsonObject(req));
+        });
+        r.add("POST", "/{db}/_design/{ddoc}/_view/{view}/queries", this::queries);
+        r.add("GET", "/{db}/_design/{ddoc}/_view/{view}/_errors", this::errors);
+        r.add("GET", "/{db}/_design/{ddoc}/_info", this::info);
+        r.add("POST", "/{db}/_view_cleanup", req -> {
+            Bodies.requireContentType(req, Response.JSON);
+            views.cleanup(access.database(req, req.param("db"), Access.Level.DB_ADMIN).name());
+            return Response.json(202, Map.of("ok", true));
+        });
+        r.add("POST", "/{db}/_compact/{ddoc}", req -> {
+            Bodies.requireContentType(req, Response.JSON);
+            String db = access.database(req, req.param("db"), Access.Level.DB_ADMIN).name();
+            views.designDoc(db, ddocId(req)); // 404 for a missing design doc, as CouchDB
+            return Response.json(202, Map.of("ok", true)); // nothing to compact: FDB keeps no append-only files
+        });
+    }
+
+    private static String ddocId(Request req) {
+        return DocumentJson.DESIGN_PREFIX + req.param("ddoc");
+    }
+
+    private Response view(Request req, ObjectNode body) {
+        String db = access.database(req, req.param("db"), Access.Level.MEMBER).name();
+        ViewQuery q = ViewArgs.parse(req, body);
+        ViewService.Result result = views.query(db, ddocId(req), req.param("view"), q);
+        return Response.jsonStream(200, out -> {
+            try (result) {
+                writeResult(out, result, q);
+            }
+        });
+    }
+
+    private static void writeResult(ResponseStream out, ViewService.Result result, ViewQuery q) throws Exception {
+        StringBuilder head = new StringBuilder("{");
+        if (!result.reduced()) head.append("\"total_rows\":").append(result.totalRows()).append(',');
+        if (q.updateSeq()) head.append("\"update_seq\":").append(seq(result.updateSeq())).append(',');
+        out.write(head.append("\"rows\":[\r\n").toString());
+        boolean first = true;
+        while (result.rows().hasNext()) {
+            if (!first) out.write(",\r\n");
+            out.write(Json.MAPPER.writeValueAsBytes(row(result.rows().next())));
+            first = false;
+        }
+        out.write("\r\n]}");
+    }
+
+    private static String seq(Sequence s) {
+        return s == null ? "\"0\"" : "\"" + s.toHex() + "\"";
+    }
+
+    private static ObjectNode row(ViewRow r) {
+        ObjectNode o = Json.NODES.objectNode();
+        if (r.id() != null) o.put("id", r.id());
+        o.set("key", r.key());
+        o.set("value", r.value());
+        if (r.doc() != null) o.set("doc", r.doc());
+        return o;
+    }
+
+    /** {@code {"queries": [{...}, ...]}}: each query runs as if alone; results in the same order. */
+    private Response queries(Request req) {
+        Bodies.requireContentType(req, Response.JSON);
+        String db = access.database(req, req.param("db"), Access.Level.MEMBER).name();
+        ObjectNode body = Bodies.jsonObject(req);
+        JsonNode qs = body.get("queries");
+        if (qs == null || !qs.isArray()) throw HttpError.badRequest("Request body must contain a `queries` array.");
+        List<ViewQuery> parsed = new ArrayList<>();
+        for (JsonNode one : qs) {
+            if (!one.isObject()) throw HttpError.badRequest("Each query must be an object.");
+            parsed.add(ViewArgs.parse(req, (ObjectNode) one, true));
+        }
+        List<ViewService.Result> results = new ArrayList<>();
+        try {
+            for (ViewQuery q : parsed) results.add(views.query(db, ddocId(req), req.param("view"), q));
+        } catch (RuntimeException e) {
+            results.forEach(ViewService.Result::close);
+            throw e;
+        }
+        return Response.jsonStream(200, out -> {
+            out.write("{\"results\":[\r\n");
+            for (int i = 0; i < results.size(); i++) {
+                if (i > 0) out.write(",\r\n");
+                try (ViewService.Result r = results.get(i)) {
+                    writeResult(out, r, parsed.get(i));
+                }
+            }
+            out.write("\r\n]}");
+        });
+    }
+
+    private Response errors(Request req) {
+        String db = access.database(req, req.param("db"), Access.Level.MEMBER).name();
+        long limit = dev.chaise.http.Queries.nonNegative(req, "limit", 1000);
+        List<MapIndexSubspace.MapError> errs = views.errors(db, ddocId(req), req.param("view"), (int) Math.min(limit, 100_000));
+        ObjectNode out = Json.NODES.objectNode();
+        var rows = out.putArray("errors");
+        for (var e : errs) rows.addObject().put("id", e.docId()).put("rev", e.rev()).put("error", e.error()).put("reason", e.reason());
+        return Response.json(200, out);
+    }
+
+    private Response info(Request req) {
+        String db = access.database(req, req.param("db"), Access.Level.MEMBER).name();
+        ViewService.IndexInfo i = views.info(db, ddocId(req));
+        ObjectNode out = Json.NODES.objectNode();
+        out.put("name", req.param("ddoc"));
+        ObjectNode vi = out.putObject("view_index");
+        vi.put("signature", i.signature());
+        vi.put("language", i.language());
+        vi.putObject("sizes").put("active", i.sizeActive()).put("external", i.sizeExternal()).put("file", i.sizeActive());
+        vi.put("update_seq", i.updateSeq() == null ? "0" : i.updateSeq().toHex());
+        vi.put("purge_seq", 0);
+        vi.put("updater_running", i.updaterRunning());
+        vi.put("compact_running", false);
+        vi.put("waiting_clients", 0);
+        vi.put("waiting_commit", false);
+        return Response.json(200, out);
+    }
+}

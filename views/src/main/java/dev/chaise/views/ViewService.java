@@ -1,0 +1,383 @@
+package dev.chaise.views;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.chaise.kv.KvStore;
+import dev.chaise.storage.ChangesSubspace;
+import dev.chaise.storage.DbHandle;
+import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.Sequence;
+import dev.chaise.storage.StorageException;
+import dev.chaise.views.index.DesignDoc;
+import dev.chaise.views.index.InteractiveViews;
+import dev.chaise.views.index.MapIndexSubspace;
+import dev.chaise.views.index.ViewException;
+import dev.chaise.views.index.ViewIndexer;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.views.js.FilterProgram;
+import dev.chaise.views.js.JsEngine;
+import dev.chaise.views.js.JsFunctionException;
+import dev.chaise.views.js.MapProgram;
+import dev.chaise.views.js.ReduceProgram;
+import dev.chaise.views.query.BuiltinReducers;
+import dev.chaise.views.query.Reducer;
+import dev.chaise.views.query.ViewQuery;
+import dev.chaise.views.query.ViewReader;
+import dev.chaise.views.query.ViewRow;
+import dev.chaise.views.query.Views;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Map indexes for the HTTP layer: reads design documents, keeps their indexes up to date (RFC E)
+ * and answers queries. Depends on storage only; storage never calls back, except through the
+ * write hook interactive views register.
+ */
+public final class ViewService {
+    private final DocumentStore docs;
+    private final KvStore kv;
+    private final JsEngine js;
+    private final ViewIndexer indexer;
+    private final ViewReader reader;
+    private final ConcurrentHashMap<String, ReentrantLock> building = new ConcurrentHashMap<>();
+    private final ActiveTasks tasks = new ActiveTasks();
+    private final int workers;
+
+    /** @param workers threads for a first build; {@code segmentDocs} changes each one takes at a time */
+    public record Options(int workers, int segmentDocs) {
+        public static Options defaults() {
+            return new Options(Runtime.getRuntime().availableProcessors(), ViewIndexer.SEGMENT_DOCS);
+        }
+    }
+
+    public ViewService(DocumentStore docs, JsEngine js) {
+        this(docs, js, Options.defaults());
+    }
+
+    public ViewService(DocumentStore docs, JsEngine js, Options options) {
+        this.workers = options.workers();
+        this.docs = docs;
+        this.kv = docs.kv();
+        this.js = js;
+        this.indexer = new ViewIndexer(kv, docs.databases(), options.segmentDocs());
+        this.reader = new ViewReader(kv, docs.databases());
+    }
+
+    /**
+     * Registers RFC E's interactive views with storage: from now on, documents written to a
+     * database index themselves into its interactive indexes, in their own transactions.
+     */
+    public ViewService enableInteractiveViews() {
+        if (js != null) docs.addWriteHook(new InteractiveViews(js));
+        return this;
+    }
+
+    /**
+     * A view query's answer; rows stream from the index as they are consumed. Close it when done:
+     * a JavaScript reduce holds a pooled engine context.
+     */
+    public record Result(boolean reduced, Long totalRows, Sequence updateSeq, Iterator<ViewRow> rows, AutoCloseable resources)
+            implements AutoCloseable {
+        @Override
+        public void close() {
+            try {
+                if (resources != null) resources.close();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    /** {@code GET /{db}/_design/{ddoc}/_info}'s view_index. */
+    public record IndexInfo(String signature, String language, long sizeActive, long sizeExternal, Sequence updateSeq,
+                            boolean updaterRunning, Sequence dbSeq) {}
+
+    /** The design document {@code _design/name}; 404 {@code missing}/{@code deleted} as for any document. */
+    public DesignDoc designDoc(String dbName, String ddocId) {
+        DocumentStore.StoredDoc d = docs.get(dbName, ddocId, null, false);
+        return DesignDoc.parse(ddocId, d.body());
+    }
+
+    /** Brings the design document's indexes up to the database's current update seq. */
+    public Sequence refresh(String dbName, DesignDoc ddoc) {
+        DbHandle db = docs.databases().open(dbName);
+        Sequence target = kv.run(tx -> ChangesSubspace.lastSequence(tx.snapshot(), docs.databases().open(tx, dbName)));
+        Sequence now = kv.run(tx -> MapIndexSubspace.updateSeq(tx.snapshot(), docs.databases().open(tx, dbName), ddoc.signature()));
+        if (target == null || (now != null && now.compareTo(target) >= 0)) return now;
+        ReentrantLock lock = building.computeIfAbsent(db.id() + "/" + ddoc.signature(), k -> new ReentrantLock());
+        lock.lock();
+        try {
+            Sequence from = kv.run(tx -> MapIndexSubspace.updateSeq(tx.snapshot(), docs.databases().open(tx, dbName), ddoc.signature()));
+            if (from != null && from.compareTo(target) >= 0) return from; // built while we waited
+            // A first build covers one changes row per document: the counters say how many, no scan needed.
+            long total = from == null ? docs.info(dbName).docCount() + docs.info(dbName).docDelCount() : indexer.countChanges(dbName, from, target);
+            ActiveTasks.Task task = tasks.start(dbName, ddoc.id(), total);
+            try {
+                if (from == null && workers > 1) {
+                    // A first build of a large database: every worker takes segments of the feed.
+                    indexer.buildParallel(dbName, ddoc, () -> mapProgram(ddoc), target, workers, (n, s) -> task.done(n));
+                }
+                try (MapProgram program = mapProgram(ddoc)) {
+                    return indexer.update(dbName, ddoc, program, target, (n, s) -> task.done(n));
+                }
+            } finally {
+                tasks.end(task);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Index builds running now, for {@code _active_tasks}. */
+    public List<ActiveTasks.Info> activeTasks() {
+        return tasks.list();
+    }
+
+    private MapProgram mapProgram(DesignDoc ddoc) {
+        if (js == null) throw new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "No JavaScript engine is configured.");
+        if (!"javascript".equals(ddoc.language())) {
+            throw new ViewException(ViewException.Kind.INVALID_DESIGN_DOC, "unknown_query_language", ddoc.language());
+        }
+        try {
+            return js.mapProgram(new JsEngine.MapSource(ddoc.id(), ddoc.maps(), ddoc.lib()));
+        } catch (JsFunctionException e) {
+            throw new ViewException(ViewException.Kind.COMPILATION_ERROR, e.error(), e.reason());
+        }
+    }
+
+    /** Runs a view query: updates the index as {@code update} asks, then streams the rows. */
+    public Result query(String dbName, String ddocId, String viewName, ViewQuery q) {
+        DesignDoc ddoc = designDoc(dbName, ddocId);
+        int viewId = ddoc.viewIndex(viewName);
+        if (viewId < 0) throw new ViewException(ViewException.Kind.NOT_FOUND, "not_found", "missing_named_view");
+        DesignDoc.View view = ddoc.views().get(viewId);
+        ViewQuery.Plan plan = q.validate(view.reduce() != null);
+        q.checkRange();
+        Sequence seq = interactiveReady(dbName, ddoc) ? dbSeq(dbName)
+                : q.update() == ViewQuery.Update.TRUE ? refresh(dbName, ddoc) : currentSeq(dbName, ddoc);
+        String sig = ddoc.signature();
+        if (!plan.reduce()) {
+            long total = kv.run(tx -> MapIndexSubspace.rowCount(tx.snapshot(), docs.databases().open(tx, dbName), sig, viewId));
+            Iterator<ViewRow> rows = Views.skipLimit(reader.mapRows(dbName, sig, viewId, q, q.includeDocs()), q.skip(), q.limit());
+            return new Result(false, total, seq, lazyUpdate(rows, q, dbName, ddoc), null);
+        }
+        ReduceProgram program = view.builtinReduce() ? null : reduceProgram(ddoc, view);
+        Reducer reducer = program == null ? BuiltinReducers.of(view.reduce()) : Views.jsReducer(program, 0);
+        Iterator<ViewRow> rows;
+        boolean aggregates = program == null && (view.reduce().equals("_count") || view.reduce().equals("_sum"))
+                && q.startDocId() == null && q.endDocId() == null
+                && (view.reduce().equals("_count") || !reader.anyInexact(dbName, sig, viewId));
+        if (aggregates) {
+            // Per-key partial reductions: one entry per distinct key rather than every row.
+            Iterator<ViewRow> partials = reader.aggregateRows(dbName, sig, viewId, q, view.reduce().equals("_sum"));
+            if (q.keys() != null) {
+                List<Iterator<ViewRow>> groups = new ArrayList<>();
+                for (JsonNode k : q.keys()) {
+                    ViewQuery one = new ViewQuery(List.of(k), null, null, null, null, true, q.descending(), 0, Long.MAX_VALUE, false,
+                            null, false, null, null, null, q.update(), true, false);
+                    groups.add(Views.rereduce(reader.aggregateRows(dbName, sig, viewId, one, view.reduce().equals("_sum")), reducer, plan.groupLevel()));
+                }
+                rows = Views.concat(groups);
+            } else {
+                rows = Views.rereduce(partials, reducer, plan.groupLevel());
+            }
+        } else if (q.keys() != null) {
+            List<Iterator<ViewRow>> groups = new ArrayList<>();
+            for (Iterator<ViewRow> one : reader.rowsPerKey(dbName, sig, viewId, q)) groups.add(Views.reduce(one, reducer, plan.groupLevel()));
+            rows = Views.concat(groups);
+        } else {
+            rows = Views.reduce(reader.mapRows(dbName, sig, viewId, q, false), reducer, plan.groupLevel());
+        }
+        return new Result(true, null, seq, lazyUpdate(Views.skipLimit(rows, q.skip(), q.limit()), q, dbName, ddoc), program);
+    }
+
+    /** {@code update=lazy}: answer from the index as it is, then bring it up to date. */
+    private Iterator<ViewRow> lazyUpdate(Iterator<ViewRow> rows, ViewQuery q, String dbName, DesignDoc ddoc) {
+        if (q.update() != ViewQuery.Update.LAZY) return rows;
+        return Views.onExhausted(rows, () -> Thread.ofVirtual().name("view-update-after").start(() -> {
+            try {
+                refresh(dbName, ddoc);
+            } catch (RuntimeException e) {
+                org.slf4j.LoggerFactory.getLogger(ViewService.class).warn("update after a query of {} in {} failed", ddoc.id(), dbName, e);
+            }
+        }));
+    }
+
+    /**
+     * An interactive index answers from its rows once its background build has reached the
+     * creation versionstamp; a query before that waits for (runs) the build, as RFC E says.
+     * False for an index that is not interactive, or was saved before interactive views were on.
+     */
+    private boolean interactiveReady(String dbName, DesignDoc ddoc) {
+        if (!ddoc.interactive()) return false;
+        String sig = ddoc.signature();
+        record State(String status, Sequence creation) {}
+        State st = kv.run(tx -> {
+            DbHandle db = docs.databases().open(tx, dbName);
+            return new State(MapIndexSubspace.buildStatus(tx.snapshot(), db, sig), MapIndexSubspace.creationSeq(tx.snapshot(), db, sig));
+        });
+        if (st.status() == null || st.creation() == null) return false;
+        if (st.status().equals(MapIndexSubspace.READY)) return true;
+        DbHandle h = docs.databases().open(dbName);
+        ReentrantLock lock = building.computeIfAbsent(h.id() + "/" + sig, k -> new ReentrantLock());
+        lock.lock();
+        try {
+            try (MapProgram program = mapProgram(ddoc)) {
+                indexer.update(dbName, ddoc, program, st.creation(), true, null);
+            }
+            kv.run(tx -> {
+                DbHandle db = docs.databases().open(tx, dbName);
+                MapIndexSubspace.setUpdateSeq(tx, db, sig, st.creation());
+                MapIndexSubspace.setBuildStatus(tx, db, sig, MapIndexSubspace.READY);
+                return null;
+            });
+        } finally {
+            lock.unlock();
+        }
+        return true;
+    }
+
+    private Sequence dbSeq(String dbName) {
+        return kv.run(tx -> ChangesSubspace.lastSequence(tx.snapshot(), docs.databases().open(tx, dbName)));
+    }
+
+    private Sequence currentSeq(String dbName, DesignDoc ddoc) {
+        return kv.run(tx -> MapIndexSubspace.updateSeq(tx.snapshot(), docs.databases().open(tx, dbName), ddoc.signature()));
+    }
+
+    private ReduceProgram reduceProgram(DesignDoc ddoc, DesignDoc.View view) {
+        if (js == null) throw new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "No JavaScript engine is configured.");
+        try {
+            return js.reduceProgram(new JsEngine.ReduceSource(ddoc.id(), List.of(view.reduce()), ddoc.lib()));
+        } catch (JsFunctionException e) {
+            throw new ViewException(ViewException.Kind.COMPILATION_ERROR, e.error(), e.reason());
+        }
+    }
+
+    /** A test on documents for {@code _changes}; holds a pooled engine context, so close it on the thread that used it. */
+    public interface DocFilter extends AutoCloseable {
+        boolean test(ObjectNode doc);
+
+        @Override
+        void close();
+    }
+
+    /**
+     * {@code filter=ddoc/name}: the design document's {@code filters[name](doc, req)}. Opens a
+     * program on the calling thread.
+     */
+    public DocFilter filterFunction(String dbName, String ddocId, String name, JsonNode req) {
+        if (js == null) throw new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "No JavaScript engine is configured.");
+        JsonNode ddoc = docs.get(dbName, ddocId, null, false).body();
+        FilterProgram p;
+        try {
+            p = js.filterProgram(new JsEngine.DesignSource(ddocId, ddoc));
+        } catch (JsFunctionException e) {
+            throw new ViewException(ViewException.Kind.COMPILATION_ERROR, e.error(), e.reason());
+        }
+        try {
+            p.compile(name);
+        } catch (JsFunctionException e) {
+            p.close();
+            throw new ViewException(ViewException.Kind.COMPILATION_ERROR, e.error(), e.reason());
+        }
+        return new DocFilter() {
+            @Override
+            public boolean test(ObjectNode doc) {
+                return p.filter(name, json(doc), req);
+            }
+
+            @Override
+            public void close() {
+                p.close();
+            }
+        };
+    }
+
+    /** {@code filter=_view}: documents for which the view's map function emits at least one row. */
+    public DocFilter viewFilter(String dbName, String ddocId, String viewName) {
+        DesignDoc ddoc = designDoc(dbName, ddocId);
+        DesignDoc.View view = ddoc.view(viewName);
+        if (view == null) throw new ViewException(ViewException.Kind.NOT_FOUND, "not_found", "missing_named_view");
+        MapProgram p;
+        try {
+            if (js == null) throw new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "No JavaScript engine is configured.");
+            p = js.mapProgram(new JsEngine.MapSource(ddocId, List.of(view.map()), ddoc.lib()));
+        } catch (JsFunctionException e) {
+            throw new ViewException(ViewException.Kind.COMPILATION_ERROR, e.error(), e.reason());
+        }
+        return new DocFilter() {
+            @Override
+            public boolean test(ObjectNode doc) {
+                return p.map(json(doc)).getFirst() instanceof dev.chaise.views.js.MapOutcome.Rows r && !r.rows().isEmpty();
+            }
+
+            @Override
+            public void close() {
+                p.close();
+            }
+        };
+    }
+
+    private static String json(ObjectNode doc) {
+        try {
+            return dev.chaise.storage.json.Json.MAPPER.writeValueAsString(doc);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The view index's info for {@code _info}. */
+    public IndexInfo info(String dbName, String ddocId) {
+        DesignDoc ddoc = designDoc(dbName, ddocId);
+        String sig = ddoc.signature();
+        return kv.run(tx -> {
+            var snap = tx.snapshot();
+            DbHandle db = docs.databases().open(tx, dbName);
+            long size = 0;
+            for (int v = 0; v < ddoc.views().size(); v++) size += MapIndexSubspace.kvSize(snap, db, sig, v);
+            ReentrantLock l = building.get(db.id() + "/" + sig);
+            return new IndexInfo(sig, ddoc.language(), size, size, MapIndexSubspace.updateSeq(snap, db, sig), l != null && l.isLocked(),
+                    ChangesSubspace.lastSequence(snap, db));
+        });
+    }
+
+    /** {@code _view_cleanup}: drops every index no live design document's signature names. */
+    public void cleanup(String dbName) {
+        List<String> live = new ArrayList<>();
+        var cursor = docs.allDocs(dbName, "_design/", "_design0", false, false, 0, (tx, db, row) -> DocumentStore.byIdRow(tx, db, row).id());
+        while (cursor.hasNext()) {
+            String id = cursor.next();
+            try {
+                live.add(designDoc(dbName, id).signature());
+            } catch (StorageException | ViewException e) {
+                // deleted since, or not an index definition: it keeps nothing alive
+            }
+        }
+        kv.run(tx -> {
+            DbHandle db = docs.databases().open(tx, dbName);
+            for (String sig : MapIndexSubspace.signatures(tx, db)) {
+                if (!live.contains(sig)) MapIndexSubspace.clear(tx, db, sig);
+            }
+            return null;
+        });
+    }
+
+    /** Map errors stored for a view (beyond RFC E): doc id, rev and message, by doc id. */
+    public List<MapIndexSubspace.MapError> errors(String dbName, String ddocId, String viewName, int limit) {
+        DesignDoc ddoc = designDoc(dbName, ddocId);
+        int viewId = ddoc.viewIndex(viewName);
+        if (viewId < 0) throw new ViewException(ViewException.Kind.NOT_FOUND, "not_found", "missing_named_view");
+        refresh(dbName, ddoc);
+        return kv.run(tx -> {
+            DbHandle db = docs.databases().open(tx, dbName);
+            byte[][] r = MapIndexSubspace.errorRange(db, ddoc.signature(), viewId);
+            List<MapIndexSubspace.MapError> out = new ArrayList<>();
+            for (var row : tx.snapshot().getRangeAsList(r[0], r[1], limit, false)) out.add(MapIndexSubspace.decodeError(db, row));
+            return out;
+        });
+    }
+
+}

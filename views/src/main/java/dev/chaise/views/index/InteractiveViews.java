@@ -1,0 +1,115 @@
+package dev.chaise.views.index;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.Transaction;
+import dev.chaise.storage.DbHandle;
+import dev.chaise.storage.DocumentJson;
+import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.DocumentWriteHook;
+import dev.chaise.storage.json.Json;
+import dev.chaise.views.js.JsEngine;
+import dev.chaise.views.js.JsFunctionException;
+import dev.chaise.views.js.MapProgram;
+import java.util.List;
+import java.util.Map;
+import java.util.WeakHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * RFC E's interactive views: indexes a document inside its own transaction, through storage's
+ * write hook. Saving a design document with {@code options.interactive} records the index's
+ * definition, its creation versionstamp (this transaction's) and status {@code building}; a
+ * background build covers the changes up to that versionstamp, and every later write indexes
+ * itself here.
+ */
+public final class InteractiveViews implements DocumentWriteHook {
+    private static final Logger log = LoggerFactory.getLogger(InteractiveViews.class);
+
+    private final JsEngine js;
+    /** Definitions read once per transaction: a bulk write runs the hook per document. */
+    private final Map<Transaction, List<MapIndexSubspace.Definition>> perTransaction = new WeakHashMap<>();
+
+    public InteractiveViews(JsEngine js) {
+        this.js = js;
+    }
+
+    @Override
+    public void onWrite(Transaction tx, Change c) {
+        if (c.docId().startsWith(DocumentJson.DESIGN_PREFIX)) designWritten(tx, c);
+        if (c.oldWinner() != null && c.oldWinner().equals(c.newWinner()) && c.oldDeleted() == c.newDeleted()) return;
+        List<MapIndexSubspace.Definition> defs;
+        synchronized (perTransaction) {
+            defs = perTransaction.computeIfAbsent(tx, t -> MapIndexSubspace.definitions(t, c.db()));
+        }
+        for (MapIndexSubspace.Definition d : defs) index(tx, c, d);
+    }
+
+    private void index(Transaction tx, Change c, MapIndexSubspace.Definition d) {
+        DesignDoc ddoc;
+        try {
+            ddoc = DesignDoc.parse(d.ddocId(), Json.MAPPER.readTree(d.json()));
+        } catch (JsonProcessingException | ViewException e) {
+            log.warn("interactive index {} of {} has an unreadable definition", d.sig(), d.ddocId(), e);
+            return;
+        }
+        boolean design = c.docId().startsWith(DocumentJson.DESIGN_PREFIX);
+        if (c.newDeleted() || (design && !ddoc.includeDesign())) {
+            ViewIndexer.indexDoc(tx, c.db(), ddoc, c.docId(), c.newWinner().toString(), null);
+            return;
+        }
+        ObjectNode body = c.newBody() != null ? c.newBody() : DocumentStore.get(tx, c.db(), c.docId(), c.newWinner(), false).body();
+        ObjectNode doc = DocumentJson.render(new DocumentStore.StoredDoc(c.docId(), c.newWinner(), false, body, null, null));
+        String json;
+        try {
+            json = Json.MAPPER.writeValueAsString(doc);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+        try (MapProgram program = js.mapProgram(new JsEngine.MapSource(ddoc.id(), ddoc.maps(), ddoc.lib()))) {
+            ViewIndexer.indexDoc(tx, c.db(), ddoc, c.docId(), c.newWinner().toString(), program.map(json));
+        } catch (JsFunctionException e) {
+            log.warn("interactive index {} of {} does not compile: {}", d.sig(), d.ddocId(), e.reason());
+        }
+    }
+
+    /**
+     * A design document changed: an interactive definition it no longer has stops being
+     * maintained (its rows stay until {@code _view_cleanup}); a new one is registered.
+     */
+    private void designWritten(Transaction tx, Change c) {
+        DbHandle db = c.db();
+        boolean sameWinner = c.oldWinner() != null && c.oldWinner().equals(c.newWinner()) && c.oldDeleted() == c.newDeleted();
+        if (sameWinner) return; // a losing branch changed: the definition did not
+        ObjectNode body = c.newDeleted() ? null
+                : c.newBody() != null ? c.newBody() : DocumentStore.get(tx, db, c.docId(), c.newWinner(), false).body();
+        DesignDoc now = null;
+        if (body != null) {
+            try {
+                now = DesignDoc.parse(c.docId(), body);
+            } catch (ViewException e) {
+                now = null; // validated before the write; a replicated one may still be odd
+            }
+        }
+        for (MapIndexSubspace.Definition d : MapIndexSubspace.definitions(tx, db)) {
+            if (d.ddocId().equals(c.docId()) && (now == null || !now.interactive() || !now.signature().equals(d.sig()))) {
+                MapIndexSubspace.clearDefinition(tx, db, d.sig());
+            }
+        }
+        if (now == null || !now.interactive() || now.views().isEmpty()) return;
+        String sig = now.signature();
+        if (MapIndexSubspace.creationSeq(tx, db, sig) == null) {
+            MapIndexSubspace.setCreationSeqToThisTransaction(tx, db, sig);
+            MapIndexSubspace.setBuildStatus(tx, db, sig, MapIndexSubspace.BUILDING);
+        }
+        try {
+            MapIndexSubspace.setDefinition(tx, db, sig, c.docId(), Json.MAPPER.writeValueAsString(body));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+        synchronized (perTransaction) {
+            perTransaction.remove(tx); // later documents of this transaction see the new definition
+        }
+    }
+}

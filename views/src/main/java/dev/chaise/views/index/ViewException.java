@@ -1,0 +1,53 @@
+package dev.chaise.views.index;
+
+/** A view request CouchDB answers with an error; http-api's ErrorMapper gives each kind its status. */
+public final class ViewException extends RuntimeException {
+
+    public enum Kind {
+        /** 400: a bad query parameter or combination. */
+        QUERY_PARSE_ERROR("query_parse_error"),
+        /** 400: a design document whose views cannot be indexed. */
+        INVALID_DESIGN_DOC("invalid_design_doc"),
+        /** 404: no such design document or view. */
+        NOT_FOUND("not_found"),
+        /** 500 in CouchDB too: a JavaScript reduce failed. */
+        REDUCE_ERROR("reduce_error"),
+        /** 400: the view's map function does not compile. */
+        COMPILATION_ERROR("compilation_error");
+
+        private final String error;
+
+        Kind(String error) {
+            this.error = error;
+        }
+
+        public String error() {
+            return error;
+        }
+    }
+
+    private final Kind kind;
+    private final String error;
+
+    public ViewException(Kind kind, String reason) {
+        this(kind, kind.error(), reason);
+    }
+
+    public ViewException(Kind kind, String error, String reason) {
+        super(reason, null, false, false);
+        this.kind = kind;
+        this.error = error;
+    }
+
+    public Kind kind() {
+        return kind;
+    }
+
+    public String error() {
+        return error;
+    }
+
+    public String reason() {
+        return getMessage();
+    }
+}

@@ -1,0 +1,409 @@
+package dev.chaise.views.index;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.KeyValue;
+import dev.chaise.kv.KvStore;
+import dev.chaise.kv.ReadTransaction;
+import dev.chaise.kv.Transaction;
+import dev.chaise.storage.ChangesSubspace;
+import dev.chaise.storage.DatabaseDirectory;
+import dev.chaise.storage.DbHandle;
+import dev.chaise.storage.DocumentJson;
+import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.Sequence;
+import dev.chaise.storage.StorageException;
+import dev.chaise.storage.json.Json;
+import dev.chaise.views.collation.ViewKeyCodec;
+import dev.chaise.views.collation.ViewKeyTooLargeException;
+import dev.chaise.views.js.MapOutcome;
+import dev.chaise.views.js.MapProgram;
+import java.util.ArrayList;
+import java.nio.ByteBuffer;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.List;
+
+/**
+ * Brings a map index up to date, following RFC E's process flow in batches: one snapshot read of
+ * the next changes and their documents, the map functions run outside any transaction, then one
+ * write transaction that replaces each document's old rows (found through the id range) and
+ * moves the index's update seq. The write transaction reads the update seq without snapshot, so
+ * two builders of one index conflict and one of them re-reads; documents changed meanwhile come
+ * again later in the changes feed, whose last entry per document is its final state.
+ */
+public final class ViewIndexer {
+    /** RFC E's default of 100 documents per batch is sized for FDB's 5 s; a few hundred stays far below. */
+    static final int BATCH_DOCS = 500;
+    /** Bytes of document JSON per batch: keeps the map step's memory and the write transaction small. */
+    static final long BATCH_BYTES = 4_000_000;
+    /** Sum of keys a document may emit into one view, RFC E's 64 KB. */
+    static final int DOC_KEYS_LIMIT = 64_000;
+    /** RFC E's limit on one emitted value. */
+    static final int VALUE_LIMIT = 64_000;
+
+    private final KvStore kv;
+    private final DatabaseDirectory databases;
+
+    /** Called after each committed batch. */
+    public interface Progress {
+        void batch(int docs, Sequence reached);
+    }
+
+    private final int segmentDocs;
+
+    public ViewIndexer(KvStore kv, DatabaseDirectory databases) {
+        this(kv, databases, SEGMENT_DOCS);
+    }
+
+    /** @param segmentDocs changes per segment of a parallel build */
+    public ViewIndexer(KvStore kv, DatabaseDirectory databases, int segmentDocs) {
+        this.kv = kv;
+        this.databases = databases;
+        this.segmentDocs = segmentDocs;
+    }
+
+    /** One change with the document JSON the map functions see (null when it is deleted or skipped). */
+    private record Pending(ChangesSubspace.Change change, String docJson) {}
+
+    private record Batch(DbHandle db, Sequence from, List<Pending> docs, Sequence last) {}
+
+    /**
+     * Builds a large gap with several workers: the changes up to {@code target} are cut into
+     * segments of about {@link #SEGMENT_DOCS} changes (by default), each indexed by whichever worker is free
+     * (each with its own map program, since programs are thread-confined), then the update seq
+     * moves to {@code target} once, and the usual batches take it from there. Documents are
+     * distinct across segments (one changes row per document), and rows are replaced through the
+     * id range, so segments never overlap; a document changed meanwhile has moved past
+     * {@code target} and is indexed again after.
+     *
+     * @return false if another builder moved the index meanwhile (the caller goes on with {@link #update})
+     */
+    public boolean buildParallel(String dbName, DesignDoc ddoc, java.util.function.Supplier<MapProgram> programs, Sequence target,
+                                 int workers, Progress progress) {
+        Sequence from = kv.run(tx -> MapIndexSubspace.updateSeq(tx, databases.open(tx, dbName), ddoc.signature()));
+        List<Sequence> bounds = segmentBounds(dbName, from, target);
+        if (bounds.size() < 3) return true; // one segment: the plain loop is as fast
+        var pool = java.util.concurrent.Executors.newFixedThreadPool(Math.max(1, workers), Thread.ofPlatform().name("view-build-", 0).daemon().factory());
+        try {
+            List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+            java.util.concurrent.ConcurrentLinkedQueue<Integer> segments = new java.util.concurrent.ConcurrentLinkedQueue<>();
+            for (int i = 0; i + 1 < bounds.size(); i++) segments.add(i);
+            for (int w = 0; w < workers; w++) {
+                done.add(pool.submit(() -> {
+                    try (MapProgram program = programs.get()) {
+                        Integer i;
+                        while ((i = segments.poll()) != null) {
+                            Sequence start = bounds.get(i);
+                            Sequence end = bounds.get(i + 1);
+                            while (start == null || start.compareTo(end) < 0) {
+                                Batch b = readBatch(dbName, ddoc, start, end, false);
+                                if (b.docs.isEmpty()) break;
+                                List<List<MapOutcome>> outcomes = mapAll(program, b.docs);
+                                write(dbName, ddoc, b, outcomes, false, false);
+                                if (progress != null) progress.batch(b.docs.size(), b.last);
+                                start = b.last;
+                            }
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (var f : done) {
+                try {
+                    f.get();
+                } catch (java.util.concurrent.ExecutionException e) {
+                    if (e.getCause() instanceof RuntimeException r) throw r;
+                    throw new IllegalStateException(e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted", e);
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        String sig = ddoc.signature();
+        return kv.run(tx -> {
+            DbHandle db = databases.open(tx, dbName);
+            if (!java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, db, sig), from)) return false;
+            MapIndexSubspace.setUpdateSeq(tx, db, sig, target);
+            return true;
+        });
+    }
+
+    /** How many changes lie in (from, target]: {@code total_changes} for {@code _active_tasks}. */
+    public long countChanges(String dbName, Sequence from, Sequence target) {
+        long total = 0;
+        Sequence at = from;
+        while (true) {
+            Sequence start = at;
+            long[] n = {0};
+            Sequence last = kv.run(tx -> {
+                n[0] = 0;
+                DbHandle db = databases.open(tx, dbName);
+                Sequence l = null;
+                for (KeyValue row : tx.snapshot().getRangeAsList(ChangesSubspace.after(db, start), ChangesSubspace.range(db)[1], 50_000, false)) {
+                    Sequence s = ChangesSubspace.decode(db, row).seq();
+                    if (s.compareTo(target) > 0) return null;
+                    n[0]++;
+                    l = s;
+                }
+                return n[0] < 50_000 ? null : l;
+            });
+            total += n[0];
+            if (last == null) return total;
+            at = last;
+        }
+    }
+
+    /** How many changes one segment of a parallel build covers. */
+    public static final int SEGMENT_DOCS = 5_000;
+
+    /**
+     * Segment boundaries over (from, target]: from, every {@code segmentDocs}-th sequence, target.
+     * Reads the changes' keys in snapshot transactions of a bounded size.
+     */
+    private List<Sequence> segmentBounds(String dbName, Sequence from, Sequence target) {
+        List<Sequence> bounds = new ArrayList<>();
+        bounds.add(from);
+        Sequence at = from;
+        while (true) {
+            Sequence start = at;
+            List<Sequence> chunk = kv.run(tx -> {
+                ReadTransaction snap = tx.snapshot();
+                DbHandle db = databases.open(tx, dbName);
+                List<Sequence> seqs = new ArrayList<>();
+                int n = 0;
+                for (KeyValue row : snap.getRangeAsList(ChangesSubspace.after(db, start), ChangesSubspace.range(db)[1], 50_000, false)) {
+                    Sequence s = ChangesSubspace.decode(db, row).seq();
+                    if (s.compareTo(target) > 0) break;
+                    if (++n % segmentDocs == 0) seqs.add(s);
+                    if (n == 50_000) seqs.add(s); // where the next read resumes
+                }
+                if (n < 50_000) seqs.add(null);
+                return seqs;
+            });
+            boolean end = chunk.getLast() == null;
+            List<Sequence> marks = end ? chunk.subList(0, chunk.size() - 1) : chunk;
+            for (Sequence s : marks) if (bounds.isEmpty() || !s.equals(bounds.getLast())) bounds.add(s);
+            if (end || marks.isEmpty()) break;
+            at = marks.getLast();
+        }
+        if (!target.equals(bounds.getLast())) bounds.add(target);
+        return bounds;
+    }
+
+    /**
+     * Indexes changes until the index has reached {@code target} (or the end of the feed, for
+     * null), in as many batches as it takes.
+     *
+     * @return the update seq the index reached
+     */
+    public Sequence update(String dbName, DesignDoc ddoc, MapProgram program, Sequence target, Progress progress) {
+        return update(dbName, ddoc, program, target, false, progress);
+    }
+
+    /**
+     * @param bounded stop at {@code target} exactly: an interactive index's background build up to
+     *     its creation versionstamp, past which documents index themselves; such a build also skips
+     *     documents written since its snapshot
+     */
+    public Sequence update(String dbName, DesignDoc ddoc, MapProgram program, Sequence target, boolean bounded, Progress progress) {
+        while (true) {
+            Batch b = bounded ? readBatch(dbName, ddoc, null, target, true) : readBatch(dbName, ddoc, null, null, false);
+            if (b.docs.isEmpty()) return b.from;
+            List<List<MapOutcome>> outcomes = mapAll(program, b.docs);
+            boolean moved = write(dbName, ddoc, b, outcomes, true, bounded);
+            if (!moved) continue; // another builder got there first: read again from where it is
+            if (progress != null) progress.batch(b.docs.size(), b.last);
+            if (target != null && b.last.compareTo(target) >= 0) return b.last;
+        }
+    }
+
+    /**
+     * The next batch of changes after {@code start} (the index's update seq when {@code end} is
+     * null or {@code fromIndex}) and at most {@code end}.
+     */
+    /** The batch's documents through the map functions in one call; null where a change has no document to map. */
+    private static List<List<MapOutcome>> mapAll(MapProgram program, List<Pending> docs) {
+        List<String> json = new ArrayList<>(docs.size());
+        for (Pending p : docs) if (p.docJson != null) json.add(p.docJson);
+        List<List<MapOutcome>> mapped = json.isEmpty() ? List.of() : program.mapAll(json);
+        List<List<MapOutcome>> out = new ArrayList<>(docs.size());
+        int i = 0;
+        for (Pending p : docs) out.add(p.docJson == null ? null : mapped.get(i++));
+        return out;
+    }
+
+    private Batch readBatch(String dbName, DesignDoc ddoc, Sequence start, Sequence end, boolean fromIndex) {
+        return kv.run(tx -> {
+            ReadTransaction snap = tx.snapshot();
+            DbHandle db = databases.open(tx, dbName);
+            Sequence from = end == null || fromIndex ? MapIndexSubspace.updateSeq(snap, db, ddoc.signature()) : start;
+            byte[][] feed = ChangesSubspace.range(db);
+            List<Pending> docs = new ArrayList<>();
+            long bytes = 0;
+            Sequence last = from;
+            for (KeyValue row : snap.getRangeAsList(ChangesSubspace.after(db, from), feed[1], BATCH_DOCS, false)) {
+                ChangesSubspace.Change c = ChangesSubspace.decode(db, row);
+                if (end != null && c.seq().compareTo(end) > 0) break;
+                last = c.seq();
+                String json = null;
+                boolean design = c.id().startsWith(DocumentJson.DESIGN_PREFIX);
+                if (!c.deleted() && (!design || ddoc.includeDesign())) {
+                    json = docJson(snap, db, c, ddoc.localSeq());
+                    if (json != null) bytes += json.length();
+                }
+                docs.add(new Pending(c, json));
+                if (bytes > BATCH_BYTES) break;
+            }
+            return new Batch(db, from, docs, last);
+        });
+    }
+
+    private static String docJson(ReadTransaction snap, DbHandle db, ChangesSubspace.Change c, boolean localSeq) {
+        DocumentStore.StoredDoc d;
+        try {
+            d = DocumentStore.get(snap, db, c.id(), c.rev(), false);
+        } catch (StorageException e) {
+            if (e.kind() == StorageException.Kind.NOT_FOUND) return null; // replaced since the change was read
+            throw e;
+        }
+        ObjectNode doc = DocumentJson.render(d);
+        if (localSeq) doc.put("_local_seq", c.seq().toHex());
+        try {
+            return Json.MAPPER.writeValueAsString(doc);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * Writes one batch; with {@code moveSeq}, only if the index has not moved since the batch was
+     * read (false otherwise), and moves its update seq to the batch's last change.
+     */
+    private boolean write(String dbName, DesignDoc ddoc, Batch b, List<List<MapOutcome>> outcomes, boolean moveSeq, boolean verifyCurrent) {
+        String sig = ddoc.signature();
+        int views = ddoc.views().size();
+        List<Emitted[]> rows = new ArrayList<>(b.docs.size());
+        for (int i = 0; i < b.docs.size(); i++) rows.add(encode(outcomes.get(i), views));
+        return kv.run(tx -> {
+            DbHandle db = databases.open(tx, dbName);
+            if (db.id() != b.db.id()) throw StorageException.notFound("Database does not exist.");
+            if (moveSeq && !java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, db, sig), b.from)) return false;
+            MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(views);
+            for (int i = 0; i < b.docs.size(); i++) {
+                ChangesSubspace.Change c = b.docs.get(i).change;
+                // Interactive indexes: a document written since the snapshot was indexed by its own
+                // transaction; these rows would be stale. The read makes a later write conflict.
+                if (verifyCurrent && !c.seq().equals(DocumentStore.winnerSequence(tx, db, c.id()))) continue;
+                indexDoc(tx, db, ddoc, c.id(), c.rev().toString(), rows.get(i), deltas);
+            }
+            deltas.flush(tx, db, sig);
+            if (moveSeq) MapIndexSubspace.setUpdateSeq(tx, db, sig, b.last);
+            return true;
+        });
+    }
+
+    /**
+     * Replaces one document's rows in every view of an index, inside the caller's transaction (the
+     * interactive path: RFC E's steps 5 to 10 for one document).
+     *
+     * @param outcomes the map results per view, or null to remove the document (deleted)
+     */
+    public static void indexDoc(Transaction tx, DbHandle db, DesignDoc ddoc, String docId, String rev, List<MapOutcome> outcomes) {
+        MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(ddoc.views().size());
+        indexDoc(tx, db, ddoc, docId, rev, encode(outcomes, ddoc.views().size()), deltas);
+        deltas.flush(tx, db, ddoc.signature());
+    }
+
+    /** Views whose reduce keeps per-key aggregates (see {@link MapIndexSubspace}). */
+    static boolean aggregated(DesignDoc.View v) {
+        return "_count".equals(v.reduce()) || "_sum".equals(v.reduce());
+    }
+
+    private static void indexDoc(Transaction tx, DbHandle db, DesignDoc ddoc, String docId, String rev, Emitted[] now,
+                                 MapIndexSubspace.Deltas deltas) {
+        String sig = ddoc.signature();
+        int views = ddoc.views().size();
+        MapIndexSubspace.DocKeys[] old = MapIndexSubspace.docKeys(tx, db, sig, docId, views);
+        for (int v = 0; v < views; v++) {
+            boolean agg = aggregated(ddoc.views().get(v));
+            if (old[v] != null) MapIndexSubspace.removeDoc(tx, db, sig, docId, v, old[v], agg, deltas);
+            Emitted e = now == null ? null : now[v];
+            MapIndexSubspace.clearError(tx, db, sig, v, docId);
+            if (e == null) continue;
+            if (e.error != null) {
+                MapIndexSubspace.setError(tx, db, sig, v, docId, rev, e.error, e.reason);
+                continue;
+            }
+            if (e.rows.isEmpty()) continue;
+            Map<ByteBuffer, Long> dupes = new LinkedHashMap<>();
+            long size = 0;
+            for (EncodedRow r : e.rows) {
+                long dupe = dupes.merge(ByteBuffer.wrap(r.sortKey), 1L, Long::sum) - 1;
+                MapIndexSubspace.putRow(tx, db, sig, v, r.sortKey, docId, dupe, r.keyJson, r.valueJson);
+                size += r.keyJson.length() + r.valueJson.length();
+                if (agg) {
+                    Long x = MapIndexSubspace.integral(r.valueJson);
+                    deltas.aggregate(v, r.sortKey, 1, x == null ? 0 : x, x == null ? 1 : 0, dupe == 0 ? r.keyJson : null);
+                }
+            }
+            List<byte[]> unique = dupes.keySet().stream().map(ByteBuffer::array).toList();
+            MapIndexSubspace.setDocKeys(tx, db, sig, docId, v, new MapIndexSubspace.DocKeys(e.rows.size(), size, unique));
+            deltas.count(v, e.rows.size(), size);
+        }
+    }
+
+    private record EncodedRow(byte[] sortKey, String keyJson, String valueJson) {}
+
+    /** One view's outcome for one doc: rows, or the error that skips the doc for that view. */
+    private record Emitted(List<EncodedRow> rows, String error, String reason) {}
+
+    /** Encodes and checks every emitted row outside the transaction; null for a doc with no map run. */
+    private static Emitted[] encode(List<MapOutcome> outcomes, int views) {
+        if (outcomes == null) return null;
+        Emitted[] out = new Emitted[views];
+        for (int v = 0; v < views; v++) {
+            MapOutcome o = outcomes.get(v);
+            out[v] = switch (o) {
+                case MapOutcome.Failed f -> new Emitted(List.of(), f.error(), f.reason());
+                case MapOutcome.Rows r -> encodeRows(r.rows());
+            };
+        }
+        return out;
+    }
+
+    private static Emitted encodeRows(List<MapOutcome.Emit> emits) {
+        List<EncodedRow> rows = new ArrayList<>(emits.size());
+        long keyBytes = 0;
+        for (MapOutcome.Emit e : emits) {
+            try {
+                byte[] sortKey = ViewKeyCodec.encodeChecked(e.key());
+                String k = json(e.key());
+                String v = json(e.value());
+                keyBytes += k.length();
+                if (v.length() > VALUE_LIMIT) {
+                    return new Emitted(List.of(), "value_too_large", "emitted value is " + v.length() + " bytes, over the limit of " + VALUE_LIMIT);
+                }
+                if (keyBytes > DOC_KEYS_LIMIT) {
+                    return new Emitted(List.of(), "keys_too_large", "emitted keys add up to over " + DOC_KEYS_LIMIT + " bytes");
+                }
+                rows.add(new EncodedRow(sortKey, k, v));
+            } catch (ViewKeyTooLargeException x) {
+                return new Emitted(List.of(), "key_too_large", x.getMessage());
+            }
+        }
+        return new Emitted(rows, null, null);
+    }
+
+    static String json(JsonNode n) {
+        try {
+            return Json.MAPPER.writeValueAsString(n);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

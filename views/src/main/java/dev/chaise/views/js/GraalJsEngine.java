@@ -1,0 +1,393 @@
+package dev.chaise.views.js;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.storage.json.Json;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.graalvm.polyglot.Context;
+import org.graalvm.polyglot.Engine;
+import org.graalvm.polyglot.EnvironmentAccess;
+import org.graalvm.polyglot.HostAccess;
+import org.graalvm.polyglot.PolyglotAccess;
+import org.graalvm.polyglot.PolyglotException;
+import org.graalvm.polyglot.Source;
+import org.graalvm.polyglot.Value;
+import org.graalvm.polyglot.io.IOAccess;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link JsEngine} on GraalJS (interpreter mode on a stock JDK). One shared {@link Engine} caches
+ * parsed code across contexts; each compiled design document keeps a bounded pool of contexts, so
+ * platform workers and virtual threads alike borrow one, use it alone, and give it back.
+ *
+ * <p>Sandbox: no host access or class lookup, no IO, threads, native code, environment or other
+ * languages; GraalJS's {@code load}, {@code print}, {@code Java} and {@code Polyglot} globals are
+ * off. Documents cross as one JSON string each way. A watchdog cancels any call running longer
+ * than the timeout; the cancelled context is discarded, never returned to its pool.
+ */
+public final class GraalJsEngine implements JsEngine {
+    private static final Logger log = LoggerFactory.getLogger(GraalJsEngine.class);
+    private static final Source PRELUDE = prelude();
+
+    /** @param timeout per call (CouchDB's os_process_timeout); @param poolSize contexts kept per design document */
+    public record Options(Duration timeout, int poolSize) {
+        public static Options defaults() {
+            return new Options(Duration.ofSeconds(5), Math.max(2, Runtime.getRuntime().availableProcessors() * 2));
+        }
+    }
+
+    private final Engine engine;
+    private final Options options;
+    private final Map<String, BlockingQueue<Slot>> pools = new ConcurrentHashMap<>();
+    private final Set<Slot> running = ConcurrentHashMap.newKeySet();
+    private final ScheduledExecutorService watchdog;
+
+    private GraalJsEngine(Options options) {
+        this.options = options;
+        this.engine = Engine.newBuilder("js")
+                .option("engine.WarnInterpreterOnly", "false")
+                .build();
+        this.watchdog = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("js-watchdog").daemon().factory());
+        long period = Math.max(10, Math.min(200, options.timeout().toMillis() / 10));
+        watchdog.scheduleAtFixedRate(this::cancelOverdue, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    public static GraalJsEngine create(Options options) {
+        return new GraalJsEngine(options);
+    }
+
+    /** With default options; also what benchmarks load by class name. */
+    public static GraalJsEngine createDefault() {
+        return create(Options.defaults());
+    }
+
+    /** One context with its functions compiled, borrowed by one thread at a time. */
+    private final class Slot {
+        final Context context;
+        final Value api;
+        final String poolKey;
+        volatile long deadline;
+        volatile boolean cancelled;
+
+        Slot(String poolKey) {
+            this.poolKey = poolKey;
+            this.context = Context.newBuilder("js")
+                    .engine(engine)
+                    .allowHostAccess(HostAccess.NONE)
+                    .allowHostClassLookup(name -> false)
+                    .allowIO(IOAccess.NONE)
+                    .allowCreateThread(false)
+                    .allowNativeAccess(false)
+                    .allowPolyglotAccess(PolyglotAccess.NONE)
+                    .allowEnvironmentAccess(EnvironmentAccess.NONE)
+                    .allowCreateProcess(false)
+                    .option("js.load", "false")
+                    .option("js.print", "false")
+                    .option("js.console", "false")
+                    .option("js.ecmascript-version", "2024")
+                    .build();
+            context.eval(PRELUDE);
+            this.api = context.getBindings("js").getMember("__chaise");
+        }
+
+        /** Runs {@code body} under the watchdog; a cancelled call marks the slot dead. */
+        <T> T call(java.util.function.Supplier<T> body) {
+            deadline = System.nanoTime() + options.timeout().toNanos();
+            running.add(this);
+            try {
+                return body.get();
+            } finally {
+                running.remove(this);
+                deadline = 0;
+            }
+        }
+
+        void release() {
+            if (cancelled) {
+                close();
+                return;
+            }
+            BlockingQueue<Slot> pool = pools.get(poolKey);
+            if (pool == null || !pool.offer(this)) close();
+        }
+
+        void close() {
+            try {
+                context.close(true);
+            } catch (RuntimeException e) {
+                log.debug("closing a JS context", e);
+            }
+        }
+    }
+
+    private void cancelOverdue() {
+        long now = System.nanoTime();
+        for (Slot s : running) {
+            long d = s.deadline;
+            if (d != 0 && now - d > 0 && !s.cancelled) {
+                s.cancelled = true;
+                log.warn("a JavaScript call ran over {} ms and was stopped", options.timeout().toMillis());
+                s.close();
+            }
+        }
+    }
+
+    /** Borrows a context for {@code key}, creating (and initializing) one if the pool is empty. */
+    private Slot borrow(String key, java.util.function.Consumer<Slot> init) throws JsFunctionException {
+        BlockingQueue<Slot> pool = pools.computeIfAbsent(key, k -> new ArrayBlockingQueue<>(options.poolSize()));
+        Slot s = pool.poll();
+        if (s != null) return s;
+        s = new Slot(key);
+        try {
+            init.accept(s);
+        } catch (PolyglotException e) {
+            s.close();
+            throw new JsFunctionException("compilation_error", message(e));
+        }
+        return s;
+    }
+
+    private static String json(Object o) {
+        try {
+            return Json.MAPPER.writeValueAsString(o);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static JsonNode parse(String s) {
+        try {
+            return Json.MAPPER.readTree(s);
+        } catch (IOException e) {
+            throw new IllegalStateException("the JS engine returned something that is not JSON", e);
+        }
+    }
+
+    static String message(PolyglotException e) {
+        if (e.isCancelled() || e.isInterrupted()) return "timeout";
+        String m = e.getMessage();
+        return m == null ? e.toString() : m;
+    }
+
+    private static void logLines(String ddocId, JsonNode lines) {
+        if (lines != null) for (JsonNode l : lines) log.info("{}: {}", ddocId, l.asText());
+    }
+
+    // ---------------------------------------------------------------- map
+
+    @Override
+    public MapProgram mapProgram(MapSource source) throws JsFunctionException {
+        ObjectNode root = Json.NODES.objectNode();
+        if (source.lib() != null) root.putObject("views").set("lib", source.lib());
+        String rootJson = json(root);
+        String maps = json(source.maps());
+        String key = "map\u0000" + source.ddocId() + "\u0000" + maps + "\u0000" + rootJson;
+        java.util.function.Consumer<Slot> init = s -> {
+            s.api.invokeMember("init", rootJson);
+            s.api.invokeMember("compileMaps", maps);
+        };
+        Slot first = borrow(key, init);
+        int views = source.maps().size();
+        return new MapProgram() {
+            Slot slot = first;
+
+            /** After a timeout the context is gone: the next document gets a fresh one. */
+            private Slot live() {
+                if (slot.cancelled) {
+                    try {
+                        slot = borrow(key, init);
+                    } catch (JsFunctionException e) {
+                        throw new IllegalStateException("compiled before, so it compiles again", e);
+                    }
+                }
+                return slot;
+            }
+
+            @Override
+            public List<MapOutcome> map(String docJson) {
+                Slot slot = live();
+                String out;
+                try {
+                    out = slot.call(() -> slot.api.invokeMember("map", docJson).asString());
+                } catch (PolyglotException e) {
+                    String reason = message(e);
+                    List<MapOutcome> failed = new ArrayList<>(views);
+                    for (int i = 0; i < views; i++) failed.add(new MapOutcome.Failed(e.isCancelled() ? "timeout" : "runtime_error", reason));
+                    return failed;
+                }
+                JsonNode res = parse(out);
+                logLines(source.ddocId(), res.get("l"));
+                return outcomes(res.get("r"));
+            }
+
+            /** Batches cross once; a batch that times out is retried doc by doc, so only the runaway doc fails. */
+            @Override
+            public List<List<MapOutcome>> mapAll(List<String> docsJson) {
+                if (docsJson.size() <= 1) return MapProgram.super.mapAll(docsJson);
+                StringBuilder sb = new StringBuilder(docsJson.size() * 512).append('[');
+                for (int i = 0; i < docsJson.size(); i++) {
+                    if (i > 0) sb.append(',');
+                    sb.append(docsJson.get(i));
+                }
+                String all = sb.append(']').toString();
+                String out;
+                Slot slot = live();
+                try {
+                    out = slot.call(() -> slot.api.invokeMember("mapAll", all).asString());
+                } catch (PolyglotException e) {
+                    if (!e.isCancelled()) throw e;
+                    return MapProgram.super.mapAll(docsJson); // each alone: see which one runs away
+                }
+                JsonNode res = parse(out);
+                logLines(source.ddocId(), res.get("l"));
+                List<List<MapOutcome>> result = new ArrayList<>(docsJson.size());
+                for (JsonNode perDoc : res.get("r")) result.add(outcomes(perDoc));
+                return result;
+            }
+
+            private List<MapOutcome> outcomes(JsonNode perView) {
+                List<MapOutcome> outcomes = new ArrayList<>(views);
+                for (JsonNode r : perView) {
+                    if (r.isObject()) {
+                        outcomes.add(new MapOutcome.Failed("runtime_error", r.path("error").asText()));
+                        continue;
+                    }
+                    List<MapOutcome.Emit> emits = new ArrayList<>(r.size());
+                    for (JsonNode e : r) emits.add(new MapOutcome.Emit(e.get(0), e.get(1)));
+                    outcomes.add(new MapOutcome.Rows(emits));
+                }
+                return outcomes;
+            }
+
+            @Override
+            public void close() {
+                slot.release();
+            }
+        };
+    }
+
+    // ---------------------------------------------------------------- reduce
+
+    @Override
+    public ReduceProgram reduceProgram(ReduceSource source) throws JsFunctionException {
+        ObjectNode root = Json.NODES.objectNode();
+        if (source.lib() != null) root.putObject("views").set("lib", source.lib());
+        String rootJson = json(root);
+        String reduces = json(source.reduces());
+        String key = "reduce\u0000" + source.ddocId() + "\u0000" + reduces + "\u0000" + rootJson;
+        Slot slot = borrow(key, s -> {
+            s.api.invokeMember("init", rootJson);
+            s.api.invokeMember("compileReduces", reduces);
+        });
+        return new ReduceProgram() {
+            private JsonNode run(int index, List<JsonNode> keys, List<JsonNode> values, boolean rereduce) throws JsFunctionException {
+                try {
+                    String k = rereduce ? "null" : json(keys);
+                    String v = json(values);
+                    return parse(slot.call(() -> slot.api.invokeMember("reduce", index, k, v, rereduce).asString()));
+                } catch (PolyglotException e) {
+                    throw new JsFunctionException(e.isCancelled() ? "timeout" : "reduce_runtime_error", message(e));
+                }
+            }
+
+            @Override
+            public JsonNode reduce(int index, List<JsonNode> keys, List<JsonNode> values) throws JsFunctionException {
+                return run(index, keys, values, false);
+            }
+
+            @Override
+            public JsonNode rereduce(int index, List<JsonNode> values) throws JsFunctionException {
+                return run(index, null, values, true);
+            }
+
+            @Override
+            public void close() {
+                slot.release();
+            }
+        };
+    }
+
+    // ---------------------------------------------------------------- filters
+
+    @Override
+    public FilterProgram filterProgram(DesignSource source) throws JsFunctionException {
+        String rootJson = json(source.ddoc());
+        JsonNode filters = source.ddoc().get("filters");
+        String filtersJson = filters == null ? "null" : json(filters);
+        String key = "filter\u0000" + source.ddocId() + "\u0000" + rootJson;
+        Slot slot = borrow(key, s -> {
+            s.api.invokeMember("init", rootJson);
+            s.api.invokeMember("setFilters", filtersJson);
+        });
+        return new FilterProgram() {
+            @Override
+            public boolean has(String name) {
+                return slot.call(() -> slot.api.invokeMember("hasFilter", name).asBoolean());
+            }
+
+            @Override
+            public void compile(String name) throws JsFunctionException {
+                try {
+                    slot.call(() -> slot.api.invokeMember("compileFilter", name));
+                } catch (PolyglotException e) {
+                    throw new JsFunctionException("compilation_error", message(e));
+                }
+            }
+
+            @Override
+            public boolean filter(String name, String docJson, JsonNode req) {
+                String r = json(req);
+                try {
+                    boolean pass = slot.call(() -> {
+                        slot.api.invokeMember("compileFilter", name);
+                        return slot.api.invokeMember("filter", name, docJson, r).asBoolean();
+                    });
+                    logLines(source.ddocId(), parse(slot.call(() -> slot.api.invokeMember("logs").asString())));
+                    return pass;
+                } catch (PolyglotException e) {
+                    log.info("{} filter {}: {}", source.ddocId(), name, message(e));
+                    return false;
+                }
+            }
+
+            @Override
+            public void close() {
+                slot.release();
+            }
+        };
+    }
+
+    @Override
+    public void close() {
+        watchdog.shutdownNow();
+        for (BlockingQueue<Slot> pool : pools.values()) {
+            Slot s;
+            while ((s = pool.poll()) != null) s.close();
+        }
+        pools.clear();
+        engine.close(true);
+    }
+
+    private static Source prelude() {
+        try (InputStream in = GraalJsEngine.class.getResourceAsStream("prelude.js")) {
+            return Source.newBuilder("js", new String(in.readAllBytes(), StandardCharsets.UTF_8), "chaise-prelude.js").build();
+        } catch (IOException e) {
+            throw new IllegalStateException("the JS prelude is missing from the jar", e);
+        }
+    }
+}

@@ -1,0 +1,71 @@
+package dev.chaise.views.query;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import dev.chaise.storage.json.Json;
+import dev.chaise.views.collation.ViewCollation;
+import java.util.Iterator;
+import java.util.NoSuchElementException;
+
+/**
+ * Reduces map rows, which arrive in key order, group by group: rows whose keys collate equal (at
+ * {@code group_level}, on array keys the first N elements) form one group. Streaming: one group's
+ * accumulator in memory at a time.
+ */
+final class Grouper implements Iterator<ViewRow> {
+    private final Iterator<ViewRow> rows;
+    private final Reducer reducer;
+    private final long level;
+    private final boolean partials;
+    private ViewRow pending;
+
+    /** @param level 0 for one group over everything, {@link ViewQuery#EXACT} for the whole key */
+    Grouper(Iterator<ViewRow> rows, Reducer reducer, long level) {
+        this(rows, reducer, level, false);
+    }
+
+    /** @param partials rows carry values already reduced (per-key aggregates), merged by rereduce */
+    Grouper(Iterator<ViewRow> rows, Reducer reducer, long level, boolean partials) {
+        this.rows = rows;
+        this.reducer = reducer;
+        this.level = level;
+        this.partials = partials;
+    }
+
+    private void feed(Reducer.Accumulator acc, ViewRow r) {
+        if (partials) acc.addReduced(r.value());
+        else acc.add(r.key(), r.id(), r.value());
+    }
+
+    static JsonNode groupKey(JsonNode key, long level) {
+        if (level == 0) return Json.NODES.nullNode();
+        if (level == ViewQuery.EXACT || !key.isArray() || key.size() <= level) return key;
+        ArrayNode a = Json.NODES.arrayNode();
+        for (int i = 0; i < level; i++) a.add(key.get(i));
+        return a;
+    }
+
+    @Override
+    public boolean hasNext() {
+        return pending != null || rows.hasNext(); // no rows, no groups: CouchDB answers {"rows":[]}
+    }
+
+    @Override
+    public ViewRow next() {
+        if (!hasNext()) throw new NoSuchElementException();
+        ViewRow start = pending != null ? pending : rows.next();
+        pending = null;
+        JsonNode key = groupKey(start.key(), level);
+        Reducer.Accumulator acc = reducer.start();
+        feed(acc, start);
+        while (rows.hasNext()) {
+            ViewRow r = rows.next();
+            if (level != 0 && ViewCollation.compare(groupKey(r.key(), level), key) != 0) {
+                pending = r;
+                break;
+            }
+            feed(acc, r);
+        }
+        return new ViewRow(key, null, acc.result(), null);
+    }
+}

@@ -1,0 +1,305 @@
+package dev.chaise.views.index;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.KvException;
+import dev.chaise.kv.KvStore;
+import dev.chaise.kv.embedded.EmbeddedKvStore;
+import dev.chaise.kv.embedded.EmbeddedOptions;
+import dev.chaise.kv.embedded.FaultInjection;
+import dev.chaise.storage.DatabaseDirectory;
+import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.StorageException;
+import dev.chaise.storage.json.Json;
+import dev.chaise.storage.rev.RevId;
+import dev.chaise.views.JavaMaps;
+import dev.chaise.views.ViewService;
+import dev.chaise.views.collation.ViewCollation;
+import dev.chaise.views.js.MapOutcome;
+import dev.chaise.views.query.ViewQuery;
+import dev.chaise.views.query.ViewRow;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Model-based: a random stream of document writes and deletes, and after every build the view
+ * must equal a recomputation from scratch over the live documents. With faults on, every commit
+ * may fail with 1020, 1007 or 1021 (half of those having committed).
+ */
+class ViewModelTest {
+    static final String DDOC = "_design/m";
+
+    final JavaMaps maps = new JavaMaps()
+            .define("byType", (doc, emit) -> {
+                if (doc.get("n").asInt() == 13) throw new IllegalStateException("unlucky " + doc.get("_id").asText());
+                if (doc.has("type")) emit.accept(doc.get("type"), doc.get("n"));
+            })
+            .define("tags", (doc, emit) -> {
+                for (JsonNode t : doc.path("tags")) emit.accept(Json.NODES.arrayNode().add(t).add(doc.get("n")), null);
+                for (JsonNode t : doc.path("tags")) emit.accept(t, Json.NODES.numberNode(1)); // duplicate keys within one doc
+            });
+
+    @Test
+    void viewEqualsRecomputation() {
+        for (long seed = 1; seed <= 4; seed++) run(seed, FaultInjection.NONE, 300);
+    }
+
+    @Test
+    void viewEqualsRecomputationUnderFaults() {
+        for (long seed = 11; seed <= 12; seed++) run(seed, new FaultInjection(0.05, 0.02, 0.05, 0.5, seed), 200);
+    }
+
+    /**
+     * A first build split across workers in segments of 40 changes, while another thread keeps
+     * writing: once the writer stops, a query must equal the recomputation.
+     */
+    @Test
+    void parallelFirstBuildUnderConcurrentWritesEqualsRecomputation() throws Exception {
+        try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
+             DocumentStore store = new DocumentStore(kv, new DatabaseDirectory(kv, "{}"), DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE)) {
+            String db = "p";
+            store.databases().create(db);
+            ObjectNode ddoc = Json.NODES.objectNode();
+            ddoc.putObject("views").putObject("byType").put("map", "byType");
+            ((ObjectNode) ddoc.get("views")).putObject("tags").put("map", "tags");
+            write(store, db, DDOC, ddoc);
+            Random rnd = new Random(7);
+            for (int i = 0; i < 600; i++) write(store, db, "d" + i, randomDoc(rnd));
+            ViewService views = new ViewService(store, maps, new ViewService.Options(3, 40));
+            Thread writer = Thread.ofPlatform().start(() -> {
+                Random r = new Random(8);
+                for (int i = 0; i < 300; i++) {
+                    String id = "d" + r.nextInt(700);
+                    if (r.nextInt(4) == 0) delete(store, db, id);
+                    else write(store, db, id, randomDoc(r));
+                }
+            });
+            rows(views, db, "byType"); // the first build, racing the writer
+            writer.join();
+            for (String view : List.of("byType", "tags")) {
+                assertEquals(expected(store, db, view), rows(views, db, view).stream().map(ViewModelTest::text).toList(), view);
+            }
+        }
+    }
+
+    /**
+     * Interactive: docs written before the design doc come from the background build; docs written
+     * after index themselves, so an {@code update=false} query is current with no build at all.
+     */
+    @Test
+    void interactiveViewIsCurrentWithoutBuilds() {
+        try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
+             DocumentStore store = new DocumentStore(kv, new DatabaseDirectory(kv, "{}"), DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE)) {
+            String db = "i";
+            store.databases().create(db);
+            ViewService views = new ViewService(store, maps).enableInteractiveViews();
+            Random rnd = new Random(3);
+            for (int i = 0; i < 60; i++) write(store, db, "d" + i, randomDoc(rnd));
+            ObjectNode ddoc = Json.NODES.objectNode();
+            ddoc.putObject("views").putObject("byType").put("map", "byType");
+            ((ObjectNode) ddoc.get("views")).putObject("tags").put("map", "tags");
+            ddoc.putObject("options").put("interactive", true);
+            write(store, db, DDOC, ddoc);
+            for (int op = 0; op < 150; op++) {
+                String id = "d" + rnd.nextInt(80);
+                if (rnd.nextInt(4) == 0) delete(store, db, id);
+                else write(store, db, id, randomDoc(rnd));
+                if (op == 40) rows(views, db, "byType", ViewQuery.Update.TRUE); // the background build, once
+                if (op > 40 && op % 25 == 0) {
+                    for (String view : List.of("byType", "tags")) {
+                        assertEquals(expected(store, db, view), rows(views, db, view, ViewQuery.Update.FALSE).stream().map(ViewModelTest::text).toList(),
+                                "op " + op + " " + view);
+                    }
+                }
+            }
+        }
+    }
+
+    private static final String[] TYPES = {"apple", "Apple", "banana", "éclair", "zed"};
+
+    private static ObjectNode randomDoc(Random rnd) {
+        ObjectNode body = Json.NODES.objectNode();
+        body.put("n", rnd.nextInt(20));
+        if (rnd.nextInt(4) != 0) body.put("type", TYPES[rnd.nextInt(TYPES.length)]);
+        var tags = body.putArray("tags");
+        for (int t = rnd.nextInt(3); t > 0; t--) tags.add(TYPES[rnd.nextInt(TYPES.length)]);
+        return body;
+    }
+
+    private void run(long seed, FaultInjection faults, int ops) {
+        try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory().withFaults(faults));
+             DocumentStore store = new DocumentStore(kv, new DatabaseDirectory(kv, "{}"), DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE)) {
+            String db = "m" + seed;
+            retry(() -> store.databases().create(db));
+            ObjectNode ddoc = Json.NODES.objectNode();
+            ddoc.putObject("views").putObject("byType").put("map", "byType").put("reduce", "_sum");
+            ((ObjectNode) ddoc.get("views")).putObject("tags").put("map", "tags").put("reduce", "_count");
+            write(store, db, DDOC, ddoc);
+            ViewService views = new ViewService(store, maps);
+            Random rnd = new Random(seed);
+            for (int op = 0; op < ops; op++) {
+                String id = "d" + rnd.nextInt(25);
+                if (rnd.nextInt(5) == 0) {
+                    delete(store, db, id);
+                } else {
+                    write(store, db, id, randomDoc(rnd));
+                }
+                if (op % 37 == 0 || op == ops - 1) {
+                    for (String view : List.of("byType", "tags")) {
+                        List<ViewRow> actual = rows(views, db, view);
+                        assertEquals(expected(store, db, view), actual.stream().map(ViewModelTest::text).toList(),
+                                "seed " + seed + " op " + op + " view " + view);
+                        for (long level : new long[] {ViewQuery.EXACT, 1, 0}) {
+                            assertEquals(expectedGroups(store, db, view, level), groups(views, db, view, level),
+                                    "seed " + seed + " op " + op + " view " + view + " group_level " + level);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private static List<ViewRow> rows(ViewService views, String db, String view) {
+        return rows(views, db, view, ViewQuery.Update.TRUE);
+    }
+
+    private static List<ViewRow> rows(ViewService views, String db, String view, ViewQuery.Update update) {
+        ViewQuery q = new ViewQuery(null, null, null, null, null, true, false, 0, Long.MAX_VALUE, false, null, false, false,
+                null, null, update, true, false);
+        for (int attempt = 0; ; attempt++) {
+            try (ViewService.Result r = views.query(db, DDOC, view, q)) {
+                List<ViewRow> out = new ArrayList<>();
+                r.rows().forEachRemaining(out::add);
+                return out;
+            } catch (KvException e) {
+                if (attempt > 20) throw e; // faults can exhaust a read's retries too; a client would retry
+            }
+        }
+    }
+
+    /** The view from scratch: every live doc's emits, in collation order, then doc id, then emit order. */
+    private List<String> expected(DocumentStore store, String db, String view) {
+        record R(JsonNode key, String id, int seq, JsonNode value) {}
+        List<R> rows = new ArrayList<>();
+        var it = store.allDocs(db, null, null, true, false, 0, (tx, h, kv) -> DocumentStore.byIdRow(tx, h, kv).id());
+        List<String> ids = new ArrayList<>();
+        it.forEachRemaining(ids::add);
+        for (String id : ids) {
+            if (id.startsWith("_design/")) continue;
+            var d = store.get(db, id, null, false);
+            ObjectNode doc = dev.chaise.storage.DocumentJson.render(d);
+            if (maps.run(view, doc) instanceof MapOutcome.Rows r) {
+                int i = 0;
+                for (MapOutcome.Emit e : r.rows()) rows.add(new R(e.key(), id, i++, e.value()));
+            }
+        }
+        rows.sort(Comparator.comparing(R::key, ViewCollation::compare).thenComparing(R::id).thenComparingInt(R::seq));
+        return rows.stream().map(r -> text(new ViewRow(r.key, r.id, r.value, null))).toList();
+    }
+
+    /** Reduced groups from the query path (per-key aggregates for _count and _sum). */
+    private static List<String> groups(ViewService views, String db, String view, long level) {
+        ViewQuery q = new ViewQuery(null, null, null, null, null, true, false, 0, Long.MAX_VALUE, false, null, false, null,
+                level == ViewQuery.EXACT ? Boolean.TRUE : null, level == ViewQuery.EXACT ? null : level, ViewQuery.Update.TRUE, true, false);
+        for (int attempt = 0; ; attempt++) {
+            try (ViewService.Result r = views.query(db, DDOC, view, q)) {
+                List<String> out = new ArrayList<>();
+                r.rows().forEachRemaining(x -> out.add(x.key() + "=" + x.value()));
+                return out;
+            } catch (KvException e) {
+                if (attempt > 20) throw e;
+            }
+        }
+    }
+
+    /** Groups recomputed from the model's rows: byType sums values, tags counts rows. */
+    private List<String> expectedGroups(DocumentStore store, String db, String view, long level) {
+        List<String> out = new ArrayList<>();
+        String lastKey = null;
+        JsonNode groupKey = null;
+        long acc = 0;
+        for (String row : expected(store, db, view)) {
+            String[] parts = row.split(" ");
+            JsonNode key = parse(parts[0]);
+            JsonNode value = parse(parts[2]);
+            JsonNode gk = level == 0 ? Json.NODES.nullNode()
+                    : level == ViewQuery.EXACT || !key.isArray() || key.size() <= level ? key : slice(key, (int) level);
+            if (groupKey != null && ViewCollation.compare(gk, groupKey) != 0) {
+                out.add(lastKey + "=" + acc);
+                acc = 0;
+                groupKey = null;
+            }
+            if (groupKey == null) {
+                groupKey = gk;
+                lastKey = gk.toString();
+            }
+            acc += view.equals("byType") ? value.asLong() : 1;
+        }
+        if (groupKey != null) out.add(lastKey + "=" + acc);
+        return out;
+    }
+
+    private static JsonNode slice(JsonNode a, int n) {
+        var out = Json.NODES.arrayNode();
+        for (int i = 0; i < n; i++) out.add(a.get(i));
+        return out;
+    }
+
+    private static JsonNode parse(String s) {
+        try {
+            return Json.MAPPER.readTree(s);
+        } catch (java.io.IOException e) {
+            throw new IllegalArgumentException(e);
+        }
+    }
+
+    private static String text(ViewRow r) {
+        return r.key() + " " + r.id() + " " + r.value();
+    }
+
+    private static void write(DocumentStore store, String db, String id, ObjectNode body) {
+        retry(() -> {
+            RevId base = current(store, db, id);
+            var res = store.update(db, List.of(DocumentStore.DocUpdate.edit(id, base, false, body)), true).getFirst();
+            if (!res.ok()) throw res.error(); // one writer: a conflict would be a bug
+        });
+    }
+
+    private static void delete(DocumentStore store, String db, String id) {
+        retry(() -> {
+            RevId base = current(store, db, id);
+            if (base == null) return;
+            var res = store.update(db, List.of(DocumentStore.DocUpdate.edit(id, base, true, Json.NODES.objectNode())), true).getFirst();
+            if (!res.ok()) throw res.error();
+        });
+    }
+
+    private static RevId current(DocumentStore store, String db, String id) {
+        try {
+            return store.get(db, id, null, false).rev();
+        } catch (StorageException e) {
+            if (e.kind() != StorageException.Kind.NOT_FOUND) throw e;
+            return null;
+        }
+    }
+
+    /** An operator's retry around writes whose 1021 surfaced, or a create that did commit. */
+    private static void retry(Runnable r) {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                r.run();
+                return;
+            } catch (KvException e) {
+                if (attempt > 50) throw e;
+            } catch (StorageException e) {
+                if (e.kind() != StorageException.Kind.FILE_EXISTS || attempt == 0) throw e;
+                return;
+            }
+        }
+    }
+}

@@ -25,7 +25,6 @@ class PouchDbSuiteTest {
 
     @Test
     void pouchDbIntegrationSuite() throws Exception {
-        ChaiseProcess.installClients(); // the script reads the PouchDB version from the lockfile
         try (ChaiseProcess chaise = new ChaiseProcess("chaise-pouchdb-suite-server.log")) {
             Process p = chaise.child(List.of("bash", "pouchdb-suite.sh")).start();
             List<String> lines = Collections.synchronizedList(new ArrayList<>());

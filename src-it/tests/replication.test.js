@@ -12,14 +12,17 @@ const auth = { username: process.env.CHAISE_ADMIN, password: process.env.CHAISE_
 const unique = (p) => `${p}-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;
 const local = (p) => new PouchDB(unique(p), { adapter: 'memory' });
 
-/** A remote database whose requests are recorded: [{method, path, search, body}]. */
+/** A remote database whose requests are recorded: [{method, path, search, body, status}]. */
 function remote(name, log = []) {
   const db = new PouchDB(`${base}/${name}`, {
     auth,
-    fetch: (url, opts) => {
+    fetch: async (url, opts) => {
       const u = new URL(url);
-      log.push({ method: opts.method || 'GET', path: u.pathname, search: u.searchParams, body: opts.body });
-      return globalThis.fetch(url, opts);
+      const entry = { method: opts.method || 'GET', path: u.pathname, search: u.searchParams, body: opts.body };
+      log.push(entry);
+      const res = await globalThis.fetch(url, opts);
+      entry.status = res.status;
+      return res;
     },
   });
   return { db, log };
@@ -56,6 +59,9 @@ test('push 1,000 documents, pull them into an empty database, same documents', a
   const pull = await target.replicate.from(server);
   assert.equal(pull.ok, true);
   assert.equal(pull.docs_written, 1001);
+  const bulkGets = log.filter((r) => r.method === 'POST' && r.path.endsWith('/_bulk_get'));
+  assert.ok(bulkGets.length > 0 && bulkGets.every((r) => r.status === 200), 'PouchDB fetched the documents with _bulk_get');
+  assert.ok(log.some((r) => r.path.endsWith('/_changes') && r.search.get('style') === 'all_docs'), 'and read _changes?style=all_docs');
   assert.deepEqual(await snapshot(target), await snapshot(source));
   const deleted = await target.get('gone', { revs: true, open_revs: 'all' });
   assert.equal(deleted[0].ok._deleted, true);

@@ -20,12 +20,11 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("slow")
 class PouchDbSuiteTest {
-    /** The passing count recorded in docs/compatibility.md for PouchDB 9.0.0's http suites. */
-    static final int PASSING_AT_LEAST = 0;
+    /** docs/compatibility.md records 670 passing for PouchDB 9.0.0; a little slack for its timing-dependent tests. */
+    static final int PASSING_AT_LEAST = 660;
 
     @Test
     void pouchDbIntegrationSuite() throws Exception {
-        ChaiseProcess.installClients(); // the script reads the PouchDB version from the lockfile
         try (ChaiseProcess chaise = new ChaiseProcess("chaise-pouchdb-suite-server.log")) {
             Process p = chaise.child(List.of("bash", "pouchdb-suite.sh")).start();
             List<String> lines = Collections.synchronizedList(new ArrayList<>());

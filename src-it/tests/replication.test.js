@@ -22,6 +22,9 @@ function remote(name, log = []) {
       log.push(entry);
       const res = await globalThis.fetch(url, opts);
       entry.status = res.status;
+      // PouchDB's http adapter reads attachments with res.buffer() when it exists (node-fetch, its
+      // default in Node); Node's own fetch has only blob(), whose Blob the memory adapter cannot hash.
+      res.buffer = async () => Buffer.from(await res.arrayBuffer());
       return res;
     },
   });
@@ -39,10 +42,12 @@ async function snapshot(db) {
 const docs = (n, prefix = 'd') => Array.from({ length: n }, (_, i) => ({ _id: `${prefix}${String(i).padStart(5, '0')}`, i, text: `doc ${i}`, nested: { even: i % 2 === 0, tags: [i, 'x'] } }));
 
 test('push 1,000 documents, pull them into an empty database, same documents', async () => {
-  // TODO(attachments): once the attachments branch is merged, give some of these documents inline
-  // attachments and compare their digests and data after the round trip.
+  // Every 50th document carries an attachment; digests and bytes must survive both trips.
   const source = local('src');
-  await source.bulkDocs(docs(1000));
+  const withAtts = docs(1000).map((d) => (d.i % 50 === 0
+    ? { ...d, _attachments: { 'note.txt': { content_type: 'text/plain', data: Buffer.from(`attachment of ${d._id}`).toString('base64') } } }
+    : d));
+  await source.bulkDocs(withAtts);
   await source.put({ _id: 'gone', v: 1 }).then((r) => source.remove('gone', r.rev));
   const name = unique('push');
   const { db: server, log } = remote(name);
@@ -63,6 +68,13 @@ test('push 1,000 documents, pull them into an empty database, same documents', a
   assert.ok(bulkGets.length > 0 && bulkGets.every((r) => r.status === 200), 'PouchDB fetched the documents with _bulk_get');
   assert.ok(log.some((r) => r.path.endsWith('/_changes') && r.search.get('style') === 'all_docs'), 'and read _changes?style=all_docs');
   assert.deepEqual(await snapshot(target), await snapshot(source));
+  const att = await target.getAttachment('d00050', 'note.txt');
+  assert.equal(att.toString(), 'attachment of d00050');
+  const meta = (await target.get('d00050'))._attachments['note.txt'];
+  assert.equal(meta.digest, (await source.get('d00050'))._attachments['note.txt'].digest);
+  const authHeader = { Authorization: 'Basic ' + Buffer.from(`${auth.username}:${auth.password}`).toString('base64') };
+  const served = await fetch(`${base}/${name}/d00100/note.txt`, { headers: authHeader });
+  assert.equal(await served.text(), 'attachment of d00100');
   const deleted = await target.get('gone', { revs: true, open_revs: 'all' });
   assert.equal(deleted[0].ok._deleted, true);
 

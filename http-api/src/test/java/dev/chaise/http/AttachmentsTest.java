@@ -45,6 +45,14 @@ class AttachmentsTest {
         s.asAdmin("PUT", "/a/bad", "{\"_attachments\":{\"x\":{\"data\":\"***\"}}}").error(400, "bad_request", "Invalid attachment data for x");
         s.asAdmin("PUT", "/a/bad", "{\"_attachments\":{\"_x\":{\"data\":\"\"}}}").error(400, "bad_request", null);
         s.asAdmin("PUT", "/a/_local/l", "{\"_attachments\":{}}").status(201);
+        // The replicator's reads: _bulk_get and open_revs with attachments=true carry the bodies.
+        JsonNode bulk = s.asAdmin("POST", "/a/_bulk_get?attachments=true", "{\"docs\":[{\"id\":\"doc\"}]}").status(200).json();
+        assertEquals(b64("hello world"), bulk.at("/results/0/docs/0/ok/_attachments/hello.txt/data").asText());
+        JsonNode since = s.asAdmin("POST", "/a/_bulk_get", "{\"docs\":[{\"id\":\"doc\",\"atts_since\":[\"" + rev1 + "\"]}]}").status(200).json();
+        assertTrue(since.at("/results/0/docs/0/ok/_attachments/hello.txt/stub").asBoolean());
+        JsonNode open = s.send("GET", "/a/doc?open_revs=all&attachments=true", null, "Authorization", HttpTestServer.ADMIN, "Accept", "application/json")
+                .status(200).json();
+        assertEquals(b64("hello world"), open.at("/0/ok/_attachments/hello.txt/data").asText());
     }
 
     @Test

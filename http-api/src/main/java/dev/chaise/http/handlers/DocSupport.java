@@ -119,6 +119,35 @@ final class DocSupport {
         }
     }
 
+    /**
+     * Inlines attachment bodies as base64 into a rendered document: all of them for
+     * {@code sincePos} 0 ({@code attachments=true}), those with a revpos above it for
+     * {@code atts_since}; a negative {@code sincePos} leaves stubs.
+     */
+    static void inlineAttachments(dev.chaise.kv.ReadTransaction tx, dev.chaise.storage.DbHandle h, String id, ObjectNode doc, long sincePos) {
+        if (sincePos < 0) return;
+        com.fasterxml.jackson.databind.JsonNode atts = doc.get("_attachments");
+        if (atts == null || !atts.isObject()) return;
+        for (var e : atts.properties()) {
+            ObjectNode meta = (ObjectNode) e.getValue();
+            if (meta.path("revpos").asLong() <= sincePos) continue;
+            byte[] data = dev.chaise.storage.AttachmentsSubspace.read(tx, h, id, meta.path("digest").asText());
+            if (data == null) continue;
+            meta.remove("stub");
+            meta.put("data", java.util.Base64.getEncoder().encodeToString(data));
+        }
+    }
+
+    /** The {@code sincePos} of {@link #inlineAttachments} for a request: atts_since's newest position, attachments=true, or stubs. */
+    static long attsSince(com.fasterxml.jackson.databind.JsonNode attsSince, boolean attachments) {
+        if (attsSince != null && attsSince.isArray()) {
+            long since = 0;
+            for (var r : attsSince) if (r.isTextual()) since = Math.max(since, dev.chaise.storage.rev.RevId.parse(r.textValue()).pos());
+            return since;
+        }
+        return attachments ? 0 : -1;
+    }
+
     static boolean isDesignWriter(Access.Db db) {
         return db.security().isAdmin(db.user());
     }

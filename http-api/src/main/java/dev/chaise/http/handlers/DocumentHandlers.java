@@ -97,33 +97,16 @@ public final class DocumentHandlers {
         return Response.json(200, body).withHeader("ETag", etag);
     }
 
-    /**
-     * {@code attachments=true} inlines every attachment as base64; {@code atts_since=[revs]} only
-     * those newer than the newest of those revisions the document descends from.
-     */
+    /** {@code attachments=true} or {@code atts_since=[revs]}: attachment bodies inline, as base64. */
     private void inlineAttachments(Request req, String db, String id, ObjectNode body) {
-        JsonNode atts = body.get("_attachments");
-        if (atts == null || !atts.isObject()) return;
-        long since = -1;
-        String attsSince = req.query("atts_since");
-        if (attsSince != null) {
-            JsonNode revs = dev.chaise.http.Queries.json(req, "atts_since");
-            if (!revs.isArray()) throw HttpError.badRequest("`atts_since` must be a JSON array of revisions");
-            since = 0;
-            for (JsonNode r : revs) {
-                if (r.isTextual()) since = Math.max(since, RevId.parse(r.textValue()).pos());
-            }
-        } else if (!flag(req, "attachments")) {
-            return; // stubs; att_encoding_info adds nothing, as nothing is stored encoded
-        }
-        for (var e : atts.properties()) {
-            ObjectNode meta = (ObjectNode) e.getValue();
-            if (since >= 0 && meta.path("revpos").asLong() <= since) continue;
-            byte[] data = docs.attachmentData(db, id, meta.path("digest").asText());
-            if (data == null) continue;
-            meta.remove("stub");
-            meta.put("data", java.util.Base64.getEncoder().encodeToString(data));
-        }
+        JsonNode since = dev.chaise.http.Queries.json(req, "atts_since");
+        if (since != null && !since.isArray()) throw HttpError.badRequest("`atts_since` must be a JSON array of revisions");
+        long pos = DocSupport.attsSince(since, flag(req, "attachments"));
+        if (pos < 0 || !body.has("_attachments")) return;
+        docs.kv().run(tx -> {
+            DocSupport.inlineAttachments(tx.snapshot(), docs.databases().open(tx, db), id, body, pos);
+            return null;
+        });
     }
 
     static boolean etagMatches(Request req, String etag) {
@@ -173,7 +156,8 @@ public final class DocumentHandlers {
         boolean revs = flag(req, "revs");
         boolean latest = flag(req, "latest");
         List<RevId> wanted = asked;
-        List<ObjectNode> parts = docs.kv().run(tx -> OpenRevs.read(tx.snapshot(), docs.databases().open(tx, dbName), id, wanted, revs, latest));
+        long attsSince = DocSupport.attsSince(dev.chaise.http.Queries.json(req, "atts_since"), flag(req, "attachments"));
+        List<ObjectNode> parts = docs.kv().run(tx -> OpenRevs.read(tx.snapshot(), docs.databases().open(tx, dbName), id, wanted, revs, latest, attsSince));
         if (asked == null && parts.isEmpty()) throw StorageException.notFound("missing");
         if (!acceptsMultipartMixed(req.header("Accept"))) return Response.json(200, parts);
         String boundary = HexFormat.of().formatHex(random16());

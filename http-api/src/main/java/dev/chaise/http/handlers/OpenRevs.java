@@ -30,6 +30,17 @@ final class OpenRevs {
      * @param latest answer each revision with every leaf descending from it
      */
     static List<ObjectNode> read(ReadTransaction tx, DbHandle h, String id, List<RevId> wanted, boolean revs, boolean latest) {
+        return read(tx, h, id, wanted, revs, latest, -1);
+    }
+
+    /** @param attsSince as {@link DocSupport#inlineAttachments}: -1 stubs, 0 every body, N those newer than position N */
+    static List<ObjectNode> read(ReadTransaction tx, DbHandle h, String id, List<RevId> wanted, boolean revs, boolean latest, long attsSince) {
+        List<ObjectNode> parts = readStubs(tx, h, id, wanted, revs, latest);
+        for (ObjectNode p : parts) if (p.has("ok")) DocSupport.inlineAttachments(tx, h, id, (ObjectNode) p.get("ok"), attsSince);
+        return parts;
+    }
+
+    private static List<ObjectNode> readStubs(ReadTransaction tx, DbHandle h, String id, List<RevId> wanted, boolean revs, boolean latest) {
         List<EditBranch> branches = DocumentStore.branches(tx, h, id);
         List<ObjectNode> out = new ArrayList<>();
         if (wanted == null) {

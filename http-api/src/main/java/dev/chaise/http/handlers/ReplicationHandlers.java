@@ -110,7 +110,7 @@ public final class ReplicationHandlers {
     // ---------------------------------------------------------------- _bulk_get
 
     /** One requested document: what to open, or the error it already earned (CouchDB's rev: the raw value, or null). */
-    private record Wanted(JsonNode id, List<RevId> revs, ObjectNode error) {}
+    private record Wanted(JsonNode id, List<RevId> revs, ObjectNode error, JsonNode attsSince) {}
 
     /**
      * {@code {docs: [{id, rev?, atts_since?}]}}: each document's revision (every leaf without
@@ -130,7 +130,7 @@ public final class ReplicationHandlers {
         }
         boolean revs = "true".equals(req.query("revs"));
         boolean latest = "true".equals(req.query("latest"));
-        // TODO(attachments): attachments=true and atts_since inline attachment bodies once the attachments branch lands.
+        boolean attachments = "true".equals(req.query("attachments"));
 
         List<Wanted> wanted = new ArrayList<>(list.size());
         for (JsonNode d : list) wanted.add(parse(d));
@@ -141,7 +141,7 @@ public final class ReplicationHandlers {
                 ReadTransaction snap = tx.snapshot();
                 DbHandle h = docs.databases().open(tx, db.name());
                 List<ObjectNode> out = new ArrayList<>(chunk.size());
-                for (Wanted w : chunk) out.add(result(snap, h, w, revs, latest));
+                for (Wanted w : chunk) out.add(result(snap, h, w, revs, latest, attachments));
                 return out;
             }));
         }
@@ -153,14 +153,14 @@ public final class ReplicationHandlers {
     }
 
     private static Wanted parse(JsonNode d) {
-        if (!d.isObject() || d.isEmpty()) return new Wanted(null, null, error(null, null, "bad_request", "document must be a JSON object"));
+        if (!d.isObject() || d.isEmpty()) return new Wanted(null, null, error(null, null, "bad_request", "document must be a JSON object"), null);
         JsonNode id = d.get("id");
-        if (id == null) return new Wanted(null, null, error(null, null, "bad_request", "document id missed"));
+        if (id == null) return new Wanted(null, null, error(null, null, "bad_request", "document id missed"), null);
         try {
             if (!id.isTextual()) throw new StorageException(StorageException.Kind.ILLEGAL_DOCID, "Document id must be a string");
             DocumentJson.validateId(id.textValue());
         } catch (StorageException e) {
-            return new Wanted(id, null, error(id, null, e.error(), e.reason()));
+            return new Wanted(id, null, error(id, null, e.error(), e.reason()), null);
         }
         JsonNode rev = d.get("rev");
         List<RevId> revs = null;
@@ -169,26 +169,26 @@ public final class ReplicationHandlers {
                 if (!rev.isTextual()) throw StorageException.badRequest(RevId.INVALID);
                 revs = List.of(RevId.parse(rev.textValue()));
             } catch (StorageException e) {
-                return new Wanted(id, null, error(id, rev, e.error(), e.reason()));
+                return new Wanted(id, null, error(id, rev, e.error(), e.reason()), null);
             }
         }
         JsonNode since = d.get("atts_since");
         if (since != null && !since.isNull()) {
-            if (!since.isArray()) return new Wanted(id, null, error(id, since, "bad_request", "att_since value must be array of revs."));
+            if (!since.isArray()) return new Wanted(id, null, error(id, since, "bad_request", "att_since value must be array of revs."), null);
             for (JsonNode s : since) {
                 try {
                     if (!s.isTextual()) throw StorageException.badRequest(RevId.INVALID);
                     RevId.parse(s.textValue());
                 } catch (StorageException e) {
-                    return new Wanted(id, null, error(id, s, e.error(), e.reason()));
+                    return new Wanted(id, null, error(id, s, e.error(), e.reason()), null);
                 }
             }
         }
-        return new Wanted(id, revs, null);
+        return new Wanted(id, revs, null, since);
     }
 
     /** {@code {"id": id, "docs": [...]}} for one requested document. */
-    private static ObjectNode result(ReadTransaction tx, DbHandle h, Wanted w, boolean revs, boolean latest) {
+    private static ObjectNode result(ReadTransaction tx, DbHandle h, Wanted w, boolean revs, boolean latest, boolean attachments) {
         ObjectNode row = Json.NODES.objectNode();
         row.set("id", w.id() == null ? Json.NODES.nullNode() : w.id());
         ArrayNode out = row.putArray("docs");
@@ -197,7 +197,7 @@ public final class ReplicationHandlers {
             return row;
         }
         String id = w.id().textValue();
-        List<ObjectNode> parts = OpenRevs.read(tx, h, id, w.revs(), revs, latest);
+        List<ObjectNode> parts = OpenRevs.read(tx, h, id, w.revs(), revs, latest, DocSupport.attsSince(w.attsSince(), attachments));
         // A missing document without a rev: CouchDB names the rev "undefined".
         if (parts.isEmpty()) out.add(error(w.id(), Json.NODES.textNode("undefined"), "not_found", "missing"));
         for (ObjectNode p : parts) {

@@ -113,6 +113,16 @@ class ViewEndpointsTest {
     }
 
     @Test
+    void mapFunctionsSeeConflicts() throws Exception {
+        s.asAdmin("PUT", "/cf", null).status(201);
+        s.asAdmin("PUT", "/cf/x", "{\"v\":1}").status(201);
+        s.asAdmin("PUT", "/cf/x?new_edits=false", "{\"_rev\":\"1-ffffffffffffffffffffffffffffffff\",\"v\":2}").status(201);
+        s.asAdmin("PUT", "/cf/y", "{\"v\":3}").status(201);
+        s.asAdmin("PUT", "/cf/_design/c", "{\"views\":{\"c\":{\"map\":\"function(doc){ if (doc._conflicts) emit(doc._id, doc._conflicts.length); }\"}}}").status(201);
+        assertEquals("[{'id':'x','key':'x','value':1}]", rows("/cf/_design/c/_view/c"));
+    }
+
+    @Test
     void changesFiltersRunJavaScript() throws Exception {
         s.asAdmin("PUT", "/f", null).status(201);
         s.asAdmin("PUT", "/f/_design/f", "{\"filters\":{\"big\":\"function(doc, req){ return doc.n > Number(req.query.min); }\","

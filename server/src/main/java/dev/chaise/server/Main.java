@@ -63,6 +63,7 @@ public final class Main {
         DatabaseDirectory databases = new DatabaseDirectory(store, SecurityObject.ADMIN_ONLY_JSON);
         long maxDoc = config.get("couchdb", "max_document_size").map(Long::parseLong).orElse(DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE);
         DocumentStore docs = new DocumentStore(store, databases, maxDoc);
+        config.get("couchdb", "max_attachment_size").map(Long::parseLong).ifPresent(docs::withMaxAttachmentSize);
         long jsTimeout = config.get("couchdb", "os_process_timeout").map(Long::parseLong).orElse(5000L);
         GraalJsEngine js = GraalJsEngine.create(new GraalJsEngine.Options(Duration.ofMillis(jsTimeout), GraalJsEngine.Options.defaults().poolSize()));
         ViewService views = new ViewService(docs, js).enableInteractiveViews()

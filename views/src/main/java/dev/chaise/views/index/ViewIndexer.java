@@ -272,6 +272,15 @@ public final class ViewIndexer {
             throw e;
         }
         ObjectNode doc = DocumentJson.render(d);
+        if (c.branchCount() > 1) {
+            // Map functions see _conflicts, as in CouchDB (the classic "find conflicts" view). RFC D's
+            // BranchCount says when there can be any, so a document without branches costs no read.
+            var conflicts = dev.chaise.storage.rev.EditBranches.conflicts(DocumentStore.branches(snap, db, c.id()));
+            if (!conflicts.isEmpty()) {
+                var a = doc.putArray("_conflicts");
+                conflicts.forEach(r -> a.add(r.toString()));
+            }
+        }
         if (localSeq) doc.put("_local_seq", c.seq().toHex());
         try {
             return Json.MAPPER.writeValueAsString(doc);

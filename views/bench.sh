@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # View benchmarks on the durable embedded engine.
 # Usage: views/bench.sh ViewBuildBench [docs] [workers] [java|engine-class]
+#        views/bench.sh JsMapBench [seconds [maps [engines [threads]]]]   GraalJS against Rhino 1.9 compiled
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bin/find-jdk.sh

@@ -56,6 +56,23 @@ class AttachmentsTest {
     }
 
     @Test
+    void multipartRelatedAsTheReplicatorSendsIt() throws Exception {
+        String body = "--abc\r\nContent-Type: application/json\r\n\r\n"
+                + "{\"_id\":\"mp\",\"_rev\":\"2-0123456789abcdef0123456789abcdef\",\"_revisions\":{\"start\":2,\"ids\":[\"0123456789abcdef0123456789abcdef\",\"aaaa\"]},"
+                + "\"v\":1,\"_attachments\":{\"one.txt\":{\"content_type\":\"text/plain\",\"revpos\":1,\"digest\":\"md5-x\",\"length\":3,\"follows\":true},"
+                + "\"two.bin\":{\"content_type\":\"application/octet-stream\",\"revpos\":2,\"length\":4,\"follows\":true}}}"
+                + "\r\n--abc\r\nContent-Disposition: attachment; filename=\"one.txt\"\r\n\r\none\r\n--abc\r\n\r\ntwo!\r\n--abc--";
+        s.send("PUT", "/a/mp?new_edits=false", body, "Authorization", HttpTestServer.ADMIN, "Content-Type", "multipart/related; boundary=\"abc\"").status(201);
+        JsonNode doc = s.asAdmin("GET", "/a/mp?attachments=true", null).status(200).json();
+        assertEquals("2-0123456789abcdef0123456789abcdef", doc.get("_rev").asText());
+        assertEquals(b64("one"), doc.at("/_attachments/one.txt/data").asText());
+        assertEquals(1, doc.at("/_attachments/one.txt/revpos").asInt(), "a replicated write keeps revpos");
+        assertEquals(b64("two!"), doc.at("/_attachments/two.bin/data").asText());
+        s.send("PUT", "/a/mp2", "--abc\r\n\r\n{\"_attachments\":{\"x\":{\"follows\":true}}}\r\n--abc--", "Authorization", HttpTestServer.ADMIN,
+                "Content-Type", "multipart/related; boundary=abc").error(400, "bad_request", "Missing the body of attachment x.");
+    }
+
+    @Test
     void standaloneAttachments() throws Exception {
         var put = s.send("PUT", "/a/sa/dir/file.txt", "0123456789", "Authorization", HttpTestServer.ADMIN, "Content-Type", "text/plain").status(201);
         String rev1 = put.json().get("rev").asText();

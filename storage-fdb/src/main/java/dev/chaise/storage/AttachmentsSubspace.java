@@ -137,7 +137,7 @@ public final class AttachmentsSubspace {
                 meta.put("length", (long) data.length);
                 meta.put("stub", true);
             } else if (a.path("follows").asBoolean(false)) {
-                throw new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "Attachments that follow in multipart bodies are not supported yet.");
+                throw StorageException.badRequest("Attachment " + name + " follows, but the request is not multipart/related");
             } else {
                 throw StorageException.badRequest("Attachment " + name + " needs data or stub");
             }

@@ -189,10 +189,10 @@ public final class DocumentHandlers {
         String id = docId(req);
         DocumentJson.validateId(id);
         String ct = req.contentType();
-        if (ct != null && ct.startsWith("multipart/")) {
-            throw new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "Attachments are not supported yet.");
-        }
-        JsonNode json = Bodies.json(req); // CouchDB does not insist on a JSON Content-Type here
+        // multipart/related: the replicator's document with attachment bodies as parts.
+        JsonNode json = ct != null && ct.startsWith("multipart/related")
+                ? MultipartRelated.parse(req.header("Content-Type"), req.body())
+                : Bodies.json(req); // CouchDB does not insist on a JSON Content-Type here
         boolean newEdits = !"false".equals(req.query("new_edits"));
         DocumentJson.Parsed p = DocumentJson.parse(json, id);
         String rev = DocSupport.requestRev(req, p.rev() == null ? null : p.rev().toString());

@@ -99,15 +99,34 @@ public final class ViewService implements AutoCloseable {
 
     /** The design document {@code _design/name}; 404 {@code missing}/{@code deleted} as for any document. */
     public DesignDoc designDoc(String dbName, String ddocId) {
-        DocumentStore.StoredDoc d = docs.get(dbName, ddocId, null, false);
-        return DesignDoc.parse(ddocId, d.body());
+        // One point read names the winning revision; parsing and the signature's md5 are done once per revision.
+        record Key(long db, String id, String rev) {}
+        DocumentStore.DocInfo w = kv.run(tx -> DocumentStore.winner(tx.snapshot(), docs.databases().open(tx, dbName), ddocId));
+        if (w == null) throw StorageException.notFound("missing");
+        if (w.deleted()) throw StorageException.notFound("deleted");
+        long dbId = docs.databases().open(dbName).id();
+        Key k = new Key(dbId, ddocId, w.rev().toString());
+        DesignDoc cached = designs.get(k);
+        if (cached != null) return cached;
+        DocumentStore.StoredDoc d = docs.get(dbName, ddocId, w.rev(), false);
+        DesignDoc parsed = DesignDoc.parse(ddocId, d.body());
+        if (designs.size() > 1000) designs.clear();
+        designs.put(k, parsed);
+        return parsed;
     }
+
+    private final ConcurrentHashMap<Object, DesignDoc> designs = new ConcurrentHashMap<>();
 
     /** Brings the design document's indexes up to the database's current update seq. */
     public Sequence refresh(String dbName, DesignDoc ddoc) {
-        DbHandle db = docs.databases().open(dbName);
-        Sequence target = kv.run(tx -> ChangesSubspace.lastSequence(tx.snapshot(), docs.databases().open(tx, dbName)));
-        Sequence now = kv.run(tx -> MapIndexSubspace.updateSeq(tx.snapshot(), docs.databases().open(tx, dbName), ddoc.signature()));
+        record Seqs(DbHandle db, Sequence target, Sequence now) {}
+        Seqs q = kv.run(tx -> {
+            DbHandle h = docs.databases().open(tx, dbName);
+            return new Seqs(h, ChangesSubspace.lastSequence(tx.snapshot(), h), MapIndexSubspace.updateSeq(tx.snapshot(), h, ddoc.signature()));
+        });
+        DbHandle db = q.db();
+        Sequence target = q.target();
+        Sequence now = q.now();
         if (target == null || (now != null && now.compareTo(target) >= 0)) return now;
         if (jobs != null) return buildAsJob(dbName, ddoc, target);
         ReentrantLock lock = building.computeIfAbsent(db.id() + "/" + ddoc.signature(), k -> new ReentrantLock());

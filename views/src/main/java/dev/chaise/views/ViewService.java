@@ -251,7 +251,8 @@ public final class ViewService implements AutoCloseable {
         String sig = ddoc.signature();
         if (!plan.reduce()) {
             long total = kv.run(tx -> MapIndexSubspace.rowCount(tx.snapshot(), docs.databases().open(tx, dbName), sig, viewId));
-            Iterator<ViewRow> rows = Views.skipLimit(reader.mapRows(dbName, sig, viewId, q, q.includeDocs()), q.skip(), q.limit());
+            long rowLimit = q.limit() == Long.MAX_VALUE ? 0 : q.skip() + q.limit();
+            Iterator<ViewRow> rows = Views.skipLimit(reader.mapRows(dbName, sig, viewId, q, q.includeDocs(), rowLimit), q.skip(), q.limit());
             return new Result(false, total, seq, lazyUpdate(rows, q, dbName, ddoc), null);
         }
         ReduceProgram program = view.builtinReduce() ? null : reduceProgram(ddoc, view);

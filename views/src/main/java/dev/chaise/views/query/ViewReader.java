@@ -39,6 +39,14 @@ public final class ViewReader {
 
     /** Map rows in query order, before skip and limit. */
     public Iterator<ViewRow> mapRows(String dbName, String sig, int viewId, ViewQuery q, boolean withDocs) {
+        return mapRows(dbName, sig, viewId, q, withDocs, 0);
+    }
+
+    /**
+     * @param rowLimit at most this many rows per cursor (skip + limit of a map query, so
+     *     {@code limit=10} reads ten rows, not a transaction's worth); 0 for no bound
+     */
+    public Iterator<ViewRow> mapRows(String dbName, String sig, int viewId, ViewQuery q, boolean withDocs, long rowLimit) {
         DbHandle db0 = databases.open(dbName);
         boolean conflicts = Boolean.TRUE.equals(q.conflicts());
         RangeCursor.Mapper<ViewRow> mapper = (tx, db, row) -> {
@@ -53,13 +61,13 @@ public final class ViewReader {
                 byte[] sk = ViewKeyCodec.encode(k);
                 byte[] lo = MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, null);
                 byte[] hi = MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, null);
-                parts.add(lazy(() -> cursor(dbName, db0, lo, hi, q.descending(), mapper)));
+                parts.add(lazy(() -> cursor(dbName, db0, lo, hi, q.descending(), rowLimit, mapper)));
             }
             return concat(parts);
         }
         byte[][] b = bounds(db0, sig, viewId, q);
         if (b == null) return Collections.emptyIterator();
-        return cursor(dbName, db0, b[0], b[1], q.descending(), mapper);
+        return cursor(dbName, db0, b[0], b[1], q.descending(), rowLimit, mapper);
     }
 
     /**
@@ -175,12 +183,13 @@ public final class ViewReader {
         return out;
     }
 
-    private Iterator<ViewRow> cursor(String dbName, DbHandle db0, byte[] lo, byte[] hi, boolean descending, RangeCursor.Mapper<ViewRow> mapper) {
+    private Iterator<ViewRow> cursor(String dbName, DbHandle db0, byte[] lo, byte[] hi, boolean descending, long limit,
+                                     RangeCursor.Mapper<ViewRow> mapper) {
         return new RangeCursor<>(kv, tx -> {
             DbHandle now = databases.open(tx, dbName);
             if (now.id() != db0.id()) throw StorageException.notFound("Database does not exist.");
             return now;
-        }, lo, hi, descending, 0, mapper);
+        }, lo, hi, descending, limit, mapper);
     }
 
     /** [begin, end) of a key range query, or null when it is empty. */

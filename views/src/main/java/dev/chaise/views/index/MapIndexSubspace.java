@@ -383,6 +383,16 @@ public final class MapIndexSubspace {
         return out;
     }
 
+    /** Clears an index's rows, id range, errors, aggregates and counters; its info (update seq, status) stays. */
+    static void clearData(Transaction tx, DbHandle db, String sig) {
+        for (long kind : new long[] {ROW_COUNT, KV_SIZE}) {
+            byte[][] r = db.space().range(DatabaseSubspace.VIEWS, INFO, kind, sig);
+            tx.clear(r[0], r[1]);
+        }
+        byte[][] d = db.space().range(DatabaseSubspace.VIEWS, DATA, sig);
+        tx.clear(d[0], d[1]);
+    }
+
     /** Clears one index entirely. */
     public static void clear(Transaction tx, DbHandle db, String sig) {
         for (long kind : new long[] {UPDATE_SEQ, CREATION_VS, BUILD_STATUS, DEFINITION}) tx.clear(info(db, kind, sig));

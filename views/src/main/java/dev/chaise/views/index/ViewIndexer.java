@@ -85,6 +85,15 @@ public final class ViewIndexer {
         Sequence from = kv.run(tx -> MapIndexSubspace.updateSeq(tx, databases.open(tx, dbName), ddoc.signature()));
         List<Sequence> bounds = segmentBounds(dbName, from, target);
         if (bounds.size() < 3) return true; // one segment: the plain loop is as fast
+        // A first build starts from an empty index (clearing what an interrupted attempt left), so
+        // its writes need not read each document's old rows.
+        boolean fresh = from == null;
+        if (fresh) {
+            kv.run(tx -> {
+                MapIndexSubspace.clearData(tx, databases.open(tx, dbName), ddoc.signature());
+                return null;
+            });
+        }
         var pool = java.util.concurrent.Executors.newFixedThreadPool(Math.max(1, workers), Thread.ofPlatform().name("view-build-", 0).daemon().factory());
         try {
             List<java.util.concurrent.Future<?>> done = new ArrayList<>();
@@ -101,7 +110,7 @@ public final class ViewIndexer {
                                 Batch b = readBatch(dbName, ddoc, start, end, false);
                                 if (b.docs.isEmpty()) break;
                                 List<List<MapOutcome>> outcomes = mapAll(program, b.docs);
-                                write(dbName, ddoc, b, outcomes, false, false);
+                                write(dbName, ddoc, b, outcomes, false, false, fresh);
                                 if (progress != null) progress.batch(b.docs.size(), b.last);
                                 start = b.last;
                             }
@@ -215,7 +224,7 @@ public final class ViewIndexer {
             Batch b = bounded ? readBatch(dbName, ddoc, null, target, true) : readBatch(dbName, ddoc, null, null, false);
             if (b.docs.isEmpty()) return b.from;
             List<List<MapOutcome>> outcomes = mapAll(program, b.docs);
-            boolean moved = write(dbName, ddoc, b, outcomes, true, bounded);
+            boolean moved = write(dbName, ddoc, b, outcomes, true, bounded, false);
             if (!moved) continue; // another builder got there first: read again from where it is
             if (progress != null) progress.batch(b.docs.size(), b.last);
             if (target != null && b.last.compareTo(target) >= 0) return b.last;
@@ -293,7 +302,8 @@ public final class ViewIndexer {
      * Writes one batch; with {@code moveSeq}, only if the index has not moved since the batch was
      * read (false otherwise), and moves its update seq to the batch's last change.
      */
-    private boolean write(String dbName, DesignDoc ddoc, Batch b, List<List<MapOutcome>> outcomes, boolean moveSeq, boolean verifyCurrent) {
+    private boolean write(String dbName, DesignDoc ddoc, Batch b, List<List<MapOutcome>> outcomes, boolean moveSeq, boolean verifyCurrent,
+                          boolean fresh) {
         String sig = ddoc.signature();
         int views = ddoc.views().size();
         List<Emitted[]> rows = new ArrayList<>(b.docs.size());
@@ -308,7 +318,7 @@ public final class ViewIndexer {
                 // Interactive indexes: a document written since the snapshot was indexed by its own
                 // transaction; these rows would be stale. The read makes a later write conflict.
                 if (verifyCurrent && !c.seq().equals(DocumentStore.winnerSequence(tx, db, c.id()))) continue;
-                indexDoc(tx, db, ddoc, c.id(), c.rev().toString(), rows.get(i), deltas);
+                indexDoc(tx, db, ddoc, c.id(), c.rev().toString(), rows.get(i), deltas, fresh);
             }
             deltas.flush(tx, db, sig);
             if (moveSeq) MapIndexSubspace.setUpdateSeq(tx, db, sig, b.last);
@@ -324,7 +334,7 @@ public final class ViewIndexer {
      */
     public static void indexDoc(Transaction tx, DbHandle db, DesignDoc ddoc, String docId, String rev, List<MapOutcome> outcomes) {
         MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(ddoc.views().size());
-        indexDoc(tx, db, ddoc, docId, rev, encode(outcomes, ddoc.views().size()), deltas);
+        indexDoc(tx, db, ddoc, docId, rev, encode(outcomes, ddoc.views().size()), deltas, false);
         deltas.flush(tx, db, ddoc.signature());
     }
 
@@ -333,16 +343,17 @@ public final class ViewIndexer {
         return "_count".equals(v.reduce()) || "_sum".equals(v.reduce());
     }
 
+    /** @param fresh the index was emptied for this build: no document has rows or errors to clear yet */
     private static void indexDoc(Transaction tx, DbHandle db, DesignDoc ddoc, String docId, String rev, Emitted[] now,
-                                 MapIndexSubspace.Deltas deltas) {
+                                 MapIndexSubspace.Deltas deltas, boolean fresh) {
         String sig = ddoc.signature();
         int views = ddoc.views().size();
-        MapIndexSubspace.DocKeys[] old = MapIndexSubspace.docKeys(tx, db, sig, docId, views);
+        MapIndexSubspace.DocKeys[] old = fresh ? new MapIndexSubspace.DocKeys[views] : MapIndexSubspace.docKeys(tx, db, sig, docId, views);
         for (int v = 0; v < views; v++) {
             boolean agg = aggregated(ddoc.views().get(v));
             if (old[v] != null) MapIndexSubspace.removeDoc(tx, db, sig, docId, v, old[v], agg, deltas);
             Emitted e = now == null ? null : now[v];
-            MapIndexSubspace.clearError(tx, db, sig, v, docId);
+            if (!fresh) MapIndexSubspace.clearError(tx, db, sig, v, docId);
             if (e == null) continue;
             if (e.error != null) {
                 MapIndexSubspace.setError(tx, db, sig, v, docId, rev, e.error, e.reason);

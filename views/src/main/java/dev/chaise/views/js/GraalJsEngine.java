@@ -190,11 +190,16 @@ public final class GraalJsEngine implements JsEngine {
 
     // ---------------------------------------------------------------- map
 
+    /** What map and reduce functions may {@code require}: {@code views.lib} only, as in CouchDB. */
+    private static String viewsLibRoot(JsonNode lib) {
+        ObjectNode root = Json.NODES.objectNode();
+        if (lib != null) root.putObject("views").set("lib", lib);
+        return json(root);
+    }
+
     @Override
     public MapProgram mapProgram(MapSource source) throws JsFunctionException {
-        ObjectNode root = Json.NODES.objectNode();
-        if (source.lib() != null) root.putObject("views").set("lib", source.lib());
-        String rootJson = json(root);
+        String rootJson = viewsLibRoot(source.lib());
         String maps = json(source.maps());
         String key = "map\u0000" + source.ddocId() + "\u0000" + maps + "\u0000" + rootJson;
         java.util.function.Consumer<Slot> init = s -> {
@@ -285,9 +290,7 @@ public final class GraalJsEngine implements JsEngine {
 
     @Override
     public ReduceProgram reduceProgram(ReduceSource source) throws JsFunctionException {
-        ObjectNode root = Json.NODES.objectNode();
-        if (source.lib() != null) root.putObject("views").set("lib", source.lib());
-        String rootJson = json(root);
+        String rootJson = viewsLibRoot(source.lib());
         String reduces = json(source.reduces());
         String key = "reduce\u0000" + source.ddocId() + "\u0000" + reduces + "\u0000" + rootJson;
         Slot slot = borrow(key, s -> {

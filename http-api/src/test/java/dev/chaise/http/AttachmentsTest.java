@@ -44,7 +44,14 @@ class AttachmentsTest {
                 .error(412, "missing_stub", "Invalid attachment stub in doc for nope");
         s.asAdmin("PUT", "/a/bad", "{\"_attachments\":{\"x\":{\"data\":\"***\"}}}").error(400, "bad_request", "Invalid attachment data for x");
         s.asAdmin("PUT", "/a/bad", "{\"_attachments\":{\"_x\":{\"data\":\"\"}}}").error(400, "bad_request", null);
-        s.asAdmin("PUT", "/a/_local/l", "{\"_attachments\":{}}").status(201);
+        s.asAdmin("PUT", "/a/_local/l", "{\"_attachments\":{\"x\":{\"data\":\"aGk=\"}}}").status(201);
+        assertTrue(!s.asAdmin("GET", "/a/_local/l", null).json().has("_attachments"), "a _local document keeps no attachments, as in CouchDB");
+        // _all_docs and _changes with include_docs carry bodies when asked.
+        JsonNode all = s.asAdmin("GET", "/a/_all_docs?include_docs=true&attachments=true&key=%22doc%22", null).status(200).json();
+        assertEquals(b64("hello world"), all.at("/rows/0/doc/_attachments/hello.txt/data").asText());
+        JsonNode changes = s.asAdmin("GET", "/a/_changes?include_docs=true&attachments=true&doc_ids=%5B%22doc%22%5D&filter=_doc_ids", null).status(200).json();
+        assertEquals(b64("hello world"), changes.at("/results/0/doc/_attachments/hello.txt/data").asText());
+        assertTrue(s.asAdmin("GET", "/a/_all_docs?include_docs=true&key=%22doc%22", null).json().at("/rows/0/doc/_attachments/hello.txt/stub").asBoolean());
         // The replicator's reads: _bulk_get and open_revs with attachments=true carry the bodies.
         JsonNode bulk = s.asAdmin("POST", "/a/_bulk_get?attachments=true", "{\"docs\":[{\"id\":\"doc\"}]}").status(200).json();
         assertEquals(b64("hello world"), bulk.at("/results/0/docs/0/ok/_attachments/hello.txt/data").asText());

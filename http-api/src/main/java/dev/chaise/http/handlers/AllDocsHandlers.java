@@ -170,7 +170,9 @@ public final class AllDocsHandlers {
         row.putObject("value").put("rev", d.rev().toString());
         if (a.includeDocs()) {
             DocumentStore.StoredDoc doc = DocumentStore.get(tx, h, d.id(), d.rev(), a.conflicts());
-            row.set("doc", DocSupport.render(doc, new Meta(false, false, a.conflicts(), false, false)));
+            ObjectNode rendered = DocSupport.render(doc, new Meta(false, false, a.conflicts(), false, false));
+            DocSupport.inlineAttachments(tx, h, d.id(), rendered, a.attachments() ? 0 : -1);
+            row.set("doc", rendered);
         }
         return row;
     }

@@ -388,7 +388,9 @@ public final class ChangesHandler {
                     if (d == null) d = DocumentStore.get(tx, h, id, ch.rev(), false);
                     d = new StoredDoc(d.id(), d.rev(), d.deleted(), d.body(), branches, d.seq());
                 }
-                row.set("doc", DocSupport.render(d, new Meta(false, false, a.conflicts(), false, false)));
+                ObjectNode doc = DocSupport.render(d, new Meta(false, false, a.conflicts(), false, false));
+                DocSupport.inlineAttachments(tx, h, id, doc, a.attachments() ? 0 : -1);
+                row.set("doc", doc);
             }
             return row;
         }

@@ -221,12 +221,8 @@ final class DocSupport {
                     if (!v.isBoolean()) throw new StorageException(StorageException.Kind.DOC_VALIDATION, "Bad special document member: _deleted");
                     deleted = v.booleanValue();
                 }
-                case "_attachments" -> {
-                    if (!(v.isObject() && v.isEmpty())) {
-                        throw new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "Attachments are not supported yet.");
-                    }
-                }
-                case "_revisions", "_conflicts", "_deleted_conflicts", "_revs_info", "_local_seq" -> { }
+                // _local documents keep no attachments: CouchDB drops them, and so do we.
+                case "_attachments", "_revisions", "_conflicts", "_deleted_conflicts", "_revs_info", "_local_seq" -> { }
                 default -> throw new StorageException(StorageException.Kind.DOC_VALIDATION, "Bad special document member: " + name);
             }
         }

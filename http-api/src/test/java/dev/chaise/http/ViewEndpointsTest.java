@@ -86,6 +86,11 @@ class ViewEndpointsTest {
         assertEquals("[{'key':'y','value':2}]", rows("/q/_design/v/_view/t?group=true&descending=true&limit=1"));
         assertEquals("[{'key':null,'value':4}]", rows("/q/_design/v/_view/t?key=%22x%22"));
         assertEquals("[{'id':'c','key':'x','value':3}]", rows("/q/_design/v/_view/t?reduce=false&key=%22x%22&skip=1"));
+        assertEquals(0, all.get("offset").asInt());
+        assertEquals(2, s.asAdmin("GET", "/q/_design/v/_view/t?reduce=false&startkey=%22y%22", null).json().get("offset").asInt(), "two rows before y");
+        assertEquals(3, s.asAdmin("GET", "/q/_design/v/_view/t?reduce=false&startkey=%22y%22&skip=1", null).json().get("offset").asInt());
+        assertEquals(1, s.asAdmin("GET", "/q/_design/v/_view/t?reduce=false&startkey=%22x%22&descending=true", null).json().get("offset").asInt(),
+                "descending: one row (y) after the start");
         assertEquals("[{'id':'b','key':'y','value':2,'doc':{'_id':'b','_rev':'" + s.asAdmin("GET", "/q/b", null).json().get("_rev").asText() + "','n':2,'t':'y'}}]",
                 rows("/q/_design/v/_view/t?reduce=false&startkey=%22y%22&include_docs=true"));
         assertEquals("[{'key':[null],'value':1},{'key':['x'],'value':2},{'key':['y'],'value':1}]", rows("/q/_design/v/_view/pair?group_level=1"));

@@ -81,7 +81,7 @@ public final class ViewService implements AutoCloseable {
      * A view query's answer; rows stream from the index as they are consumed. Close it when done:
      * a JavaScript reduce holds a pooled engine context.
      */
-    public record Result(boolean reduced, Long totalRows, Sequence updateSeq, Iterator<ViewRow> rows, AutoCloseable resources)
+    public record Result(boolean reduced, Long totalRows, Long offset, Sequence updateSeq, Iterator<ViewRow> rows, AutoCloseable resources)
             implements AutoCloseable {
         @Override
         public void close() {
@@ -253,7 +253,8 @@ public final class ViewService implements AutoCloseable {
             long total = kv.run(tx -> MapIndexSubspace.rowCount(tx.snapshot(), docs.databases().open(tx, dbName), sig, viewId));
             long rowLimit = q.limit() == Long.MAX_VALUE ? 0 : q.skip() + q.limit();
             Iterator<ViewRow> rows = Views.skipLimit(reader.mapRows(dbName, sig, viewId, q, q.includeDocs(), rowLimit), q.skip(), q.limit());
-            return new Result(false, total, seq, lazyUpdate(rows, q, dbName, ddoc), null);
+            long offset = reader.offset(dbName, sig, viewId, q) + q.skip();
+            return new Result(false, total, Math.min(offset, total), seq, lazyUpdate(rows, q, dbName, ddoc), null);
         }
         ReduceProgram program = view.builtinReduce() ? null : reduceProgram(ddoc, view);
         Reducer reducer = program == null ? BuiltinReducers.of(view.reduce()) : Views.jsReducer(program, 0);
@@ -282,7 +283,7 @@ public final class ViewService implements AutoCloseable {
         } else {
             rows = Views.reduce(reader.mapRows(dbName, sig, viewId, q, false), reducer, plan.groupLevel());
         }
-        return new Result(true, null, seq, lazyUpdate(Views.skipLimit(rows, q.skip(), q.limit()), q, dbName, ddoc), program);
+        return new Result(true, null, null, seq, lazyUpdate(Views.skipLimit(rows, q.skip(), q.limit()), q, dbName, ddoc), program);
     }
 
     /** {@code update=lazy}: answer from the index as it is, then bring it up to date. */

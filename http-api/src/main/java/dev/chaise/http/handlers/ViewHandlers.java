@@ -23,8 +23,8 @@ import java.util.Map;
 /**
  * Views: {@code GET/POST /{db}/_design/{ddoc}/_view/{view}}, {@code POST .../queries},
  * {@code .../_errors} (map failures, beyond CouchDB), {@code _design/{ddoc}/_info} and
- * {@code _view_cleanup}. Map rows carry {@code total_rows} from RFC E's row counter and, like
- * {@code _all_docs} on FDB, no {@code offset}.
+ * {@code _view_cleanup}. Map rows carry {@code total_rows} from RFC E's row counter and CouchDB's
+ * {@code offset} (RFC E, unlike RFC B for {@code _all_docs}, keeps it; clients check it).
  */
 public final class ViewHandlers {
     private final ViewService views;
@@ -74,7 +74,7 @@ public final class ViewHandlers {
 
     private static void writeResult(ResponseStream out, ViewService.Result result, ViewQuery q) throws Exception {
         StringBuilder head = new StringBuilder("{");
-        if (!result.reduced()) head.append("\"total_rows\":").append(result.totalRows()).append(',');
+        if (!result.reduced()) head.append("\"total_rows\":").append(result.totalRows()).append(",\"offset\":").append(result.offset()).append(',');
         if (q.updateSeq()) head.append("\"update_seq\":").append(seq(result.updateSeq())).append(',');
         out.write(head.append("\"rows\":[\r\n").toString());
         boolean first = true;

@@ -71,6 +71,40 @@ public final class ViewReader {
     }
 
     /**
+     * CouchDB's {@code offset}: how many rows of the view come before the first one the query can
+     * return, in its direction (skip not included). Counted by scanning keys, across transactions,
+     * so it costs in proportion to the offset; 0 with no start bound costs nothing.
+     */
+    public long offset(String dbName, String sig, int viewId, ViewQuery q) {
+        DbHandle db0 = databases.open(dbName);
+        byte[][] all = MapIndexSubspace.viewRange(db0, sig, viewId);
+        byte[] lo;
+        byte[] hi;
+        if (q.keys() != null) {
+            if (q.keys().isEmpty()) return 0;
+            byte[] sk = ViewKeyCodec.encode(q.keys().getFirst());
+            lo = q.descending() ? MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, null) : all[0];
+            hi = q.descending() ? all[1] : MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, null);
+        } else {
+            if (q.startKey() == null && q.startDocId() == null) return 0;
+            byte[][] b = bounds(db0, sig, viewId, q);
+            if (b == null) {
+                return 0; // nothing in range: CouchDB reports where the range would start; 0 keeps it simple
+            }
+            lo = q.descending() ? b[1] : all[0];
+            hi = q.descending() ? all[1] : b[0];
+        }
+        if (Keys.compare(lo, hi) >= 0) return 0;
+        long[] n = {0};
+        RangeCursor<Boolean> c = new RangeCursor<>(kv, tx -> databases.open(tx, dbName), lo, hi, false, 0, (tx, db, row) -> {
+            n[0]++;
+            return null; // counted, not kept
+        });
+        while (c.hasNext()) c.next();
+        return n[0];
+    }
+
+    /**
      * Per-key aggregates of a {@code _count} or {@code _sum} view as rows whose value is the
      * key's partial reduction, in query order: one entry per distinct key instead of every row.
      * Keys with a zero count (every row removed) are skipped.

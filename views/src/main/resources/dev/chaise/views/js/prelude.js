@@ -76,7 +76,8 @@
   }
 
   function compile(src, what) {
-    const fn = (0, eval)('(' + src + ')');
+    // couchjs takes a function statement followed by ';' too ("function(doc){...};").
+    const fn = (0, eval)('(' + String(src).replace(/[\s;]+$/, '') + ')');
     if (typeof fn !== 'function') throw new TypeError(what + ' is not a function');
     return fn;
   }

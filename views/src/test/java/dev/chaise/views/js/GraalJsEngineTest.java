@@ -65,6 +65,12 @@ class GraalJsEngineTest {
     }
 
     @Test
+    void trailingSemicolonsAfterAFunctionAreAccepted() throws Exception {
+        assertEquals(List.of("[[\"a\",null]]", "[]"),
+                map(null, "{'_id':'a'}", "function(doc){ emit(doc._id); };", "function(doc){} ;\n"));
+    }
+
+    @Test
     void modernSyntaxAndHelpers() throws Exception {
         assertEquals(List.of("[[\"a-2\",3],[\"t\",true],[\"j\",\"{\\\"k\\\":1}\"]]"), map(null, "{'_id':'a','v':[1,2],'o':{'k':1}}",
                 "doc => { const {_id, v: [x, y]} = doc; let s = `${_id}-${y}`; emit(s, sum([x, y])); emit('t', isArray(doc.v)); emit('j', toJSON(doc.o)); }"));

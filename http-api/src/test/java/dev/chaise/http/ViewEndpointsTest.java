@@ -39,6 +39,23 @@ class ViewEndpointsTest {
     }
 
     @Test
+    void builtinReducesMatchByPrefix() throws Exception {
+        s.asAdmin("PUT", "/g", null).status(201);
+        s.asAdmin("POST", "/g/_bulk_docs", "{\"docs\":[{\"_id\":\"a\",\"n\":2},{\"_id\":\"b\",\"n\":5}]}").status(201);
+        s.asAdmin("PUT", "/g/_design/d", "{\"views\":{\"s\":{\"map\":\"function(doc){emit(doc._id,doc.n)}\",\"reduce\":\"_sum\\n\\nandothergarbage\"}}}").status(201);
+        assertEquals("[{'key':null,'value':7}]", rows("/g/_design/d/_view/s"));
+    }
+
+    @Test
+    void oneDocumentsRowsUnderOneKeyComeInValueOrder() throws Exception {
+        s.asAdmin("PUT", "/dup", null).status(201);
+        s.asAdmin("PUT", "/dup/a", "{}").status(201);
+        s.asAdmin("PUT", "/dup/_design/d", "{\"views\":{\"m\":{\"map\":\"function(doc){emit(1,'z');emit(0);emit(1,'b');emit(1);emit(1,'b')}\"}}}").status(201);
+        assertEquals("[{'id':'a','key':0,'value':null},{'id':'a','key':1,'value':null},{'id':'a','key':1,'value':'b'},"
+                + "{'id':'a','key':1,'value':'b'},{'id':'a','key':1,'value':'z'}]", rows("/dup/_design/d/_view/m"));
+    }
+
+    @Test
     void missingDesignDocsAndViews() throws Exception {
         s.asAdmin("GET", "/v/_design/nope/_view/m", null).error(404, "not_found", "missing");
         s.asAdmin("GET", "/v/_design/d/_view/nope", null).error(404, "not_found", "missing_named_view");

@@ -2,6 +2,7 @@ package dev.chaise.views.index;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.KvStore;
@@ -15,11 +16,14 @@ import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.Sequence;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
+import dev.chaise.views.collation.ViewCollation;
 import dev.chaise.views.collation.ViewKeyCodec;
 import dev.chaise.views.collation.ViewKeyTooLargeException;
 import dev.chaise.views.js.MapOutcome;
 import dev.chaise.views.js.MapProgram;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.nio.ByteBuffer;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -357,7 +361,14 @@ public final class ViewIndexer {
         }
     }
 
-    private record EncodedRow(byte[] sortKey, String keyJson, String valueJson) {}
+    /** {@code value} is only for ordering one document's rows under the same key. */
+    private record EncodedRow(byte[] sortKey, String keyJson, String valueJson, JsonNode value) {}
+
+    /** CouchDB returns one document's rows for an equal key in value order, not emit order. */
+    private static final Comparator<EncodedRow> ROW_ORDER = (a, b) -> {
+        int c = Arrays.compareUnsigned(a.sortKey, b.sortKey);
+        return c != 0 ? c : ViewCollation.compare(a.value, b.value);
+    };
 
     /** One view's outcome for one doc: rows, or the error that skips the doc for that view. */
     private record Emitted(List<EncodedRow> rows, String error, String reason) {}
@@ -391,11 +402,12 @@ public final class ViewIndexer {
                 if (keyBytes > DOC_KEYS_LIMIT) {
                     return new Emitted(List.of(), "keys_too_large", "emitted keys add up to over " + DOC_KEYS_LIMIT + " bytes");
                 }
-                rows.add(new EncodedRow(sortKey, k, v));
+                rows.add(new EncodedRow(sortKey, k, v, e.value() == null ? NullNode.getInstance() : e.value()));
             } catch (ViewKeyTooLargeException x) {
                 return new Emitted(List.of(), "key_too_large", x.getMessage());
             }
         }
+        if (rows.size() > 1) rows.sort(ROW_ORDER);
         return new Emitted(rows, null, null);
     }
 

@@ -56,6 +56,20 @@ class ViewEndpointsTest {
     }
 
     @Test
+    void mapFunctionsSeeConflicts() throws Exception {
+        s.asAdmin("PUT", "/cf", null).status(201);
+        s.asAdmin("PUT", "/cf/_design/d", "{\"views\":{\"c\":{\"map\":\"function(doc){ if (doc._conflicts) emit(doc._id, doc._conflicts); }\"}},"
+                + "\"options\":{\"interactive\":false}}").status(201);
+        s.asAdmin("PUT", "/cf/_design/i", "{\"views\":{\"c\":{\"map\":\"function(doc){ if (doc._conflicts) emit(doc._id, doc._conflicts); }\"}},"
+                + "\"options\":{\"interactive\":true}}").status(201);
+        s.asAdmin("PUT", "/cf/plain", "{}").status(201);
+        s.asAdmin("POST", "/cf/_bulk_docs", "{\"new_edits\":false,\"docs\":[{\"_id\":\"x\",\"_rev\":\"1-aaaa\",\"v\":1},"
+                + "{\"_id\":\"x\",\"_rev\":\"1-bbbb\",\"v\":2}]}").status(201);
+        assertEquals("[{'id':'x','key':'x','value':['1-aaaa']}]", rows("/cf/_design/d/_view/c"));
+        assertEquals("[{'id':'x','key':'x','value':['1-aaaa']}]", rows("/cf/_design/i/_view/c"));
+    }
+
+    @Test
     void missingDesignDocsAndViews() throws Exception {
         s.asAdmin("GET", "/v/_design/nope/_view/m", null).error(404, "not_found", "missing");
         s.asAdmin("GET", "/v/_design/d/_view/nope", null).error(404, "not_found", "missing_named_view");

@@ -16,6 +16,8 @@ import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.Sequence;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
+import dev.chaise.storage.rev.EditBranches;
+import dev.chaise.storage.rev.RevId;
 import dev.chaise.views.collation.ViewCollation;
 import dev.chaise.views.collation.ViewKeyCodec;
 import dev.chaise.views.collation.ViewKeyTooLargeException;
@@ -270,12 +272,12 @@ public final class ViewIndexer {
     private static String docJson(ReadTransaction snap, DbHandle db, ChangesSubspace.Change c, boolean localSeq) {
         DocumentStore.StoredDoc d;
         try {
-            d = DocumentStore.get(snap, db, c.id(), c.rev(), false);
+            d = DocumentStore.get(snap, db, c.id(), c.rev(), true);
         } catch (StorageException e) {
             if (e.kind() == StorageException.Kind.NOT_FOUND) return null; // replaced since the change was read
             throw e;
         }
-        ObjectNode doc = DocumentJson.render(d);
+        ObjectNode doc = mapDoc(d);
         if (localSeq) doc.put("_local_seq", c.seq().toHex());
         try {
             return Json.MAPPER.writeValueAsString(doc);
@@ -321,6 +323,22 @@ public final class ViewIndexer {
         MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(ddoc.views().size());
         indexDoc(tx, db, ddoc, docId, rev, encode(outcomes, ddoc.views().size()), deltas);
         deltas.flush(tx, db, ddoc.signature());
+    }
+
+    /**
+     * A document as map functions see it: with {@code _conflicts} when it has any, as in CouchDB
+     * (whose guide finds conflicts with a view on {@code doc._conflicts}).
+     *
+     * @param d read with its branches
+     */
+    static ObjectNode mapDoc(DocumentStore.StoredDoc d) {
+        ObjectNode doc = DocumentJson.render(d);
+        List<RevId> conflicts = EditBranches.conflicts(d.branches());
+        if (!conflicts.isEmpty()) {
+            var a = doc.putArray("_conflicts");
+            conflicts.forEach(r -> a.add(r.toString()));
+        }
+        return doc;
     }
 
     /** Views whose reduce keeps per-key aggregates (see {@link MapIndexSubspace}). */

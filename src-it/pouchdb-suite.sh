@@ -9,11 +9,17 @@
 # repository and installed there once. Environment:
 #   POUCHDB_GIT      where to clone from (default https://github.com/pouchdb/pouchdb.git; a local mirror works)
 #   POUCHDB_CACHE    cache directory (default ${XDG_CACHE_HOME:-~/.cache}/chaise/pouchdb-suite)
-#   ADAPTERS         PouchDB's local adapter for the "local" side of each test (default memory)
-#   GREP             only tests whose names match (mocha --grep); default "http": the suites that
-#                    talk to the server (local-only suites test PouchDB, not Chaise)
+#   SUITE            integration (default) or mapreduce: PouchDB's tests/<SUITE> (TESTING.md's
+#                    TYPE=mapreduce ADAPTERS=http run, which puts every view on the server)
+#   ADAPTERS         PouchDB's adapter for the databases tests create (default memory for
+#                    integration, whose tests pair it with an http one; http for mapreduce)
+#   GREP             only tests whose names match (mocha --grep); default "http" for integration:
+#                    the suites that talk to the server (local-only suites test PouchDB, not
+#                    Chaise); none for mapreduce
 #   SUITE_TIMEOUT    mocha's per-test timeout in ms (default 20000)
 # Prints mocha's report, then a line "pouchdb-suite: passing N failing M pending P".
+#
+#   SUITE=mapreduce CHAISE_URL=... CHAISE_ADMIN=admin CHAISE_PASSWORD=secret src-it/pouchdb-suite.sh
 # Exits 0 when the suite ran (whatever it found), non-zero when it could not run.
 set -euo pipefail
 
@@ -24,7 +30,12 @@ here="$(cd "$(dirname "$0")" && pwd)"
 version="$(node -p "require('$here/package-lock.json').packages['node_modules/pouchdb'].version")"
 : "${POUCHDB_GIT:=https://github.com/pouchdb/pouchdb.git}"
 : "${POUCHDB_CACHE:=${XDG_CACHE_HOME:-$HOME/.cache}/chaise/pouchdb-suite}"
-: "${ADAPTERS:=memory}"
+: "${SUITE:=integration}"
+case "$SUITE" in
+  integration) : "${ADAPTERS:=memory}" "${GREP=http}" ;;
+  mapreduce) : "${ADAPTERS:=http}" "${GREP=}" ;;
+  *) echo "pouchdb-suite: SUITE must be integration or mapreduce, not $SUITE" >&2; exit 2 ;;
+esac
 : "${SUITE_TIMEOUT:=20000}"
 dir="$POUCHDB_CACHE/pouchdb-$version"
 
@@ -44,7 +55,7 @@ export COUCH_HOST="${CHAISE_URL/:\/\//://$CHAISE_ADMIN:$password@}"
 export SERVER=couchdb-master CLIENT=node ADAPTERS VIEW_ADAPTERS=memory
 
 cd "$dir"
-# bin/test-node.sh without the CORS setup Node does not need: mocha over tests/integration, not
+# bin/test-node.sh without the CORS setup Node does not need: mocha over tests/$SUITE, not
 # stopping at the first failure, plus the "down server" some tests expect on port 3010.
 down_pid=""
 if ! (: < /dev/tcp/127.0.0.1/3010) 2>/dev/null; then
@@ -55,12 +66,12 @@ trap '[ -n "$down_pid" ] && kill "$down_pid" 2>/dev/null || true' EXIT
 # hook, and mocha then stops the whole run, so one file's crash must not hide the others' results.
 total_pass=0 total_fail=0 total_pending=0
 summary=()
-for file in tests/integration/test.*.js; do
+for file in tests/"$SUITE"/test.*.js; do
   case "$file" in */test.aa.setup.js|*/test.setup_global_hooks.js) continue ;; esac
   report="$(mktemp)"
   set +e
   ./node_modules/.bin/mocha --exit --timeout "$SUITE_TIMEOUT" --require=./tests/integration/node.setup.js \
-    --reporter=spec --grep="${GREP-http}" tests/integration/test.setup_global_hooks.js "$file" 2>&1 | tee "$report"
+    --reporter=spec --grep="$GREP" tests/integration/test.setup_global_hooks.js "$file" 2>&1 | tee "$report"
   set -e
   count() { grep -Eo "^ +[0-9]+ $1" "$report" | grep -Eo '[0-9]+' || echo 0; }
   p="$(count passing)" f="$(count failing)" n="$(count pending)"

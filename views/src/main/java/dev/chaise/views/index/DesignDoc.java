@@ -36,6 +36,15 @@ public record DesignDoc(String id, String language, List<View> views, JsonNode l
 
     public static final List<String> BUILTIN_REDUCES = List.of("_count", "_sum", "_stats", "_approx_count_distinct");
 
+    /**
+     * The built-in a reduce names. CouchDB matches built-ins by prefix, so "_sum\n\ngarbage" is
+     * {@code _sum}.
+     */
+    static String builtinReduce(String reduce) {
+        for (String b : BUILTIN_REDUCES) if (reduce.startsWith(b)) return b;
+        throw invalid("Unknown builtin reduce function: " + reduce);
+    }
+
     public View view(String name) {
         for (View v : views) if (v.name.equals(name)) return v;
         return null;
@@ -78,9 +87,7 @@ public record DesignDoc(String id, String language, List<View> views, JsonNode l
                 if (red != null && !red.isNull()) {
                     if (!red.isTextual()) throw invalid("View " + e.getKey() + " `reduce` must be a string");
                     reduce = red.textValue().strip();
-                    if (reduce.startsWith("_") && !BUILTIN_REDUCES.contains(reduce)) {
-                        throw invalid("Unknown builtin reduce function: " + reduce);
-                    }
+                    if (reduce.startsWith("_")) reduce = builtinReduce(reduce);
                 }
                 views.put(e.getKey(), new View(e.getKey(), map.textValue(), reduce));
             }

@@ -8,9 +8,11 @@ import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.DocumentWriteHook;
 import dev.chaise.storage.json.Json;
+import dev.chaise.storage.rev.EditBranch;
 import dev.chaise.views.js.JsEngine;
 import dev.chaise.views.js.JsFunctionException;
 import dev.chaise.views.js.MapProgram;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.WeakHashMap;
@@ -38,7 +40,7 @@ public final class InteractiveViews implements DocumentWriteHook {
     @Override
     public void onWrite(Transaction tx, Change c) {
         if (c.docId().startsWith(DocumentJson.DESIGN_PREFIX)) designWritten(tx, c);
-        if (c.oldWinner() != null && c.oldWinner().equals(c.newWinner()) && c.oldDeleted() == c.newDeleted()) return;
+        // A losing branch that changed still re-maps the winner: map functions see _conflicts.
         List<MapIndexSubspace.Definition> defs;
         synchronized (perTransaction) {
             defs = perTransaction.computeIfAbsent(tx, t -> MapIndexSubspace.definitions(t, c.db()));
@@ -60,7 +62,11 @@ public final class InteractiveViews implements DocumentWriteHook {
             return;
         }
         ObjectNode body = c.newBody() != null ? c.newBody() : DocumentStore.get(tx, c.db(), c.docId(), c.newWinner(), false).body();
-        ObjectNode doc = DocumentJson.render(new DocumentStore.StoredDoc(c.docId(), c.newWinner(), false, body, null, null));
+        // The winner's key holds a versionstamp this transaction cannot read back; the change names it.
+        List<EditBranch> branches = new ArrayList<>(DocumentStore.branches(tx, c.db(), c.docId()));
+        branches.removeIf(b -> b.leaf().equals(c.newWinner()));
+        branches.add(new EditBranch(c.newWinner(), false, List.of()));
+        ObjectNode doc = ViewIndexer.mapDoc(new DocumentStore.StoredDoc(c.docId(), c.newWinner(), false, body, branches, null));
         String json;
         try {
             json = Json.MAPPER.writeValueAsString(doc);

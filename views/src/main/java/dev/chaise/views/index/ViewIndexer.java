@@ -2,6 +2,7 @@ package dev.chaise.views.index;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.KvStore;
@@ -15,11 +16,16 @@ import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.Sequence;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
+import dev.chaise.storage.rev.EditBranches;
+import dev.chaise.storage.rev.RevId;
+import dev.chaise.views.collation.ViewCollation;
 import dev.chaise.views.collation.ViewKeyCodec;
 import dev.chaise.views.collation.ViewKeyTooLargeException;
 import dev.chaise.views.js.MapOutcome;
 import dev.chaise.views.js.MapProgram;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.nio.ByteBuffer;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -275,21 +281,13 @@ public final class ViewIndexer {
     private static String docJson(ReadTransaction snap, DbHandle db, ChangesSubspace.Change c, boolean localSeq) {
         DocumentStore.StoredDoc d;
         try {
-            d = DocumentStore.get(snap, db, c.id(), c.rev(), false);
+            // RFC D's BranchCount says when there can be conflicts: a document without branches costs no extra read.
+            d = DocumentStore.get(snap, db, c.id(), c.rev(), c.branchCount() > 1);
         } catch (StorageException e) {
             if (e.kind() == StorageException.Kind.NOT_FOUND) return null; // replaced since the change was read
             throw e;
         }
-        ObjectNode doc = DocumentJson.render(d);
-        if (c.branchCount() > 1) {
-            // Map functions see _conflicts, as in CouchDB (the classic "find conflicts" view). RFC D's
-            // BranchCount says when there can be any, so a document without branches costs no read.
-            var conflicts = dev.chaise.storage.rev.EditBranches.conflicts(DocumentStore.branches(snap, db, c.id()));
-            if (!conflicts.isEmpty()) {
-                var a = doc.putArray("_conflicts");
-                conflicts.forEach(r -> a.add(r.toString()));
-            }
-        }
+        ObjectNode doc = mapDoc(d);
         if (localSeq) doc.put("_local_seq", c.seq().toHex());
         try {
             return Json.MAPPER.writeValueAsString(doc);
@@ -338,6 +336,23 @@ public final class ViewIndexer {
         deltas.flush(tx, db, ddoc.signature());
     }
 
+    /**
+     * A document as map functions see it: with {@code _conflicts} when it has any, as in CouchDB
+     * (whose guide finds conflicts with a view on {@code doc._conflicts}).
+     *
+     * @param d read with its branches, or without them when it has only one
+     */
+    static ObjectNode mapDoc(DocumentStore.StoredDoc d) {
+        ObjectNode doc = DocumentJson.render(d);
+        if (d.branches() == null) return doc;
+        List<RevId> conflicts = EditBranches.conflicts(d.branches());
+        if (!conflicts.isEmpty()) {
+            var a = doc.putArray("_conflicts");
+            conflicts.forEach(r -> a.add(r.toString()));
+        }
+        return doc;
+    }
+
     /** Views whose reduce keeps per-key aggregates (see {@link MapIndexSubspace}). */
     static boolean aggregated(DesignDoc.View v) {
         return "_count".equals(v.reduce()) || "_sum".equals(v.reduce());
@@ -377,7 +392,14 @@ public final class ViewIndexer {
         }
     }
 
-    private record EncodedRow(byte[] sortKey, String keyJson, String valueJson) {}
+    /** {@code value} is only for ordering one document's rows under the same key. */
+    private record EncodedRow(byte[] sortKey, String keyJson, String valueJson, JsonNode value) {}
+
+    /** CouchDB returns one document's rows for an equal key in value order, not emit order. */
+    private static final Comparator<EncodedRow> ROW_ORDER = (a, b) -> {
+        int c = Arrays.compareUnsigned(a.sortKey, b.sortKey);
+        return c != 0 ? c : ViewCollation.compare(a.value, b.value);
+    };
 
     /** One view's outcome for one doc: rows, or the error that skips the doc for that view. */
     private record Emitted(List<EncodedRow> rows, String error, String reason) {}
@@ -411,11 +433,12 @@ public final class ViewIndexer {
                 if (keyBytes > DOC_KEYS_LIMIT) {
                     return new Emitted(List.of(), "keys_too_large", "emitted keys add up to over " + DOC_KEYS_LIMIT + " bytes");
                 }
-                rows.add(new EncodedRow(sortKey, k, v));
+                rows.add(new EncodedRow(sortKey, k, v, e.value() == null ? NullNode.getInstance() : e.value()));
             } catch (ViewKeyTooLargeException x) {
                 return new Emitted(List.of(), "key_too_large", x.getMessage());
             }
         }
+        if (rows.size() > 1) rows.sort(ROW_ORDER);
         return new Emitted(rows, null, null);
     }
 

@@ -2,6 +2,7 @@ package dev.chaise.views.js;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.json.Json;
 import java.io.IOException;
@@ -302,7 +303,12 @@ public final class GraalJsEngine implements JsEngine {
                 try {
                     String k = rereduce ? "null" : json(keys);
                     String v = json(values);
-                    return parse(slot.call(() -> slot.api.invokeMember("reduce", index, k, v, rereduce).asString()));
+                    String out = slot.call(() -> slot.api.invokeMember("reduce", index, k, v, rereduce).asString());
+                    if (out.startsWith("\u0000")) {
+                        log.info("{} reduce function {} raised exception {}", source.ddocId(), index, out.substring(1));
+                        return NullNode.getInstance();
+                    }
+                    return parse(out);
                 } catch (PolyglotException e) {
                     throw new JsFunctionException(e.isCancelled() ? "timeout" : "reduce_runtime_error", message(e));
                 }

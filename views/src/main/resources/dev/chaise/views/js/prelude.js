@@ -76,7 +76,8 @@
   }
 
   function compile(src, what) {
-    const fn = (0, eval)('(' + src + ')');
+    // couchjs takes a function statement followed by ';' too ("function(doc){...};").
+    const fn = (0, eval)('(' + String(src).replace(/[\s;]+$/, '') + ')');
     if (typeof fn !== 'function') throw new TypeError(what + ' is not a function');
     return fn;
   }
@@ -136,8 +137,16 @@
       logs = [];
       return JSON.stringify({ r: out, l: l });
     },
+    // The reduction as JSON; a non-fatal throw reduces to null as in couchjs, returned as "\0" +
+    // message so the caller can log it without another crossing.
     reduce: function (i, keysJson, valuesJson, rereduce) {
-      const v = reduces[i](rereduce ? null : JSON.parse(keysJson), JSON.parse(valuesJson), rereduce);
+      let v;
+      try {
+        v = reduces[i](rereduce ? null : JSON.parse(keysJson), JSON.parse(valuesJson), rereduce);
+      } catch (e) {
+        if (e === 'fatal_error' || (Array.isArray(e) && e[0] === 'fatal')) throw e;
+        return '\u0000' + message(e);
+      }
       const s = JSON.stringify(v === undefined ? null : v);
       return s === undefined ? 'null' : s;
     },

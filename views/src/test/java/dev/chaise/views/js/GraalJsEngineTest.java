@@ -65,6 +65,12 @@ class GraalJsEngineTest {
     }
 
     @Test
+    void trailingSemicolonsAfterAFunctionAreAccepted() throws Exception {
+        assertEquals(List.of("[[\"a\",null]]", "[]"),
+                map(null, "{'_id':'a'}", "function(doc){ emit(doc._id); };", "function(doc){} ;\n"));
+    }
+
+    @Test
     void modernSyntaxAndHelpers() throws Exception {
         assertEquals(List.of("[[\"a-2\",3],[\"t\",true],[\"j\",\"{\\\"k\\\":1}\"]]"), map(null, "{'_id':'a','v':[1,2],'o':{'k':1}}",
                 "doc => { const {_id, v: [x, y]} = doc; let s = `${_id}-${y}`; emit(s, sum([x, y])); emit('t', isArray(doc.v)); emit('j', toJSON(doc.o)); }"));
@@ -136,12 +142,15 @@ class GraalJsEngineTest {
     @Test
     void reduceAndRereduce() throws Exception {
         try (ReduceProgram p = js.reduceProgram(new JsEngine.ReduceSource("_design/t",
-                List.of("function(keys, values, rereduce){ return rereduce ? sum(values) * 10 : keys.length + sum(values); }", "(k, v) => { throw new Error('no'); }"), null))) {
+                List.of("function(keys, values, rereduce){ return rereduce ? sum(values) * 10 : keys.length + sum(values); }", "(k, v) => { throw 'fatal_error'; }",
+                        "(k, v) => k[0].foo.bar"), null))) {
             assertEquals(j("7"), p.reduce(0, List.of(j("[1,'a']"), j("[2,'b']")), List.of(j("2"), j("3"))));
             assertEquals(j("50"), p.rereduce(0, List.of(j("2"), j("3"))));
             JsFunctionException e = assertThrows(JsFunctionException.class, () -> p.reduce(1, List.of(j("[1,'a']")), List.of(j("1"))));
             assertEquals("reduce_runtime_error", e.error());
-            assertTrue(e.reason().contains("no"), e.reason());
+            assertTrue(e.reason().contains("fatal_error"), e.reason());
+            // Any other throw reduces to null (couchjs logs it and goes on).
+            assertEquals(j("null"), p.reduce(2, List.of(j("['bar','1']")), List.of(j("null"))));
         }
     }
 

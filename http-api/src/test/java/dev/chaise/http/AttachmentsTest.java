@@ -36,6 +36,7 @@ class AttachmentsTest {
         assertEquals("{\"content_type\":\"text/plain\",\"digest\":\"md5-XrY7u+Ae7tCTyyK7j1rNww==\",\"length\":11,\"revpos\":1,\"stub\":true}", meta.toString());
         JsonNode inline = s.asAdmin("GET", "/a/doc?attachments=true", null).status(200).json().get("_attachments").get("hello.txt");
         assertEquals(b64("hello world"), inline.get("data").asText());
+        assertTrue(!inline.has("length") && !inline.has("stub"), "inline attachments carry data, not length or stub, as in CouchDB");
         String rev2 = s.asAdmin("PUT", "/a/doc", "{\"_rev\":\"" + rev1 + "\",\"v\":2,\"_attachments\":{\"hello.txt\":{\"stub\":true}}}").status(201).json().get("rev").asText();
         assertEquals(1, s.asAdmin("GET", "/a/doc", null).json().get("_attachments").get("hello.txt").get("revpos").asInt());
         assertTrue(s.asAdmin("GET", "/a/doc?atts_since=%5B%22" + rev1 + "%22%5D", null).json().get("_attachments").get("hello.txt").has("stub"),

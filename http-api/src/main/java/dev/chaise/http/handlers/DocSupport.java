@@ -134,6 +134,7 @@ final class DocSupport {
             byte[] data = dev.chaise.storage.AttachmentsSubspace.read(tx, h, id, meta.path("digest").asText());
             if (data == null) continue;
             meta.remove("stub");
+            meta.remove("length"); // CouchDB leaves length out when the data is inline
             meta.put("data", java.util.Base64.getEncoder().encodeToString(data));
         }
     }

@@ -53,6 +53,9 @@ class AttachmentsTest {
         JsonNode changes = s.asAdmin("GET", "/a/_changes?include_docs=true&attachments=true&doc_ids=%5B%22doc%22%5D&filter=_doc_ids", null).status(200).json();
         assertEquals(b64("hello world"), changes.at("/results/0/doc/_attachments/hello.txt/data").asText());
         assertTrue(s.asAdmin("GET", "/a/_all_docs?include_docs=true&key=%22doc%22", null).json().at("/rows/0/doc/_attachments/hello.txt/stub").asBoolean());
+        s.asAdmin("PUT", "/a/_design/av", "{\"views\":{\"v\":{\"map\":\"function(doc){ if (doc._attachments) emit(doc._id); }\"}}}").status(201);
+        JsonNode view = s.asAdmin("GET", "/a/_design/av/_view/v?include_docs=true&attachments=true&key=%22doc%22", null).status(200).json();
+        assertEquals(b64("hello world"), view.at("/rows/0/doc/_attachments/hello.txt/data").asText());
         // The replicator's reads: _bulk_get and open_revs with attachments=true carry the bodies.
         JsonNode bulk = s.asAdmin("POST", "/a/_bulk_get?attachments=true", "{\"docs\":[{\"id\":\"doc\"}]}").status(200).json();
         assertEquals(b64("hello world"), bulk.at("/results/0/docs/0/ok/_attachments/hello.txt/data").asText());

@@ -58,6 +58,26 @@ public final class AttachmentsSubspace {
         return out.toByteArray();
     }
 
+    /**
+     * Inlines attachment bodies as base64 into a rendered document, as CouchDB shows them (data,
+     * no {@code stub} or {@code length}): all of them for {@code sincePos} 0, those with a revpos
+     * above it for {@code atts_since}; a negative {@code sincePos} leaves stubs.
+     */
+    public static void inline(ReadTransaction tx, DbHandle db, String docId, ObjectNode doc, long sincePos) {
+        if (sincePos < 0) return;
+        JsonNode atts = doc.get("_attachments");
+        if (atts == null || !atts.isObject()) return;
+        for (JsonNode m : atts) {
+            ObjectNode meta = (ObjectNode) m;
+            if (meta.path("revpos").asLong() <= sincePos) continue;
+            byte[] data = read(tx, db, docId, meta.path("digest").asText());
+            if (data == null) continue;
+            meta.remove("stub");
+            meta.remove("length");
+            meta.put("data", Base64.getEncoder().encodeToString(data));
+        }
+    }
+
     /** Chunks {@code from} onwards, at most {@code limit}: for streaming across transactions (chunks never change). */
     public static List<byte[]> chunks(ReadTransaction tx, DbHandle db, String docId, String digest, long from, int limit) {
         byte[][] r = range(db, docId, md5Of(digest));

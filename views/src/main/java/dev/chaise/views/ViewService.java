@@ -240,6 +240,11 @@ public final class ViewService implements AutoCloseable {
 
     /** Runs a view query: updates the index as {@code update} asks, then streams the rows. */
     public Result query(String dbName, String ddocId, String viewName, ViewQuery q) {
+        return query(dbName, ddocId, viewName, q, false);
+    }
+
+    /** @param attachments with {@code include_docs}: attachment bodies inline, as {@code attachments=true} asks */
+    public Result query(String dbName, String ddocId, String viewName, ViewQuery q, boolean attachments) {
         DesignDoc ddoc = designDoc(dbName, ddocId);
         int viewId = ddoc.viewIndex(viewName);
         if (viewId < 0) throw new ViewException(ViewException.Kind.NOT_FOUND, "not_found", "missing_named_view");
@@ -252,7 +257,7 @@ public final class ViewService implements AutoCloseable {
         if (!plan.reduce()) {
             long total = kv.run(tx -> MapIndexSubspace.rowCount(tx.snapshot(), docs.databases().open(tx, dbName), sig, viewId));
             long rowLimit = q.limit() == Long.MAX_VALUE ? 0 : q.skip() + q.limit();
-            Iterator<ViewRow> rows = Views.skipLimit(reader.mapRows(dbName, sig, viewId, q, q.includeDocs(), rowLimit), q.skip(), q.limit());
+            Iterator<ViewRow> rows = Views.skipLimit(reader.mapRows(dbName, sig, viewId, q, q.includeDocs(), rowLimit, attachments), q.skip(), q.limit());
             long offset = reader.offset(dbName, sig, viewId, q) + q.skip();
             return new Result(false, total, Math.min(offset, total), seq, lazyUpdate(rows, q, dbName, ddoc), null);
         }

@@ -125,18 +125,7 @@ final class DocSupport {
      * {@code atts_since}; a negative {@code sincePos} leaves stubs.
      */
     static void inlineAttachments(dev.chaise.kv.ReadTransaction tx, dev.chaise.storage.DbHandle h, String id, ObjectNode doc, long sincePos) {
-        if (sincePos < 0) return;
-        com.fasterxml.jackson.databind.JsonNode atts = doc.get("_attachments");
-        if (atts == null || !atts.isObject()) return;
-        for (var e : atts.properties()) {
-            ObjectNode meta = (ObjectNode) e.getValue();
-            if (meta.path("revpos").asLong() <= sincePos) continue;
-            byte[] data = dev.chaise.storage.AttachmentsSubspace.read(tx, h, id, meta.path("digest").asText());
-            if (data == null) continue;
-            meta.remove("stub");
-            meta.remove("length"); // CouchDB leaves length out when the data is inline
-            meta.put("data", java.util.Base64.getEncoder().encodeToString(data));
-        }
+        dev.chaise.storage.AttachmentsSubspace.inline(tx, h, id, doc, sincePos);
     }
 
     /** The {@code sincePos} of {@link #inlineAttachments} for a request: atts_since's newest position, attachments=true, or stubs. */

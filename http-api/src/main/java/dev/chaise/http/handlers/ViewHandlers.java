@@ -64,7 +64,8 @@ public final class ViewHandlers {
     private Response view(Request req, ObjectNode body) {
         String db = access.database(req, req.param("db"), Access.Level.MEMBER).name();
         ViewQuery q = ViewArgs.parse(req, body);
-        ViewService.Result result = views.query(db, ddocId(req), req.param("view"), q);
+        boolean attachments = "true".equals(req.query("attachments")) || (body != null && body.path("attachments").asBoolean(false));
+        ViewService.Result result = views.query(db, ddocId(req), req.param("view"), q, attachments);
         return Response.jsonStream(200, out -> {
             try (result) {
                 writeResult(out, result, q);

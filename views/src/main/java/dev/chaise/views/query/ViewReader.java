@@ -47,13 +47,18 @@ public final class ViewReader {
      *     {@code limit=10} reads ten rows, not a transaction's worth); 0 for no bound
      */
     public Iterator<ViewRow> mapRows(String dbName, String sig, int viewId, ViewQuery q, boolean withDocs, long rowLimit) {
+        return mapRows(dbName, sig, viewId, q, withDocs, rowLimit, false);
+    }
+
+    /** @param attachments inline attachment bodies into included documents */
+    public Iterator<ViewRow> mapRows(String dbName, String sig, int viewId, ViewQuery q, boolean withDocs, long rowLimit, boolean attachments) {
         DbHandle db0 = databases.open(dbName);
         boolean conflicts = Boolean.TRUE.equals(q.conflicts());
         RangeCursor.Mapper<ViewRow> mapper = (tx, db, row) -> {
             MapIndexSubspace.Row r = MapIndexSubspace.decodeRow(db, row);
             JsonNode key = parse(r.keyJson());
             JsonNode value = parse(r.valueJson());
-            return new ViewRow(key, r.docId(), value, withDocs ? linkedDoc(tx, db, r.docId(), value, conflicts) : null);
+            return new ViewRow(key, r.docId(), value, withDocs ? linkedDoc(tx, db, r.docId(), value, conflicts, attachments) : null);
         };
         if (q.keys() != null) {
             List<Iterator<ViewRow>> parts = new ArrayList<>();
@@ -252,7 +257,7 @@ public final class ViewReader {
      * The document of an {@code include_docs} row: the one a value's {@code _id} (and {@code _rev})
      * names, as CouchDB's linked documents, else the row's own; JSON null if missing or deleted.
      */
-    private static JsonNode linkedDoc(ReadTransaction tx, DbHandle db, String docId, JsonNode value, boolean conflicts) {
+    private static JsonNode linkedDoc(ReadTransaction tx, DbHandle db, String docId, JsonNode value, boolean conflicts, boolean attachments) {
         String id = docId;
         RevId rev = null;
         if (value.isObject() && value.get("_id") != null && value.get("_id").isTextual()) {
@@ -276,6 +281,7 @@ public final class ViewReader {
                     c.forEach(x -> a.add(x.toString()));
                 }
             }
+            if (attachments) dev.chaise.storage.AttachmentsSubspace.inline(tx, db, id, out, 0);
             return out;
         } catch (StorageException e) {
             if (e.kind() == StorageException.Kind.NOT_FOUND) return Json.NODES.nullNode();

@@ -122,6 +122,9 @@ class ViewEndpointsTest {
         assertEquals(3, s.asAdmin("GET", "/q/_design/v/_view/t?reduce=false&startkey=%22y%22&skip=1", null).json().get("offset").asInt());
         assertEquals(1, s.asAdmin("GET", "/q/_design/v/_view/t?reduce=false&startkey=%22x%22&descending=true", null).json().get("offset").asInt(),
                 "descending: one row (y) after the start");
+        assertEquals(1, s.asAdmin("GET", "/q/_design/v/_view/bad?startkey=%22c%22", null).json().get("offset").asInt(), "a map-only view: only a comes first (b threw)");
+        assertEquals(1, s.asAdmin("GET", "/q/_design/v/_view/t?reduce=false&startkey=%22x%22&startkey_docid=c", null).json().get("offset").asInt(),
+                "under the start key, rows before the start doc id count");
         assertEquals("[{'id':'b','key':'y','value':2,'doc':{'_id':'b','_rev':'" + s.asAdmin("GET", "/q/b", null).json().get("_rev").asText() + "','n':2,'t':'y'}}]",
                 rows("/q/_design/v/_view/t?reduce=false&startkey=%22y%22&include_docs=true"));
         assertEquals("[{'key':[null],'value':1},{'key':['x'],'value':2},{'key':['y'],'value':1}]", rows("/q/_design/v/_view/pair?group_level=1"));

@@ -32,7 +32,7 @@ public record DesignDoc(String id, String language, List<View> views, JsonNode l
     }
 
     /** The on-disk format of indexes; a new one builds every index again. */
-    static final int FORMAT = 1;
+    static final int FORMAT = 2; // 2: per-key counts for every view
 
     public static final List<String> BUILTIN_REDUCES = List.of("_count", "_sum", "_stats", "_approx_count_distinct");
 

@@ -41,8 +41,8 @@ import java.util.Map;
  *         └── 3 KEY = KeyJson                                    the key as last emitted
  * </pre>
  *
- * Aggregates are kept for views reduced by {@code _count} or {@code _sum}: a grouped query then
- * reads one entry per distinct key instead of every row. Atomic adds keep parallel builders and
+ * Aggregates are kept for every view: a grouped {@code _count} or {@code _sum} query reads one
+ * entry per distinct key instead of every row, and CouchDB's {@code offset} is a sum of counts. Atomic adds keep parallel builders and
  * interactive writes free of conflicts on popular keys.
  *
  * SortKey is {@code ViewKeyCodec.encode(key)}: its bytes sort in CouchDB's collation, so rows need

@@ -76,36 +76,41 @@ public final class ViewReader {
     }
 
     /**
-     * CouchDB's {@code offset}: how many rows of the view come before the first one the query can
-     * return, in its direction (skip not included). Counted by scanning keys, across transactions,
-     * so it costs in proportion to the offset; 0 with no start bound costs nothing.
+     * CouchDB's {@code offset}: how many rows of the view come before the start key in the query's
+     * direction (skip not included): the per-key counts of every key before it, plus, with a start
+     * doc id, the rows under the start key itself that come before that id. Reads one aggregate
+     * entry per distinct key, not every row.
      */
     public long offset(String dbName, String sig, int viewId, ViewQuery q) {
+        JsonNode start = q.keys() != null ? (q.keys().isEmpty() ? null : q.keys().getFirst()) : q.startKey();
+        if (start == null) return 0;
+        String startDocId = q.keys() == null ? q.startDocId() : null;
         DbHandle db0 = databases.open(dbName);
-        byte[][] all = MapIndexSubspace.viewRange(db0, sig, viewId);
-        byte[] lo;
-        byte[] hi;
-        if (q.keys() != null) {
-            if (q.keys().isEmpty()) return 0;
-            byte[] sk = ViewKeyCodec.encode(q.keys().getFirst());
-            lo = q.descending() ? MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, null) : all[0];
-            hi = q.descending() ? all[1] : MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, null);
-        } else {
-            if (q.startKey() == null && q.startDocId() == null) return 0;
-            byte[][] b = bounds(db0, sig, viewId, q);
-            if (b == null) {
-                return 0; // nothing in range: CouchDB reports where the range would start; 0 keeps it simple
-            }
-            lo = q.descending() ? b[1] : all[0];
-            hi = q.descending() ? all[1] : b[0];
-        }
-        if (Keys.compare(lo, hi) >= 0) return 0;
+        byte[] sk = ViewKeyCodec.encode(start);
+        byte[][] aggAll = MapIndexSubspace.aggregateRange(db0, sig, viewId);
+        byte[] at = MapIndexSubspace.aggregatesFrom(db0, sig, viewId, sk);
+        byte[] lo = q.descending() ? Keys.strinc(at) : aggAll[0];
+        byte[] hi = q.descending() ? aggAll[1] : at;
         long[] n = {0};
-        RangeCursor<Boolean> c = new RangeCursor<>(kv, tx -> databases.open(tx, dbName), lo, hi, false, 0, (tx, db, row) -> {
-            n[0]++;
-            return null; // counted, not kept
-        });
-        while (c.hasNext()) c.next();
+        if (Keys.compare(lo, hi) < 0) {
+            RangeCursor<Boolean> c = new RangeCursor<>(kv, tx -> databases.open(tx, dbName), lo, hi, false, 0, (tx, db, row) -> {
+                MapIndexSubspace.AggregatePart p = MapIndexSubspace.decodeAggregate(db, row);
+                if (p.isCount()) n[0] += p.number();
+                return null;
+            });
+            while (c.hasNext()) c.next();
+        }
+        if (startDocId != null) {
+            byte[] rlo = q.descending() ? MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, startDocId) : MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, null);
+            byte[] rhi = q.descending() ? MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, null) : MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, startDocId);
+            if (Keys.compare(rlo, rhi) < 0) {
+                RangeCursor<Boolean> c = new RangeCursor<>(kv, tx -> databases.open(tx, dbName), rlo, rhi, false, 0, (tx, db, row) -> {
+                    n[0]++;
+                    return null;
+                });
+                while (c.hasNext()) c.next();
+            }
+        }
         return n[0];
     }
 

@@ -385,6 +385,9 @@ public final class MapIndexSubspace {
 
     /** Clears an index's rows, id range, errors, aggregates and counters; its info (update seq, status) stays. */
     static void clearData(Transaction tx, DbHandle db, String sig) {
+        byte[][] data = db.space().range(DatabaseSubspace.VIEWS, DATA, sig);
+        // Usually empty: then no range clear at all (RocksDB's range tombstones cost every later read there).
+        if (tx.getRangeAsList(data[0], data[1], 1, false).isEmpty()) return;
         for (long kind : new long[] {ROW_COUNT, KV_SIZE}) {
             byte[][] r = db.space().range(DatabaseSubspace.VIEWS, INFO, kind, sig);
             tx.clear(r[0], r[1]);

@@ -149,6 +149,7 @@ class ViewEndpointsTest {
         JsonNode info = s.asAdmin("GET", "/q/_design/v/_info", null).status(200).json();
         assertEquals("v", info.get("name").asText());
         assertEquals(32, info.get("view_index").get("signature").asText().length());
+        assertEquals(false, info.get("view_index").get("updater_running").asBoolean(), "the build job finished before the query answered");
     }
 
     @Test

@@ -431,7 +431,7 @@ public final class ViewService implements AutoCloseable {
     public IndexInfo info(String dbName, String ddocId) {
         DesignDoc ddoc = designDoc(dbName, ddocId);
         String sig = ddoc.signature();
-        return kv.run(tx -> {
+        IndexInfo info = kv.run(tx -> {
             var snap = tx.snapshot();
             DbHandle db = docs.databases().open(tx, dbName);
             long size = 0;
@@ -440,6 +440,13 @@ public final class ViewService implements AutoCloseable {
             return new IndexInfo(sig, ddoc.language(), size, size, MapIndexSubspace.updateSeq(snap, db, sig), l != null && l.isLocked(),
                     ChangesSubspace.lastSequence(snap, db));
         });
+        if (jobs != null && !info.updaterRunning()) {
+            // Builds run as jobs, on this server or another: running means the index's job is.
+            long dbId = docs.databases().open(dbName).id();
+            boolean running = jobs.get(JOB_TYPE, dbId + "/" + sig).map(j -> j.state() == JobQueue.State.RUNNING).orElse(false);
+            return new IndexInfo(info.signature(), info.language(), info.sizeActive(), info.sizeExternal(), info.updateSeq(), running, info.dbSeq());
+        }
+        return info;
     }
 
     /** {@code _view_cleanup}: drops every index no live design document's signature names. */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Storage benchmarks on the durable embedded engine.
-# Usage: storage-fdb/bench.sh [KvCommitBench|DocumentStoreBench] [seconds-per-run]
+# Usage: storage-fdb/bench.sh [KvCommitBench|DocumentStoreBench] [seconds-per-run] [phases]
 #   KvCommitBench       durable small transactions vs raw RocksDB group commit (default)
-#   DocumentStoreBench  document inserts (single and batched) and reads by id through the storage layer
+#   DocumentStoreBench  document inserts (single and batched) and reads by id through the storage layer;
+#                       phases: any of single,bulk,read (default all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bin/find-jdk.sh

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import org.rocksdb.ReadOptions;
+import org.rocksdb.Slice;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
 
@@ -144,10 +145,17 @@ final class EmbeddedTransaction implements Transaction {
         }
         ensureView();
         checkNotTooOld();
-        RocksIterator ri = store.db().newIterator(store.dataCf(), readOptions);
+        // Bounds let RocksDB skip files outside the range and stop at its edges instead of
+        // positioning on a neighbour's key: a reverse limit-1 read of an absent document (RFC C's
+        // insert path) cost ~25 us without them.
+        Slice lower = new Slice(begin);
+        Slice upper = new Slice(end);
+        ReadOptions bounded = new ReadOptions().setSnapshot(view.snapshot).setIterateLowerBound(lower).setIterateUpperBound(upper);
+        RocksIterator ri = store.db().newIterator(store.dataCf(), bounded);
         var localRange = new TreeMap<>(writes.points.subMap(begin, true, end, false));
         var cleared = new TreeMap<>(writes.cleared);
-        MergedRangeIterator it = new MergedRangeIterator(this, ri, begin, end, limit, reverse, localRange, cleared);
+        MergedRangeIterator it = new MergedRangeIterator(this, ri, new AutoCloseable[] {bounded, lower, upper},
+                begin, end, limit, reverse, localRange, cleared);
         if (!snapshot) iterators.add(it);
         else snapshotIterators.add(it);
         return it;

@@ -21,6 +21,7 @@ import org.rocksdb.RocksIterator;
 final class MergedRangeIterator implements RangeIterator {
     private final EmbeddedTransaction tx;
     private final RocksIterator rocks;
+    private final AutoCloseable[] natives;
     private final byte[] begin;
     private final byte[] end;
     private final int limit;
@@ -38,10 +39,11 @@ final class MergedRangeIterator implements RangeIterator {
     private int steps;
     private boolean advancing;
 
-    MergedRangeIterator(EmbeddedTransaction tx, RocksIterator rocks, byte[] begin, byte[] end, int limit, boolean reverse,
+    MergedRangeIterator(EmbeddedTransaction tx, RocksIterator rocks, AutoCloseable[] natives, byte[] begin, byte[] end, int limit, boolean reverse,
                         NavigableMap<byte[], WriteBuffer.Op> localRange, TreeMap<byte[], byte[]> cleared) {
         this.tx = tx;
         this.rocks = rocks;
+        this.natives = natives;
         this.begin = begin;
         this.end = end;
         this.limit = limit;
@@ -166,7 +168,18 @@ final class MergedRangeIterator implements RangeIterator {
         if (closed) return;
         closed = true;
         done = true;
-        if (!tx.store.isClosed()) rocks.close(); // after close, RocksDB freed it
+        if (!tx.store.isClosed()) { // after close, RocksDB freed them
+            rocks.close();
+            for (AutoCloseable n : natives) closeQuietly(n);
+        }
         if (!advancing) recordWait(); // else advance() records it with its own time included
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception e) {
+            throw new IllegalStateException(e); // RocksObject.close() declares no checked exception
+        }
     }
 }

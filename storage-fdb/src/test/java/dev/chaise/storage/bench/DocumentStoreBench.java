@@ -25,13 +25,14 @@ import java.util.stream.Stream;
  * Document writes and reads through the storage layer on the durable embedded engine: single-doc
  * inserts at 1, 8 and 64 writers, batches of 1,000, and reads by id (latency percentiles).
  *
- * <p>Run: {@code storage-fdb/bench.sh DocumentStoreBench [seconds]}. Figures go to docs/benchmarks.md.
+ * <p>Run: {@code storage-fdb/bench.sh DocumentStoreBench [seconds] [single,bulk,read]}. Figures go to docs/benchmarks.md.
  */
 public final class DocumentStoreBench {
     private static final String[] WORDS = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"};
 
     public static void main(String[] args) throws Exception {
         int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
+        String phases = args.length > 1 ? args[1] : "single,bulk,read";
         System.out.printf("example doc: %d bytes of JSON%n", ExplodedJson.externalSize(doc(0)));
         Path dir = Files.createTempDirectory("chaise-docbench-");
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir));
@@ -39,15 +40,15 @@ public final class DocumentStoreBench {
             store.databases().create("bench");
             AtomicLong ids = new AtomicLong();
             run("warm-up", store, 8, 2, ids); // JIT, discarded
-            for (int writers : new int[] {1, 8, 64}) {
+            for (int writers : phases.contains("single") ? new int[] {1, 8, 64} : new int[0]) {
                 double rate = run("single", store, writers, seconds, ids);
                 System.out.printf("single-doc inserts, %2d writers: %8.0f docs/s%n", writers, rate);
             }
-            for (int writers : new int[] {1, 2}) {
+            for (int writers : phases.contains("bulk") ? new int[] {1, 2} : new int[0]) {
                 double rate = bulk(store, writers, seconds, ids);
                 System.out.printf("batches of 1,000, %d writer(s):   %8.0f docs/s%n", writers, rate);
             }
-            reads(store, ids.get(), seconds);
+            if (phases.contains("read")) reads(store, ids.get(), seconds);
         } finally {
             try (Stream<Path> s = Files.walk(dir)) {
                 s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());

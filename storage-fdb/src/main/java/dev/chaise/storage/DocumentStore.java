@@ -286,9 +286,15 @@ public final class DocumentStore implements AutoCloseable {
         // Rev ids are deterministic: the same edit of a parent that came back as a leaf (stemmed
         // off its child, then replicated in again) gives a revision that may already be a leaf of
         // a branch not read above. Writing it again would overwrite that branch and miscount;
-        // CouchDB answers 409. Two point reads: the key the new branch would take, and the one with
-        // the other deleted flag (where a replication that sent a wrong flag left it).
-        if (RevisionsSubspace.get(tx, db, id, newRev, plan.deleted()) != null
+        // CouchDB answers 409. When the reads above saw every branch (a new document, or the
+        // winner's BranchCount says so) they answer it; otherwise two point reads: the key the new
+        // branch would take, and the one with the other deleted flag (where a replication that
+        // sent a wrong flag left it). Any write that adds a branch rewrites the winner's record,
+        // which this transaction read, so skipping them leaves no gap for a concurrent writer.
+        boolean sawAll = oldWinner == null ? read.isEmpty() : oldWinner.branchCount() == read.size();
+        if (sawAll) {
+            for (Branch b : read) if (b.branch().leaf().equals(newRev)) throw StorageException.conflict();
+        } else if (RevisionsSubspace.get(tx, db, id, newRev, plan.deleted()) != null
                 || RevisionsSubspace.get(tx, db, id, newRev, !plan.deleted()) != null) {
             throw StorageException.conflict();
         }

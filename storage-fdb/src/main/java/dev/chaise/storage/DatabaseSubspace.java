@@ -39,9 +39,9 @@ public record DatabaseSubspace(byte[] prefix) {
 
     /** {@code prefix + pack(sub, items...)}. */
     public byte[] pack(long sub, Object... items) {
-        Tuple t = Tuple.from(sub);
-        for (Object o : items) t = t.addObject(o);
-        return Keys.concat(prefix, t.pack());
+        TupleBytes t = TupleBytes.startingWith(prefix, 48).add(sub);
+        for (Object o : items) t.add(o);
+        return t.toArray();
     }
 
     /** The key range of everything under {@code (sub, items...)}. */

@@ -22,6 +22,7 @@ import org.rocksdb.Env;
 import org.rocksdb.LRUCache;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
+import org.rocksdb.Snapshot;
 import org.rocksdb.RocksMemEnv;
 import org.rocksdb.WriteOptions;
 
@@ -107,7 +108,7 @@ public final class EmbeddedKvStore implements KvStore {
         this.startVersion = (last == null ? 0 : Versionstamps.commitVersion(last)) + RECOVERY_JUMP;
         this.lastCommitted = startVersion;
         this.lastAssigned = startVersion;
-        this.current = new ReadView(db, startVersion, this::isClosed);
+        this.current = new ReadView(db, startVersion, db.getSnapshot(), this::isClosed);
         this.watches = new Watches(this::latest);
         this.sequencer = new Sequencer(this, options.faults());
     }
@@ -193,8 +194,9 @@ public final class EmbeddedKvStore implements KvStore {
         }
     }
 
-    void endBatch(long version, boolean wrote) {
-        ReadView next = wrote ? new ReadView(db, version, this::isClosed) : null;
+    /** Ends a batch; a non-null {@code snapshot} (taken after its writes, now durable) becomes the read view. */
+    void endBatch(long version, Snapshot snapshot) {
+        ReadView next = snapshot != null ? new ReadView(db, version, snapshot, this::isClosed) : null;
         ReadView old = null;
         synchronized (versionLock) {
             lastCommitted = Math.max(lastCommitted, version);
@@ -236,6 +238,12 @@ public final class EmbeddedKvStore implements KvStore {
     }
 
     /** Makes every write so far durable (one WAL fsync); a no-op without {@code sync}. */
+    void releaseSnapshot(Snapshot snapshot) {
+        if (closed) return; // after close, RocksDB freed it
+        db.releaseSnapshot(snapshot);
+        snapshot.close();
+    }
+
     void syncLog() throws RocksDBException {
         if (options.sync()) db.syncWal();
     }

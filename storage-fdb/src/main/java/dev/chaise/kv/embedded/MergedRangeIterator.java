@@ -52,8 +52,14 @@ final class MergedRangeIterator implements RangeIterator {
         this.cleared = cleared;
         this.localPeek = local.hasNext() ? local.next() : null;
         if (reverse) {
-            rocks.seekForPrev(end);
-            if (rocks.isValid() && Keys.compare(rocks.key(), end) >= 0) rocks.prev();
+            // A forward seek first: within the bounds it answers "empty" without SeekForPrev,
+            // which opens the last block of every level (RFC C reads an absent document this way
+            // on every insert). A range with rows pays one extra, cached seek.
+            rocks.seek(begin);
+            if (rocks.isValid()) {
+                rocks.seekForPrev(end);
+                if (rocks.isValid() && Keys.compare(rocks.key(), end) >= 0) rocks.prev();
+            }
         } else {
             rocks.seek(begin);
         }

@@ -16,11 +16,11 @@ final class ReadView {
     private final java.util.function.BooleanSupplier dbClosed;
     private final AtomicInteger refs = new AtomicInteger(1);
 
-    ReadView(RocksDB db, long version, java.util.function.BooleanSupplier dbClosed) {
+    ReadView(RocksDB db, long version, Snapshot snapshot, java.util.function.BooleanSupplier dbClosed) {
         this.db = db;
         this.dbClosed = dbClosed;
         this.version = version;
-        this.snapshot = db.getSnapshot();
+        this.snapshot = snapshot;
     }
 
     /** Called only while the store holds its reference, so the count is above zero. */

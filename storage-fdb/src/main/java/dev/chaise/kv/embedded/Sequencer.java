@@ -1,42 +1,41 @@
 package dev.chaise.kv.embedded;
 
-import dev.chaise.kv.Keys;
 import dev.chaise.kv.KvException;
 import dev.chaise.kv.KvLimits;
 import dev.chaise.kv.StoreTimer;
 import dev.chaise.kv.Versionstamps;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.rocksdb.RocksDBException;
+import org.rocksdb.Snapshot;
 import org.rocksdb.WriteBatch;
 
 /**
  * The commit path, in two pipelined stages as in FDB. The resolver thread takes every queued
  * commit as one batch, gives the batch one commit version, checks each transaction's
  * read-conflict ranges against writes committed after its read version (and against earlier
- * transactions of the same batch), assigns versionstamps in batch order, and applies atomic
- * mutations to the latest values (batches still being logged included). The log thread takes
- * every batch resolved so far, writes each as one RocksDB WriteBatch and makes the group durable
- * with one WAL fsync (group commit), publishes the new read version, and only then acknowledges.
- * Resolution never waits for the disk, and each fsync carries what arrived during the last one.
+ * transactions of the same batch), assigns versionstamps in batch order, applies atomic
+ * mutations to the latest values, and writes each accepted transaction to RocksDB unsynced, as
+ * one WriteBatch. So RocksDB itself holds the latest value of every key for the next atomic
+ * mutation, and nothing keeps a second copy of the writes. Readers cannot see those writes yet:
+ * they read through snapshots, and the batch's snapshot (taken right after its last write) is
+ * published only once the batch is durable. The log thread takes every batch resolved so far,
+ * makes the group durable with one WAL fsync (group commit), publishes the newest snapshot as
+ * the read version, and only then acknowledges. Resolution never waits for the disk, and each
+ * fsync carries what arrived during the last one.
  */
 final class Sequencer implements AutoCloseable {
     /** Versionstamps give two bytes to the order within a batch. */
     static final int MAX_BATCH = 4096;
     static final int MAX_UNLOGGED_BATCHES = 256;
-    private static final byte[] TOMBSTONE = new byte[0];
 
     record Request(long readVersion, List<byte[][]> readConflicts, List<byte[][]> writeConflicts, WriteBuffer writes,
                    CompletableFuture<Result> done) {
@@ -62,14 +61,13 @@ final class Sequencer implements AutoCloseable {
     private final ReentrantLock logLock = new ReentrantLock();
     private long resolvedSeq;
     private volatile long nextToLog;
-    /** Overlays of batches resolved but not yet durable, oldest first. */
-    private final ConcurrentLinkedDeque<Overlay> unlogged = new ConcurrentLinkedDeque<>();
     private final Thread resolver;
     private final Thread logger;
     private volatile boolean running = true;
     private volatile boolean resolverDone;
 
-    private record Resolved(long seq, long version, WriteBatch wb, List<Request> accepted, List<Fault> faults, Overlay overlay,
+    /** A batch written to RocksDB but not yet durable; {@code snapshot} sees exactly the batches up to this one. */
+    private record Resolved(long seq, long version, Snapshot snapshot, List<Request> accepted, List<Fault> faults,
                             List<byte[]> touchedKeys, List<byte[][]> touchedRanges) {}
 
     Sequencer(EmbeddedKvStore store, FaultInjection faults) {
@@ -160,19 +158,11 @@ final class Sequencer implements AutoCloseable {
         }
     }
 
-    /** Writes a group of batches in resolution order and makes them durable with one fsync. */
+    /** Makes a group of written batches durable with one fsync, publishes the newest snapshot, then acknowledges. */
     private void log(List<Resolved> group) {
-        int written = 0;
         boolean durable = false;
         Exception failure = null;
         try {
-            for (Resolved b : group) {
-                try (WriteBatch wb = b.wb()) {
-                    wb.put(store.metaCf(), EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(b.version(), 0));
-                    store.db().write(store.writeOptions(), wb);
-                }
-                written++;
-            }
             store.syncLog();
             durable = true;
             store.timer().increment(StoreTimer.Counts.COMMIT_BATCHES);
@@ -181,19 +171,17 @@ final class Sequencer implements AutoCloseable {
         } finally {
             for (int i = 0; i < group.size(); i++) {
                 Resolved b = group.get(i);
-                if (i >= written) b.wb().close();
-                store.endBatch(b.version(), durable && i == group.size() - 1); // one snapshot for the group
-                unlogged.remove(b.overlay()); // after the write is visible, so the resolver never misses it
+                boolean publish = durable && i == group.size() - 1; // one snapshot for the group
+                store.endBatch(b.version(), publish ? b.snapshot() : null);
+                if (!publish) store.releaseSnapshot(b.snapshot());
             }
             nextToLog = group.getLast().seq() + 1;
             slots.release(group.size());
         }
-        for (int i = 0; i < group.size(); i++) {
-            Resolved b = group.get(i);
+        for (Resolved b : group) {
             if (!durable) {
                 // Written but not synced may or may not survive a crash: that is 1021's meaning.
-                KvException e = i < written ? new KvException(KvException.COMMIT_UNKNOWN_RESULT, "commit_unknown_result: " + failure.getMessage(), failure)
-                        : new KvException(KvException.IO_ERROR, "io_error: " + failure.getMessage(), failure);
+                KvException e = new KvException(KvException.COMMIT_UNKNOWN_RESULT, "commit_unknown_result: " + failure.getMessage(), failure);
                 for (Request r : b.accepted()) r.done().completeExceptionally(e);
                 continue;
             }
@@ -209,19 +197,19 @@ final class Sequencer implements AutoCloseable {
         }
     }
 
-    /** Resolves a batch; null if it accepted nothing. */
+    /** Resolves a batch and writes what it accepted (unsynced); null if it accepted nothing. */
     private Resolved resolve(List<Request> batch) {
         long version = store.beginBatch();
         long oldestReadable = store.timeVersion() - KvLimits.MVCC_WINDOW_VERSIONS;
         history.expire(oldestReadable);
-        Overlay overlay = new Overlay();
         List<Request> accepted = new ArrayList<>();
         List<Fault> acceptedFaults = new ArrayList<>();
         List<byte[]> touchedKeys = new ArrayList<>();
         List<byte[][]> touchedRanges = new ArrayList<>();
-        WriteBatch wb = new WriteBatch();
+        int next = 0;
         try {
-            for (Request r : batch) {
+            for (; next < batch.size(); next++) {
+                Request r = batch.get(next);
                 Fault fault = drawFault();
                 if (fault == Fault.NOT_COMMITTED || fault == Fault.TOO_OLD || fault == Fault.UNKNOWN_NOT_COMMITTED) {
                     fail(r, fault);
@@ -238,25 +226,30 @@ final class Sequencer implements AutoCloseable {
                     continue;
                 }
                 byte[] stamp = Versionstamps.txVersionstamp(version, accepted.size());
-                apply(r.writes(), wb, overlay, stamp, version, touchedKeys, touchedRanges);
+                try (WriteBatch wb = new WriteBatch()) {
+                    apply(r.writes(), wb, stamp, version, touchedKeys, touchedRanges);
+                    if (accepted.isEmpty()) wb.put(store.metaCf(), EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(version, 0));
+                    store.db().write(store.writeOptions(), wb); // atomic per transaction, as the WAL replays it
+                }
                 for (byte[][] w : r.writeConflicts()) history.recordWrite(w[0], w[1], version);
                 accepted.add(r);
                 acceptedFaults.add(fault);
             }
         } catch (RocksDBException | RuntimeException e) {
-            wb.close();
-            // Every request of the batch, not only those accepted so far: the rest would wait forever.
-            for (Request r : batch) r.done().completeExceptionally(new KvException(KvException.INTERNAL_ERROR, "internal_error: " + e, e));
-            store.endBatch(version, false);
+            // Those written may reach the disk with a later fsync; the rest never will.
+            KvException unknown = new KvException(KvException.COMMIT_UNKNOWN_RESULT, "commit_unknown_result: " + e, e);
+            for (Request r : accepted) r.done().completeExceptionally(unknown);
+            for (int i = next; i < batch.size(); i++) {
+                batch.get(i).done().completeExceptionally(new KvException(KvException.INTERNAL_ERROR, "internal_error: " + e, e));
+            }
+            store.endBatch(version, null);
             return null;
         }
         if (accepted.isEmpty()) {
-            wb.close();
-            store.endBatch(version, false);
+            store.endBatch(version, null);
             return null;
         }
-        unlogged.addLast(overlay);
-        return new Resolved(resolvedSeq++, version, wb, accepted, acceptedFaults, overlay, touchedKeys, touchedRanges);
+        return new Resolved(resolvedSeq++, version, store.db().getSnapshot(), accepted, acceptedFaults, touchedKeys, touchedRanges);
     }
 
     private boolean conflicts(Request r) {
@@ -267,14 +260,13 @@ final class Sequencer implements AutoCloseable {
     }
 
     /**
-     * Adds the transaction's writes to the batch. Their write-conflict ranges come separately
+     * Adds the transaction's writes to its WriteBatch. Their write-conflict ranges come separately
      * (the transaction's list, as in FDB), except for stamped keys, known only here.
      */
-    private void apply(WriteBuffer w, WriteBatch wb, Overlay overlay, byte[] stamp, long version,
+    private void apply(WriteBuffer w, WriteBatch wb, byte[] stamp, long version,
                        List<byte[]> touchedKeys, List<byte[][]> touchedRanges) throws RocksDBException {
         for (Map.Entry<byte[], byte[]> c : w.cleared.entrySet()) {
             wb.deleteRange(store.dataCf(), c.getKey(), c.getValue());
-            overlay.clear(c.getKey(), c.getValue());
             touchedRanges.add(new byte[][] {c.getKey(), c.getValue()});
         }
         for (Map.Entry<byte[], WriteBuffer.Op> e : w.points.entrySet()) {
@@ -282,24 +274,24 @@ final class Sequencer implements AutoCloseable {
             byte[] value = switch (e.getValue()) {
                 case WriteBuffer.SetOp s -> s.value();
                 case WriteBuffer.ClearOp c -> null;
-                case WriteBuffer.AtomicOp a -> a.applyTo(current(overlay, key));
+                // The latest value: every transaction resolved before this one is already in RocksDB.
+                case WriteBuffer.AtomicOp a -> a.applyTo(store.db().get(store.dataCf(), key));
             };
-            put(wb, overlay, key, value);
+            put(wb, key, value);
             touchedKeys.add(key);
         }
         for (WriteBuffer.VersionstampedWrite v : w.versionstamped) {
             byte[] key = v.stampInKey() ? Versionstamps.fill(v.key(), stamp) : v.key();
             byte[] value = v.stampInKey() ? v.value() : Versionstamps.fill(v.value(), stamp);
-            put(wb, overlay, key, value);
+            put(wb, key, value);
             if (v.writeConflict()) history.recordPoint(key, version);
             touchedKeys.add(key);
         }
     }
 
-    private void put(WriteBatch wb, Overlay overlay, byte[] key, byte[] valueOrNull) throws RocksDBException {
+    private void put(WriteBatch wb, byte[] key, byte[] valueOrNull) throws RocksDBException {
         if (valueOrNull == null) wb.delete(store.dataCf(), key);
         else wb.put(store.dataCf(), key, valueOrNull);
-        overlay.values.put(ByteBuffer.wrap(key), valueOrNull == null ? TOMBSTONE : valueOrNull);
     }
 
     private Fault drawFault() {
@@ -323,38 +315,6 @@ final class Sequencer implements AutoCloseable {
     }
 
     /** A batch's writes, so atomic mutations see earlier transactions not yet in RocksDB. */
-    private static final class Overlay {
-        final HashMap<ByteBuffer, byte[]> values = new HashMap<>();
-        final List<byte[][]> cleared = new ArrayList<>();
-
-        void clear(byte[] begin, byte[] end) {
-            values.keySet().removeIf(k -> inRange(k.array(), begin, end));
-            cleared.add(new byte[][] {begin, end});
-        }
-
-        /** The key's value as of this batch: absent if this batch never touched it, null if cleared. */
-        Optional<byte[]> lookup(byte[] key) {
-            byte[] v = values.get(ByteBuffer.wrap(key));
-            if (v != null) return Optional.of(v);
-            for (byte[][] c : cleared) {
-                if (inRange(key, c[0], c[1])) return Optional.of(TOMBSTONE);
-            }
-            return Optional.empty();
-        }
-    }
-
-    private static boolean inRange(byte[] key, byte[] begin, byte[] end) {
-        return Keys.compare(key, begin) >= 0 && Keys.compare(key, end) < 0;
-    }
-
-    /** The latest value: this batch, then batches still being logged (newest first), then RocksDB. */
-    private byte[] current(Overlay mine, byte[] key) throws RocksDBException {
-        Optional<byte[]> v = mine.lookup(key);
-        for (var it = unlogged.descendingIterator(); v.isEmpty() && it.hasNext(); ) v = it.next().lookup(key);
-        if (v.isPresent()) return v.get() == TOMBSTONE ? null : v.get();
-        return store.db().get(store.dataCf(), key);
-    }
-
     @Override
     public void close() {
         running = false;

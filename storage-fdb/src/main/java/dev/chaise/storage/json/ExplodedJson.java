@@ -16,6 +16,7 @@ import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Keys;
 import dev.chaise.kv.KvLimits;
 import dev.chaise.storage.StorageException;
+import dev.chaise.storage.TupleBytes;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
@@ -187,7 +188,7 @@ public final class ExplodedJson {
                 } else {
                     long index = f.next++;
                     path.add(index);
-                    append(Tuple.from(index).pack());
+                    append(TupleBytes.integer(index));
                     child = f.array.get((int) index);
                 }
                 checkKeyLength(keyLength);
@@ -206,7 +207,7 @@ public final class ExplodedJson {
             for (Map.Entry<String, JsonNode> e : container.properties()) {
                 String name = e.getKey();
                 if (!Json.wellFormed(name)) throw StorageException.badRequest(Json.INVALID_JSON);
-                members[i++] = new Member(name, Tuple.from(name).pack(), e.getValue());
+                members[i++] = new Member(name, TupleBytes.string(name), e.getValue());
             }
             Arrays.sort(members, (a, b) -> Arrays.compareUnsigned(a.element(), b.element()));
             return new Frame(keyLength, depth, members, null);
@@ -227,7 +228,7 @@ public final class ExplodedJson {
         void number(JsonNode v) {
             if (v.isIntegralNumber()) {
                 if (v.canConvertToLong()) {
-                    emit(Tuple.from(v.longValue()).pack());
+                    emit(TupleBytes.integer(v.longValue()));
                     return;
                 }
                 BigInteger b = v.bigIntegerValue();
@@ -246,7 +247,7 @@ public final class ExplodedJson {
         void string(String s) {
             if (!Json.wellFormed(s)) throw StorageException.badRequest(Json.INVALID_JSON);
             if (utf8TupleLength(s) + 2 <= KvLimits.MAX_VALUE_BYTES) {
-                emit(Tuple.from(s).pack());
+                emit(TupleBytes.string(s));
                 return;
             }
             List<String> parts = split(s);

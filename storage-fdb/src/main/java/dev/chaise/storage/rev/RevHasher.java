@@ -42,18 +42,25 @@ public final class RevHasher {
     /** An attachment as it enters the hash; {@code digest} is e.g. {@code "md5-…"}. */
     public record AttachmentDigest(String name, String contentType, String digest) {}
 
+    /**
+     * Code point order. UTF-16 order differs from it only where a surrogate meets a unit in
+     * U+E000–U+FFFF, so units compare directly with those two ranges swapped.
+     */
     private static final Comparator<String> CODE_POINT_ORDER = (a, b) -> {
-        int i = 0;
-        int j = 0;
-        while (i < a.length() && j < b.length()) {
-            int ca = a.codePointAt(i);
-            int cb = b.codePointAt(j);
-            if (ca != cb) return Integer.compare(ca, cb);
-            i += Character.charCount(ca);
-            j += Character.charCount(cb);
+        int n = Math.min(a.length(), b.length());
+        for (int i = 0; i < n; i++) {
+            char ca = a.charAt(i);
+            char cb = b.charAt(i);
+            if (ca != cb) return Integer.compare(codePointRank(ca), codePointRank(cb));
         }
-        return Integer.compare(a.length() - i, b.length() - j);
+        return Integer.compare(a.length(), b.length());
     };
+
+    private static int codePointRank(char c) {
+        if (c < 0xd800) return c;
+        if (c < 0xe000) return c + 0x2000; // surrogates: above every BMP unit
+        return c - 0x800;
+    }
 
     private RevHasher() {}
 
@@ -146,6 +153,20 @@ public final class RevHasher {
     }
 
     private static void writeNumber(StringBuilder sb, JsonNode node) {
+        if (node.canConvertToLong() && node.isIntegralNumber()) { // the common case, without BigDecimal
+            long v = node.longValue();
+            if (v == 0) {
+                sb.append("0e0");
+                return;
+            }
+            int zeros = 0;
+            while (v % 10 == 0) {
+                v /= 10;
+                zeros++;
+            }
+            sb.append(v).append('e').append(zeros);
+            return;
+        }
         BigDecimal d;
         if (node.isIntegralNumber()) {
             d = new BigDecimal(node.bigIntegerValue());
@@ -171,7 +192,14 @@ public final class RevHasher {
 
     private static void writeString(StringBuilder sb, String s) {
         sb.append('"');
-        for (int i = 0; i < s.length(); i++) {
+        int plain = 0;
+        while (plain < s.length()) { // most strings need no escape: copy them whole
+            char c = s.charAt(plain);
+            if (c == '"' || c == '\\' || c < 0x20 || Character.isSurrogate(c)) break;
+            plain++;
+        }
+        sb.append(s, 0, plain);
+        for (int i = plain; i < s.length(); i++) {
             char c = s.charAt(i);
             if (c == '"' || c == '\\') {
                 sb.append('\\').append(c);

@@ -42,11 +42,11 @@ public final class DocumentStoreBench {
             run("warm-up", store, 8, 2, ids); // JIT, discarded
             for (int writers : phases.contains("single") ? new int[] {1, 8, 64} : new int[0]) {
                 double rate = run("single", store, writers, seconds, ids);
-                System.out.printf("single-doc inserts, %2d writers: %8.0f docs/s%n", writers, rate);
+                System.out.printf("single-doc inserts, %2d writers: %8.0f docs/s, %5.1f us CPU/doc%n", writers, rate, BenchLoop.lastCpuNanosPerOp / 1e3);
             }
             for (int writers : phases.contains("bulk") ? new int[] {1, 2} : new int[0]) {
                 double rate = bulk(store, writers, seconds, ids);
-                System.out.printf("batches of 1,000, %d writer(s):   %8.0f docs/s%n", writers, rate);
+                System.out.printf("batches of 1,000, %d writer(s):   %8.0f docs/s, %5.1f us CPU/doc%n", writers, rate, BenchLoop.lastCpuNanosPerOp / 1e3);
             }
             if (phases.contains("read")) reads(store, ids.get(), seconds);
         } finally {

@@ -100,6 +100,49 @@ class RevHasherTest {
         assertThrows(IllegalArgumentException.class, () -> RevHasher.canonicalJson(f.numberNode(Double.NaN)));
     }
 
+    /** Integers take a path without BigDecimal; it must print what the BigDecimal rule prints. */
+    @Test
+    void integerFastPathMatchesTheDecimalRule() {
+        java.util.Random r = new java.util.Random(42);
+        JsonNodeFactory f = JsonNodeFactory.instance;
+        List<Long> values = new java.util.ArrayList<>(List.of(0L, 1L, -1L, 10L, -10L, 1200L, -1200L, Long.MAX_VALUE, Long.MIN_VALUE,
+                1_000_000_000_000_000_000L, -1_000_000_000_000_000_000L));
+        for (int i = 0; i < 10_000; i++) {
+            long v = r.nextLong() >> r.nextInt(64);
+            values.add(v);
+            values.add(v - v % 1000);
+        }
+        for (long v : values) {
+            java.math.BigDecimal d = new java.math.BigDecimal(v).stripTrailingZeros();
+            String expected = v == 0 ? "0e0" : d.unscaledValue() + "e" + -d.scale();
+            assertEquals(expected, RevHasher.canonicalJson(f.numberNode(v)), "long " + v);
+            if (v == (int) v) assertEquals(expected, RevHasher.canonicalJson(f.numberNode((int) v)), "int " + v);
+        }
+    }
+
+    /** Members sort by code point whatever mix of BMP units and surrogate pairs the names hold. */
+    @Test
+    void membersSortByCodePoint() {
+        java.util.Random r = new java.util.Random(7);
+        String[] units = {"a", "\u00e9", "\ud7ff", "\ue000", "\uff21", "\uffff", "\ud83d\ude00", "\ud800\udc00", "\udbff\udfff"};
+        JsonNodeFactory f = JsonNodeFactory.instance;
+        for (int i = 0; i < 2_000; i++) {
+            List<String> names = new java.util.ArrayList<>();
+            for (int k = 0; k < 4; k++) {
+                StringBuilder sb = new StringBuilder();
+                for (int j = r.nextInt(3); j >= 0; j--) sb.append(units[r.nextInt(units.length)]);
+                names.add(sb.toString());
+            }
+            com.fasterxml.jackson.databind.node.ObjectNode o = f.objectNode();
+            for (String n : names) o.put(n, 1);
+            List<String> expected = new java.util.ArrayList<>(new java.util.TreeSet<>(names));
+            expected.sort((a, b) -> java.util.Arrays.compare(a.codePoints().toArray(), b.codePoints().toArray()));
+            StringBuilder want = new StringBuilder("{");
+            for (String n : expected) want.append(want.length() > 1 ? "," : "").append('"').append(n).append("\":1e0");
+            assertEquals(want.append('}').toString(), RevHasher.canonicalJson(o));
+        }
+    }
+
     @Test
     void bodylessDeletionHashesAsAnEmptyBody() {
         assertEquals(hash(PARENT, true, "{}", List.of()), RevHasher.hash(PARENT, true, null, null));

@@ -12,6 +12,7 @@ import dev.chaise.kv.Transaction;
 import dev.chaise.storage.DocumentBodies.Sizes;
 import dev.chaise.storage.RevisionsSubspace.Branch;
 import dev.chaise.storage.json.ExplodedJson;
+import dev.chaise.storage.json.JsonSize;
 import dev.chaise.storage.rev.BranchUpdate;
 import dev.chaise.storage.rev.EditBranch;
 import dev.chaise.storage.rev.EditBranches;
@@ -19,7 +20,6 @@ import dev.chaise.storage.rev.EditPlan;
 import dev.chaise.storage.rev.RevHasher;
 import dev.chaise.storage.rev.RevId;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -162,18 +162,10 @@ public final class DocumentStore implements AutoCloseable {
      * included, so many small fields cost several times their JSON size.
      */
     static long storageEstimate(DocUpdate u, Map<ObjectNode, Long> sizes) {
-        long leaves = 0;
-        ArrayDeque<JsonNode> todo = new ArrayDeque<>();
-        todo.push(u.body());
-        while (!todo.isEmpty()) {
-            JsonNode n = todo.pop();
-            if (n.isContainerNode() && !n.isEmpty()) n.forEach(todo::push);
-            else leaves++;
-        }
+        JsonSize size = JsonSize.of(u.body());
         long perLeaf = u.id().getBytes(StandardCharsets.UTF_8).length + 64; // db, sub, flag, pos, hash, framing
-        long json = ExplodedJson.externalSize(u.body());
-        sizes.put(u.body(), u.body().has("_attachments") ? ExplodedJson.externalSize(strip(u.body())) : json);
-        return json + leaves * perLeaf;
+        sizes.put(u.body(), u.body().has("_attachments") ? ExplodedJson.externalSize(strip(u.body())) : size.bytes());
+        return size.bytes() + size.leaves() * perLeaf;
     }
 
     /**

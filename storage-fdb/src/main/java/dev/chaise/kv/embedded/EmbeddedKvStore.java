@@ -94,7 +94,16 @@ public final class EmbeddedKvStore implements KvStore {
                 .setFilterPolicy(track(new BloomFilter(10)))
                 .setWholeKeyFiltering(true);
         ColumnFamilyOptions cfOptions = track(new ColumnFamilyOptions().setTableFormatConfig(table)
-                .setCompressionType(CompressionType.LZ4_COMPRESSION).setWriteBufferSize(64L << 20));
+                .setCompressionType(CompressionType.LZ4_COMPRESSION));
+        // Tuned on bulk loads (DocumentStoreBench, docs/benchmarks.md), where compaction took a third
+        // of the CPU: every L0 file spans every subspace (bodies, revisions, by-id, changes), so each
+        // L0->L1 compaction rewrites most of L1. Bigger memtables and a later L0 trigger rewrite L1
+        // less often; L0 and L1 are short-lived, so compressing them costs more than it saves.
+        cfOptions.setWriteBufferSize(128L << 20)
+                .setLevel0FileNumCompactionTrigger(8).setLevel0SlowdownWritesTrigger(30).setLevel0StopWritesTrigger(48)
+                .setCompressionPerLevel(List.of(CompressionType.NO_COMPRESSION, CompressionType.NO_COMPRESSION,
+                        CompressionType.LZ4_COMPRESSION, CompressionType.LZ4_COMPRESSION, CompressionType.LZ4_COMPRESSION,
+                        CompressionType.LZ4_COMPRESSION, CompressionType.LZ4_COMPRESSION));
         List<ColumnFamilyDescriptor> cfs = List.of(
                 new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, cfOptions),
                 new ColumnFamilyDescriptor("chaise".getBytes(StandardCharsets.US_ASCII), cfOptions));

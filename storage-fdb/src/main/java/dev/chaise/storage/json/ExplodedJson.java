@@ -18,8 +18,6 @@ import dev.chaise.kv.KvLimits;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.TupleBytes;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.math.BigInteger;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -112,13 +110,7 @@ public final class ExplodedJson {
 
     /** Bytes of the body's compact JSON encoding: the measure for max_document_size and sizes.external. */
     public static long externalSize(JsonNode body) {
-        CountingStream counter = new CountingStream();
-        try {
-            Json.MAPPER.writeValue(counter, body);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return counter.count;
+        return JsonSize.of(body).bytes();
     }
 
     /** Sum of key and value lengths: the body's share of sizes.active. */
@@ -454,19 +446,4 @@ public final class ExplodedJson {
         String printable = Keys.printable(key);
         if (printable.length() > 300) printable = printable.substring(0, 300) + "...";
         return new IllegalStateException("corrupt exploded document at key " + printable + ": " + why);
-    }
-
-    private static final class CountingStream extends OutputStream {
-        long count;
-
-        @Override
-        public void write(int b) {
-            count++;
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) {
-            count += len;
-        }
-    }
-}
+    }}

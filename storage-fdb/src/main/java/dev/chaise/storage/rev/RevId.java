@@ -27,14 +27,29 @@ import java.util.Objects;
  * <p>Deviation, on purpose: CouchDB normalises 32-char uppercase hex to lowercase and rejects
  * 32-char non-hex ids; it also re-prints any 16-byte id as hex. Here every such text is kept as is.
  */
-public record RevId(long pos, String hash) implements Comparable<RevId> {
+public final class RevId implements Comparable<RevId> {
 
     public static final String INVALID = "Invalid rev format";
     private static final HexFormat HEX = HexFormat.of();
 
-    public RevId {
+    private final long pos;
+    private final String hash;
+    /** {@link #encodeHash} of {@code hash}, computed once: every write packs it into 3-4 keys and values. */
+    private byte[] hashBytes;
+
+    public RevId(long pos, String hash) {
         if (pos < 1) throw new IllegalArgumentException("rev pos must be >= 1, was " + pos);
         if (!isValidHash(hash)) throw new IllegalArgumentException("invalid rev hash: " + hash);
+        this.pos = pos;
+        this.hash = hash;
+    }
+
+    public long pos() {
+        return pos;
+    }
+
+    public String hash() {
+        return hash;
     }
 
     public static RevId of(long pos, String hash) {
@@ -69,8 +84,11 @@ public record RevId(long pos, String hash) implements Comparable<RevId> {
         return new RevId(pos, decodeHash(hashBytes));
     }
 
+    /** The RevHash bytes of RFC C; shared, so callers must not modify them. */
     public byte[] hashBytes() {
-        return encodeHash(hash);
+        byte[] b = hashBytes;
+        if (b == null) hashBytes = b = encodeHash(hash); // a benign race: every thread computes the same bytes
+        return b;
     }
 
     /** A hash may be any non-empty text that is well-formed Unicode (so UTF-8 round-trips). */
@@ -134,6 +152,16 @@ public record RevId(long pos, String hash) implements Comparable<RevId> {
     public int compareTo(RevId o) {
         int c = Long.compare(pos, o.pos);
         return c != 0 ? c : compareHashes(hash, o.hash);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof RevId r && r.pos == pos && r.hash.equals(hash);
+    }
+
+    @Override
+    public int hashCode() {
+        return 31 * Long.hashCode(pos) + hash.hashCode();
     }
 
     @Override

@@ -49,6 +49,8 @@ final class Sequencer implements AutoCloseable {
     private enum Fault { NONE, NOT_COMMITTED, TOO_OLD, UNKNOWN_NOT_COMMITTED, UNKNOWN_COMMITTED }
 
     private final EmbeddedKvStore store;
+    private final int dataCfId;
+    private final int metaCfId;
     private final LinkedBlockingQueue<Request> queue = new LinkedBlockingQueue<>();
     private final ConflictHistory history = new ConflictHistory();
     private final FaultInjection faults;
@@ -72,6 +74,8 @@ final class Sequencer implements AutoCloseable {
 
     Sequencer(EmbeddedKvStore store, FaultInjection faults) {
         this.store = store;
+        this.dataCfId = store.dataCf().getID();
+        this.metaCfId = store.metaCf().getID();
         this.faults = faults;
         this.random = new Random(faults.seed());
         this.resolver = Thread.ofPlatform().name("chaise-resolver").daemon().start(this::resolveLoop);
@@ -226,9 +230,11 @@ final class Sequencer implements AutoCloseable {
                     continue;
                 }
                 byte[] stamp = Versionstamps.txVersionstamp(version, accepted.size());
-                try (WriteBatch wb = new WriteBatch()) {
-                    apply(r.writes(), wb, stamp, version, touchedKeys, touchedRanges);
-                    if (accepted.isEmpty()) wb.put(store.metaCf(), EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(version, 0));
+                WriteBuffer writes = r.writes();
+                WriteBatchEncoder enc = new WriteBatchEncoder(64 * (writes.points.size() + writes.versionstamped.size() + writes.cleared.size()));
+                apply(writes, enc, stamp, version, touchedKeys, touchedRanges);
+                if (accepted.isEmpty()) enc.put(metaCfId, EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(version, 0));
+                try (WriteBatch wb = enc.toWriteBatch()) {
                     store.db().write(store.writeOptions(), wb); // atomic per transaction, as the WAL replays it
                 }
                 for (byte[][] w : r.writeConflicts()) history.recordWrite(w[0], w[1], version);
@@ -263,10 +269,10 @@ final class Sequencer implements AutoCloseable {
      * Adds the transaction's writes to its WriteBatch. Their write-conflict ranges come separately
      * (the transaction's list, as in FDB), except for stamped keys, known only here.
      */
-    private void apply(WriteBuffer w, WriteBatch wb, byte[] stamp, long version,
+    private void apply(WriteBuffer w, WriteBatchEncoder wb, byte[] stamp, long version,
                        List<byte[]> touchedKeys, List<byte[][]> touchedRanges) throws RocksDBException {
         for (Map.Entry<byte[], byte[]> c : w.cleared.entrySet()) {
-            wb.deleteRange(store.dataCf(), c.getKey(), c.getValue());
+            wb.deleteRange(dataCfId, c.getKey(), c.getValue());
             touchedRanges.add(new byte[][] {c.getKey(), c.getValue()});
         }
         for (Map.Entry<byte[], WriteBuffer.Op> e : w.points.entrySet()) {
@@ -289,9 +295,9 @@ final class Sequencer implements AutoCloseable {
         }
     }
 
-    private void put(WriteBatch wb, byte[] key, byte[] valueOrNull) throws RocksDBException {
-        if (valueOrNull == null) wb.delete(store.dataCf(), key);
-        else wb.put(store.dataCf(), key, valueOrNull);
+    private void put(WriteBatchEncoder wb, byte[] key, byte[] valueOrNull) {
+        if (valueOrNull == null) wb.delete(dataCfId, key);
+        else wb.put(dataCfId, key, valueOrNull);
     }
 
     private Fault drawFault() {

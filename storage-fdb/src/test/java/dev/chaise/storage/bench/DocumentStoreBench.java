@@ -40,6 +40,7 @@ public final class DocumentStoreBench {
             store.databases().create("bench");
             AtomicLong ids = new AtomicLong();
             run("warm-up", store, 8, 2, ids); // JIT, discarded
+            if (phases.contains("bulk")) bulk(store, 2, 4, ids); // C2 compiles the batch path for seconds: measure after it
             for (int writers : phases.contains("single") ? new int[] {1, 8, 64} : new int[0]) {
                 double rate = run("single", store, writers, seconds, ids);
                 System.out.printf("single-doc inserts, %2d writers: %8.0f docs/s, %5.1f us CPU/doc%n", writers, rate, BenchLoop.lastCpuNanosPerOp / 1e3);

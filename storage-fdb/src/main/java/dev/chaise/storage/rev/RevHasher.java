@@ -220,11 +220,16 @@ public final class RevHasher {
         sb.append("\\u").append(HexFormat.of().toHexDigits(c));
     }
 
-    private static byte[] md5(byte[] data) {
+    /** One digest per thread: getInstance looks up the provider each time, a visible cost per document. */
+    private static final ThreadLocal<MessageDigest> MD5 = ThreadLocal.withInitial(() -> {
         try {
-            return MessageDigest.getInstance("MD5").digest(data);
+            return MessageDigest.getInstance("MD5");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("MD5 is a required JDK algorithm", e);
         }
+    });
+
+    private static byte[] md5(byte[] data) {
+        return MD5.get().digest(data); // digest() resets it
     }
 }

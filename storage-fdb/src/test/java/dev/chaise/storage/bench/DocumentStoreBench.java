@@ -45,7 +45,7 @@ public final class DocumentStoreBench {
                 double rate = run("single", store, writers, seconds, ids);
                 System.out.printf("single-doc inserts, %2d writers: %8.0f docs/s, %5.1f us CPU/doc%n", writers, rate, BenchLoop.lastCpuNanosPerOp / 1e3);
             }
-            for (int writers : phases.contains("bulk") ? new int[] {1, 2} : new int[0]) {
+            for (int writers : phases.contains("bulk") ? new int[] {1, 2, 4} : new int[0]) {
                 double rate = bulk(store, writers, seconds, ids);
                 System.out.printf("batches of 1,000, %d writer(s):   %8.0f docs/s, %5.1f us CPU/doc%n", writers, rate, BenchLoop.lastCpuNanosPerOp / 1e3);
             }

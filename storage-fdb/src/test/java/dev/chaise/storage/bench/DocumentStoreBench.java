@@ -49,7 +49,13 @@ public final class DocumentStoreBench {
                 double rate = bulk(store, writers, seconds, ids);
                 System.out.printf("batches of 1,000, %d writer(s):   %8.0f docs/s, %5.1f us CPU/doc%n", writers, rate, BenchLoop.lastCpuNanosPerOp / 1e3);
             }
-            if (phases.contains("read")) reads(store, ids.get(), seconds);
+            if (phases.contains("read")) {
+                System.out.print("right after the load (compactions still running), ");
+                reads(store, ids.get(), seconds);
+                Thread.sleep(30_000);
+                System.out.print("30 s later, ");
+                reads(store, ids.get(), seconds);
+            }
         } finally {
             try (Stream<Path> s = Files.walk(dir)) {
                 s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());

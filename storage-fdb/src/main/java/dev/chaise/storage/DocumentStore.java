@@ -101,6 +101,13 @@ public final class DocumentStore implements AutoCloseable {
         return this;
     }
 
+    /** How many transactions one big batch of distinct documents may run at once (default: the cores). */
+    public DocumentStore withParallelism(int parts) {
+        if (parts < 1) throw new IllegalArgumentException("parallelism must be at least 1");
+        this.parallelism = parts;
+        return this;
+    }
+
     public KvStore kv() {
         return kv;
     }
@@ -129,6 +136,39 @@ public final class DocumentStore implements AutoCloseable {
      * read back the winner it wrote: its Sequence is a versionstamped value.)
      */
     public List<UpdateResult> update(String dbName, List<DocUpdate> docs, boolean newEdits) {
+        int parts = Math.min(parallelism, docs.size() / PARALLEL_MIN_DOCS);
+        if (parts < 2 || !distinctIds(docs)) return updateInOrder(dbName, docs, newEdits);
+        // A big batch of distinct documents is independent transactions anyway (chunks), so its
+        // parts run side by side: one request's latency then uses every core, not one.
+        List<CompletableFuture<List<UpdateResult>>> futures = new ArrayList<>(parts);
+        for (int p = 0; p < parts; p++) {
+            List<DocUpdate> part = docs.subList(docs.size() * p / parts, docs.size() * (p + 1) / parts);
+            futures.add(CompletableFuture.supplyAsync(() -> updateInOrder(dbName, part, newEdits), PARTS));
+        }
+        List<UpdateResult> out = new ArrayList<>(docs.size());
+        for (CompletableFuture<List<UpdateResult>> f : futures) {
+            try {
+                out.addAll(f.join());
+            } catch (java.util.concurrent.CompletionException e) {
+                if (e.getCause() instanceof RuntimeException r) throw r;
+                throw e;
+            }
+        }
+        return out;
+    }
+
+    /** Parallel parts of one request are at least this big; smaller batches are not worth the hand-off. */
+    static final int PARALLEL_MIN_DOCS = 250;
+    private volatile int parallelism = Runtime.getRuntime().availableProcessors();
+    private static final java.util.concurrent.Executor PARTS = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor();
+
+    private static boolean distinctIds(List<DocUpdate> docs) {
+        Set<String> ids = HashSet.newHashSet(docs.size());
+        for (DocUpdate d : docs) if (!ids.add(d.id())) return false;
+        return true;
+    }
+
+    private List<UpdateResult> updateInOrder(String dbName, List<DocUpdate> docs, boolean newEdits) {
         List<UpdateResult> out = new ArrayList<>(docs.size());
         Set<String> succeeded = new HashSet<>();
         Map<ObjectNode, Long> sizes = new IdentityHashMap<>(); // JSON sizes, measured once per body

@@ -38,6 +38,44 @@ class BatchEdgeCasesTest {
         return o;
     }
 
+    /** A big batch runs in parallel parts; results still line up with the input, one per document. */
+    @Test
+    void bigBatchInParallelPartsKeepsResultsInOrder() {
+        f.store.withParallelism(4);
+        List<DocUpdate> docs = new java.util.ArrayList<>();
+        for (int i = 0; i < 1_500; i++) {
+            // Some documents fail (an id over the key limit): their errors must land at their own index.
+            String id = i % 97 == 0 ? "x".repeat(KvLimits.MAX_KEY_BYTES) + i : String.format("p%05d", 1_500 - i);
+            docs.add(DocUpdate.edit(id, null, false, body("n", i)));
+        }
+        List<UpdateResult> r = f.store.update(db, docs, true);
+        assertEquals(docs.size(), r.size());
+        for (int i = 0; i < docs.size(); i++) {
+            assertEquals(docs.get(i).id(), r.get(i).id());
+            if (i % 97 == 0) {
+                assertEquals(StorageException.Kind.ILLEGAL_DOCID, r.get(i).error().kind());
+            } else {
+                assertEquals(RevHasher.newRevId(null, false, docs.get(i).body(), List.of()), r.get(i).rev(), "doc " + i);
+                assertEquals(i, f.store.get(db, docs.get(i).id(), null, false).body().get("n").asInt());
+            }
+        }
+        assertEquals(1_500 - 16, f.store.info(db).docCount());
+        f.checkInvariants(db, 0);
+    }
+
+    /** A repeated id keeps the batch in order, so the later create is the conflict, wherever it sits. */
+    @Test
+    void bigBatchWithARepeatedIdStaysInOrder() {
+        f.store.withParallelism(4);
+        List<DocUpdate> docs = new java.util.ArrayList<>();
+        for (int i = 0; i < 1_200; i++) docs.add(DocUpdate.edit(i == 1_199 ? "q00000" : String.format("q%05d", i), null, false, body("n", i)));
+        List<UpdateResult> r = f.store.update(db, docs, true);
+        assertTrue(r.getFirst().ok());
+        assertEquals(StorageException.Kind.CONFLICT, r.getLast().error().kind());
+        assertEquals(0, f.store.get(db, "q00000", null, false).body().get("n").asInt());
+        f.checkInvariants(db, 0);
+    }
+
     @Test
     void sameNewDocumentTwiceInOneBatch() {
         List<UpdateResult> r = f.store.update(db, List.of(

@@ -109,7 +109,8 @@ class TransactionSizeTest {
                 .withFaults(new dev.chaise.kv.embedded.FaultInjection(0, 0, 1.0, 1.0, 1L)))) {
             DatabaseDirectory dirs = new DatabaseDirectory(kv, "{}");
             LocalDocumentsUnderFaultsTest.createRetrying(dirs, "all1021");
-            try (DocumentStore store = new DocumentStore(kv, dirs, 100)) {
+            // One part, so each batch below is one full chunk whose results overflow a txid value.
+            try (DocumentStore store = new DocumentStore(kv, dirs, 100).withParallelism(1)) {
                 List<DocUpdate> docs = new ArrayList<>();
                 for (int i = 0; i < DocumentStore.CHUNK_DOCS; i++) {
                     docs.add(DocUpdate.edit(String.format("%04d-", i) + "i".repeat(120), null, false, Json.NODES.objectNode().put("n", i)));

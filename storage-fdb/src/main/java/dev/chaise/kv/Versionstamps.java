@@ -40,7 +40,7 @@ public final class Versionstamps {
                 if (item instanceof Tuple nested && nested.hasIncompleteVersionstamp()) {
                     throw new IllegalArgumentException("incomplete versionstamp must be a top-level element");
                 }
-                out.writeBytes(Tuple.from(item).pack());
+                out.writeBytes(TupleBytes.pack(item));
             }
         }
         if (offset < 0) throw new IllegalArgumentException("no incomplete versionstamp in tuple");

@@ -2,6 +2,7 @@ package dev.chaise.storage;
 
 import com.apple.foundationdb.tuple.Tuple;
 import dev.chaise.kv.Keys;
+import dev.chaise.kv.TupleBytes;
 
 /**
  * The keys of one database, under its prefix {@code (1, DbId)}. Each RFC's subspace has one

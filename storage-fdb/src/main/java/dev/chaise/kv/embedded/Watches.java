@@ -54,7 +54,14 @@ final class Watches implements AutoCloseable {
         if (byKey.isEmpty()) return;
         List<CompletableFuture<Void>> fire = new ArrayList<>();
         synchronized (this) {
-            for (byte[] k : keys) take(byKey.remove(k), fire);
+            if (byKey.isEmpty()) return;
+            // Watched keys are few (job records, feeds) and touched keys many: two compares skip
+            // almost every key, where a lookup walked the skip list.
+            byte[] lo = byKey.firstKey();
+            byte[] hi = byKey.lastKey();
+            for (byte[] k : keys) {
+                if (Keys.compare(k, lo) >= 0 && Keys.compare(k, hi) <= 0) take(byKey.remove(k), fire);
+            }
             for (byte[][] r : ranges) {
                 var sub = byKey.subMap(r[0], true, r[1], false);
                 for (var l : new ArrayList<>(sub.values())) take(l, fire);

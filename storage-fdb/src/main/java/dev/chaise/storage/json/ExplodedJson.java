@@ -16,7 +16,7 @@ import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Keys;
 import dev.chaise.kv.KvLimits;
 import dev.chaise.storage.StorageException;
-import dev.chaise.storage.TupleBytes;
+import dev.chaise.kv.TupleBytes;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.util.ArrayDeque;

@@ -1,4 +1,4 @@
-package dev.chaise.storage;
+package dev.chaise.kv;
 
 import com.apple.foundationdb.tuple.Tuple;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package dev.chaise.storage;
+package dev.chaise.kv;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -45,18 +45,38 @@ public final class GraalJsEngine implements JsEngine {
     private static final Logger log = LoggerFactory.getLogger(GraalJsEngine.class);
     private static final Source PRELUDE = prelude();
 
-    /** @param timeout per call (CouchDB's os_process_timeout); @param poolSize contexts kept per design document */
-    public record Options(Duration timeout, int poolSize) {
+    /**
+     * @param timeout per call (CouchDB's os_process_timeout)
+     * @param poolSize contexts kept per design document
+     * @param maxAllocation bytes one call may allocate on the heap before it is stopped, as a
+     *     timeout is: GraalJS community has no heap limit per context, and a function that keeps
+     *     what it allocates would otherwise take the server's heap
+     */
+    public record Options(Duration timeout, int poolSize, long maxAllocation) {
+        public static final long DEFAULT_MAX_ALLOCATION = 512L << 20;
+
+        public Options(Duration timeout, int poolSize) {
+            this(timeout, poolSize, DEFAULT_MAX_ALLOCATION);
+        }
+
         public static Options defaults() {
             return new Options(Duration.ofSeconds(5), Math.max(2, Runtime.getRuntime().availableProcessors() * 2));
         }
     }
+
+    private static final com.sun.management.ThreadMXBean THREADS =
+            (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
 
     private final Engine engine;
     private final Options options;
     private final Map<String, BlockingQueue<Slot>> pools = new ConcurrentHashMap<>();
     private final Set<Slot> running = ConcurrentHashMap.newKeySet();
     private final ScheduledExecutorService watchdog;
+    /**
+     * Calls from virtual threads run here: the JVM counts allocated bytes per platform thread
+     * only, and the allocation limit needs that count.
+     */
+    private final java.util.concurrent.ExecutorService platform;
 
     private GraalJsEngine(Options options) {
         this.options = options;
@@ -64,7 +84,10 @@ public final class GraalJsEngine implements JsEngine {
                 .option("engine.WarnInterpreterOnly", "false")
                 .build();
         this.watchdog = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("js-watchdog").daemon().factory());
-        long period = Math.max(10, Math.min(200, options.timeout().toMillis() / 10));
+        this.platform = Executors.newFixedThreadPool(options.poolSize(), Thread.ofPlatform().name("js-", 0).daemon().factory());
+        if (THREADS.isThreadAllocatedMemorySupported() && !THREADS.isThreadAllocatedMemoryEnabled()) THREADS.setThreadAllocatedMemoryEnabled(true);
+        // Often enough that a runaway allocation overshoots the limit by tens of MB at most.
+        long period = Math.max(10, Math.min(20, options.timeout().toMillis() / 10));
         watchdog.scheduleAtFixedRate(this::cancelOverdue, period, period, TimeUnit.MILLISECONDS);
     }
 
@@ -84,6 +107,10 @@ public final class GraalJsEngine implements JsEngine {
         final String poolKey;
         volatile long deadline;
         volatile boolean cancelled;
+        /** Why the watchdog stopped the call: {@code timeout} or {@code memory_limit}. */
+        volatile String cancelReason = "timeout";
+        volatile long runnerId;
+        volatile long allocatedAtStart = -1;
 
         Slot(String poolKey) {
             this.poolKey = poolKey;
@@ -106,8 +133,21 @@ public final class GraalJsEngine implements JsEngine {
             this.api = context.getBindings("js").getMember("__chaise");
         }
 
-        /** Runs {@code body} under the watchdog; a cancelled call marks the slot dead. */
+        /** Runs {@code body} under the watchdog, on a platform thread; a cancelled call marks the slot dead. */
         <T> T call(java.util.function.Supplier<T> body) {
+            if (!Thread.currentThread().isVirtual()) return watched(body);
+            try {
+                return java.util.concurrent.CompletableFuture.supplyAsync(() -> watched(body), platform).join();
+            } catch (java.util.concurrent.CompletionException e) {
+                if (e.getCause() instanceof RuntimeException r) throw r;
+                if (e.getCause() instanceof Error err) throw err;
+                throw e;
+            }
+        }
+
+        private <T> T watched(java.util.function.Supplier<T> body) {
+            runnerId = Thread.currentThread().threadId();
+            allocatedAtStart = THREADS.getCurrentThreadAllocatedBytes();
             deadline = System.nanoTime() + options.timeout().toNanos();
             running.add(this);
             try {
@@ -115,7 +155,16 @@ public final class GraalJsEngine implements JsEngine {
             } finally {
                 running.remove(this);
                 deadline = 0;
+                allocatedAtStart = -1;
             }
+        }
+
+        /** The error name and reason for a call the engine stopped, or for a plain failure. */
+        String[] failure(PolyglotException e, String plain) {
+            if (!e.isCancelled()) return new String[] {plain, message(e)};
+            return "memory_limit".equals(cancelReason)
+                    ? new String[] {"memory_limit", "the function allocated more than " + (options.maxAllocation() >> 20) + " MB in one call"}
+                    : new String[] {"timeout", "timeout"};
         }
 
         void release() {
@@ -143,6 +192,14 @@ public final class GraalJsEngine implements JsEngine {
             if (d != 0 && now - d > 0 && !s.cancelled) {
                 s.cancelled = true;
                 log.warn("a JavaScript call ran over {} ms and was stopped", options.timeout().toMillis());
+                s.close();
+                continue;
+            }
+            long start = s.allocatedAtStart;
+            if (start >= 0 && !s.cancelled && THREADS.getThreadAllocatedBytes(s.runnerId) - start > options.maxAllocation()) {
+                s.cancelReason = "memory_limit";
+                s.cancelled = true;
+                log.warn("a JavaScript call allocated over {} MB and was stopped", options.maxAllocation() >> 20);
                 s.close();
             }
         }
@@ -231,9 +288,9 @@ public final class GraalJsEngine implements JsEngine {
                 try {
                     out = slot.call(() -> slot.api.invokeMember("map", docJson).asString());
                 } catch (PolyglotException e) {
-                    String reason = message(e);
+                    String[] why = slot.failure(e, "runtime_error");
                     List<MapOutcome> failed = new ArrayList<>(views);
-                    for (int i = 0; i < views; i++) failed.add(new MapOutcome.Failed(e.isCancelled() ? "timeout" : "runtime_error", reason));
+                    for (int i = 0; i < views; i++) failed.add(new MapOutcome.Failed(why[0], why[1]));
                     return failed;
                 }
                 JsonNode res = parse(out);
@@ -310,7 +367,8 @@ public final class GraalJsEngine implements JsEngine {
                     }
                     return parse(out);
                 } catch (PolyglotException e) {
-                    throw new JsFunctionException(e.isCancelled() ? "timeout" : "reduce_runtime_error", message(e));
+                    String[] why = slot.failure(e, "reduce_runtime_error");
+                    throw new JsFunctionException(why[0], why[1]);
                 }
             }
 
@@ -362,12 +420,14 @@ public final class GraalJsEngine implements JsEngine {
             public boolean filter(String name, String docJson, JsonNode req) {
                 String r = json(req);
                 try {
-                    boolean pass = slot.call(() -> {
+                    // One call per document: from a virtual thread each call is a hand-off.
+                    String[] passAndLogs = slot.call(() -> {
                         slot.api.invokeMember("compileFilter", name);
-                        return slot.api.invokeMember("filter", name, docJson, r).asBoolean();
+                        boolean pass = slot.api.invokeMember("filter", name, docJson, r).asBoolean();
+                        return new String[] {Boolean.toString(pass), slot.api.invokeMember("logs").asString()};
                     });
-                    logLines(source.ddocId(), parse(slot.call(() -> slot.api.invokeMember("logs").asString())));
-                    return pass;
+                    logLines(source.ddocId(), parse(passAndLogs[1]));
+                    return Boolean.parseBoolean(passAndLogs[0]);
                 } catch (PolyglotException e) {
                     log.info("{} filter {}: {}", source.ddocId(), name, message(e));
                     return false;
@@ -384,6 +444,7 @@ public final class GraalJsEngine implements JsEngine {
     @Override
     public void close() {
         watchdog.shutdownNow();
+        platform.shutdownNow();
         for (BlockingQueue<Slot> pool : pools.values()) {
             Slot s;
             while ((s = pool.poll()) != null) s.close();

@@ -132,6 +132,32 @@ class GraalJsEngineTest {
         }
     }
 
+    /** A function that keeps what it allocates is stopped by the allocation limit, well before the timeout. */
+    @Test
+    void aFunctionThatHoardsMemoryIsStopped() throws Exception {
+        try (GraalJsEngine small = GraalJsEngine.create(new GraalJsEngine.Options(Duration.ofSeconds(60), 2, 64L << 20))) {
+            String hoard = "function(doc){ if (doc.hoard) { var a = []; while (true) a.push(new Array(10000).fill(doc.n)); } emit(doc.n); }";
+            for (boolean virtual : new boolean[] {false, true}) { // virtual callers run on the engine's platform threads, which are metered
+                List<List<MapOutcome>> out = new java.util.ArrayList<>();
+                Runnable run = () -> {
+                    try (MapProgram p = small.mapProgram(new JsEngine.MapSource("_design/m", List.of(hoard), null))) {
+                        long t0 = System.nanoTime();
+                        out.addAll(p.mapAll(List.of("{\"n\":1}", "{\"n\":2,\"hoard\":true}", "{\"n\":3}")));
+                        assertTrue(System.nanoTime() - t0 < 30_000_000_000L, "stopped by the limit, not the 60 s timeout");
+                    } catch (JsFunctionException e) {
+                        throw new IllegalStateException(e);
+                    }
+                };
+                Thread t = virtual ? Thread.ofVirtual().start(run) : Thread.ofPlatform().start(run);
+                t.join();
+                assertEquals(3, out.size(), "virtual=" + virtual);
+                assertEquals("[[1,null]]", text(out.get(0).getFirst()));
+                assertEquals("!memory_limit: the function allocated more than 64 MB in one call", text(out.get(1).getFirst()));
+                assertEquals("[[3,null]]", text(out.get(2).getFirst()), "only the hoarding document fails");
+            }
+        }
+    }
+
     static String text(MapOutcome o) {
         return switch (o) {
             case MapOutcome.Rows r -> r.rows().stream().map(e -> "[" + e.key() + "," + e.value() + "]").toList().toString().replace(" ", "");

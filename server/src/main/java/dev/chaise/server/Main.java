@@ -68,6 +68,9 @@ public final class Main {
         GraalJsEngine js = GraalJsEngine.create(new GraalJsEngine.Options(Duration.ofMillis(jsTimeout), GraalJsEngine.Options.defaults().poolSize()));
         ViewService views = new ViewService(docs, js).enableInteractiveViews()
                 .useJobQueue(new JobQueue(store), 2, Duration.ofSeconds(60));
+        // CouchDB's background indexer; 0 turns it off (indexes are then built by queries only).
+        long autoupdateMs = config.get("chaise", "view_autoupdate_delay_ms").map(Long::parseLong).orElse(1000L);
+        if (autoupdateMs > 0) views.enableAutoUpdate(Duration.ofMillis(autoupdateMs));
         ChaiseHttp server;
         try {
             server = new ChaiseHttp(http, docs, views, live, List.of()).start();

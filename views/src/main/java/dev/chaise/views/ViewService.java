@@ -39,6 +39,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * write hook interactive views register.
  */
 public final class ViewService implements AutoCloseable {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ViewService.class);
     private final DocumentStore docs;
     private final KvStore kv;
     private final JsEngine js;
@@ -75,6 +76,75 @@ public final class ViewService implements AutoCloseable {
     public ViewService enableInteractiveViews() {
         if (js != null) docs.addWriteHook(new InteractiveViews(js));
         return this;
+    }
+
+    // ---------------------------------------------------------------- autoupdate
+
+    private final java.util.Set<String> dirty = ConcurrentHashMap.newKeySet();
+    private java.util.concurrent.ScheduledExecutorService autoUpdater;
+
+    /**
+     * Keeps indexes current without queries, as CouchDB's background indexer (ken) does: a write to
+     * a database marks it, and every {@code delay} the marked databases' design documents with
+     * {@code autoupdate} (the default) get their indexes brought up to date: as build jobs when
+     * builds run on the job queue, else on this updater's thread. {@code autoupdate: false} leaves
+     * an index to be built by the next query that wants it.
+     */
+    public ViewService enableAutoUpdate(Duration delay) {
+        docs.addWriteHook((tx, change) -> dirty.add(change.db().name())); // a write that then fails only costs a check
+        autoUpdater = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("view-autoupdate").daemon().factory());
+        autoUpdater.scheduleWithFixedDelay(() -> {
+            try {
+                autoUpdateOnce();
+            } catch (RuntimeException e) {
+                log.warn("view autoupdate", e);
+            }
+        }, delay.toMillis(), delay.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        return this;
+    }
+
+    /** One pass over the databases written since the last: what the updater runs on its delay. */
+    public void autoUpdateOnce() {
+        List<String> dbs = new ArrayList<>(dirty);
+        dirty.removeAll(dbs);
+        for (String dbName : dbs) {
+            List<String> ids = new ArrayList<>();
+            try {
+                var cursor = docs.allDocs(dbName, "_design/", "_design0", false, false, 0, (tx, db, row) -> DocumentStore.byIdRow(tx, db, row).id());
+                while (cursor.hasNext()) ids.add(cursor.next());
+            } catch (StorageException e) {
+                continue; // deleted since
+            }
+            for (String id : ids) {
+                try {
+                    DesignDoc ddoc = designDoc(dbName, id);
+                    if (!ddoc.autoupdate() || ddoc.views().isEmpty()) continue;
+                    if (jobs != null) requestBuild(dbName, ddoc);
+                    else refresh(dbName, ddoc);
+                } catch (StorageException | ViewException e) {
+                    // deleted since, or not a valid index definition: its query will say why
+                }
+            }
+        }
+    }
+
+    /** Adds the index's build job unless it is current; does not wait for it. */
+    private void requestBuild(String dbName, DesignDoc ddoc) {
+        boolean behind = kv.run(tx -> {
+            DbHandle h = docs.databases().open(tx, dbName);
+            Sequence target = ChangesSubspace.lastSequence(tx.snapshot(), h);
+            Sequence now = MapIndexSubspace.updateSeq(tx.snapshot(), h, ddoc.signature());
+            return target != null && (now == null || now.compareTo(target) < 0);
+        });
+        if (behind) jobs.add(JOB_TYPE, jobId(dbName, ddoc), jobData(dbName, ddoc));
+    }
+
+    private String jobId(String dbName, DesignDoc ddoc) {
+        return docs.databases().open(dbName).id() + "/" + ddoc.signature();
+    }
+
+    private static ObjectNode jobData(String dbName, DesignDoc ddoc) {
+        return dev.chaise.storage.json.Json.NODES.objectNode().put("db", dbName).put("ddoc", ddoc.id()).put("sig", ddoc.signature());
     }
 
     /**
@@ -179,9 +249,8 @@ public final class ViewService implements AutoCloseable {
     }
 
     private Sequence buildAsJob(String dbName, DesignDoc ddoc, Sequence target) {
-        String jobId = docs.databases().open(dbName).id() + "/" + ddoc.signature();
-        ObjectNode data = dev.chaise.storage.json.Json.NODES.objectNode().put("db", dbName).put("ddoc", ddoc.id()).put("sig", ddoc.signature());
-        jobs.add(JOB_TYPE, jobId, data);
+        String jobId = jobId(dbName, ddoc);
+        jobs.add(JOB_TYPE, jobId, jobData(dbName, ddoc));
         JobQueue.Job done = jobs.awaitState(JOB_TYPE, jobId, JobQueue.State.FINISHED, Duration.ofDays(1)).orElseThrow();
         JsonNode err = done.data().get("error");
         if (err != null) {
@@ -218,6 +287,7 @@ public final class ViewService implements AutoCloseable {
     /** Stops this server's build workers (jobs they held are taken over after the activity timeout). */
     @Override
     public void close() {
+        if (autoUpdater != null) autoUpdater.shutdownNow();
         if (pool != null) pool.close();
     }
 
@@ -298,7 +368,7 @@ public final class ViewService implements AutoCloseable {
             try {
                 refresh(dbName, ddoc);
             } catch (RuntimeException e) {
-                org.slf4j.LoggerFactory.getLogger(ViewService.class).warn("update after a query of {} in {} failed", ddoc.id(), dbName, e);
+                log.warn("update after a query of {} in {} failed", ddoc.id(), dbName, e);
             }
         }));
     }

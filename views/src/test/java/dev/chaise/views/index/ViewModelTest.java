@@ -1,6 +1,7 @@
 package dev.chaise.views.index;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -11,6 +12,7 @@ import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.kv.embedded.FaultInjection;
 import dev.chaise.storage.DatabaseDirectory;
 import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.Sequence;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.RevId;
@@ -131,6 +133,37 @@ class ViewModelTest {
                     }
                 }
             }
+        }
+    }
+
+    /** Writes mark the database; the updater's pass builds autoupdate indexes (the default) and leaves {@code autoupdate: false} ones alone. */
+    @Test
+    void autoupdateKeepsIndexesCurrentWithoutQueries() {
+        try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
+             DocumentStore store = new DocumentStore(kv, new DatabaseDirectory(kv, "{}"), DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE);
+             ViewService views = new ViewService(store, maps).enableAutoUpdate(java.time.Duration.ofHours(1))) { // passes driven by hand
+            String db = "auto";
+            store.databases().create(db);
+            ObjectNode on = Json.NODES.objectNode();
+            on.putObject("views").putObject("byType").put("map", "byType");
+            write(store, db, DDOC, on);
+            ObjectNode off = Json.NODES.objectNode();
+            off.putObject("views").putObject("tags").put("map", "tags");
+            off.put("autoupdate", false);
+            write(store, db, "_design/off", off);
+            Random rnd = new Random(5);
+            for (int round = 0; round < 3; round++) {
+                for (int i = 0; i < 40; i++) write(store, db, "d" + rnd.nextInt(60), randomDoc(rnd));
+                assertTrue(views.info(db, DDOC).updateSeq() == null
+                        || views.info(db, DDOC).updateSeq().compareTo(store.info(db).updateSeq()) < 0, "behind before the pass");
+                views.autoUpdateOnce();
+                assertEquals(store.info(db).updateSeq(), views.info(db, DDOC).updateSeq(), "round " + round);
+                assertEquals(expected(store, db, "byType"), rows(views, db, "byType", ViewQuery.Update.FALSE).stream().map(ViewModelTest::text).toList());
+                assertEquals(null, views.info(db, "_design/off").updateSeq(), "autoupdate false: built only by a query");
+            }
+            Sequence before = views.info(db, DDOC).updateSeq();
+            views.autoUpdateOnce(); // nothing written since: nothing to do
+            assertEquals(before, views.info(db, DDOC).updateSeq());
         }
     }
 

@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.chaise.storage.json.Json;
 import java.util.Base64;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -64,6 +66,69 @@ class AttachmentsTest {
         JsonNode open = s.send("GET", "/a/doc?open_revs=all&attachments=true", null, "Authorization", HttpTestServer.ADMIN, "Accept", "application/json")
                 .status(200).json();
         assertEquals(b64("hello world"), open.at("/0/ok/_attachments/hello.txt/data").asText());
+    }
+
+    /** For the CouchDB replicator: documents with attachment data become multipart/related parts, attachments as raw parts. */
+    @Test
+    void multipartResponsesCarryAttachmentsAsParts() throws Exception {
+        byte[] bin = new byte[256];
+        for (int i = 0; i < bin.length; i++) bin[i] = (byte) i;
+        String rev = s.asAdmin("PUT", "/a/mpout", "{\"v\":1,\"_attachments\":{\"bin.dat\":{\"content_type\":\"application/octet-stream\",\"data\":\""
+                + Base64.getEncoder().encodeToString(bin) + "\"},\"t.txt\":{\"content_type\":\"text/plain\",\"data\":\"" + b64("hi") + "\"}}}")
+                .status(201).json().get("rev").asText();
+        for (String[] req : new String[][] {{"GET", "/a/mpout?open_revs=all&attachments=true", null}, {"POST", "/a/_bulk_get?attachments=true", "{\"docs\":[{\"id\":\"mpout\"}]}"}}) {
+            var b = java.net.http.HttpRequest.newBuilder(java.net.URI.create(s.base + req[1])).header("Authorization", HttpTestServer.ADMIN)
+                    .header("Accept", "multipart/mixed").header("Content-Type", "application/json")
+                    .method(req[0], req[2] == null ? java.net.http.HttpRequest.BodyPublishers.noBody() : java.net.http.HttpRequest.BodyPublishers.ofString(req[2]));
+            var r = s.client.send(b.build(), java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+            assertEquals(200, r.statusCode());
+            String ct = r.headers().firstValue("Content-Type").orElseThrow();
+            assertTrue(ct.startsWith("multipart/mixed; boundary=\""), ct);
+            String body = new String(r.body(), java.nio.charset.StandardCharsets.ISO_8859_1); // one char per byte
+            String outer = ct.substring(ct.indexOf('"') + 1, ct.lastIndexOf('"'));
+            List<String> docParts = parts(body, outer);
+            assertEquals(1, docParts.size(), body);
+            String doc = docParts.getFirst();
+            int h = doc.indexOf("\r\n\r\n");
+            String headers = doc.substring(0, h);
+            assertTrue(headers.contains("Content-Type: multipart/related; boundary=\""), headers);
+            if (req[0].equals("POST")) assertTrue(headers.contains("X-Doc-Id: mpout") && headers.contains("X-Rev-Id: " + rev), headers);
+            String inner = headers.substring(headers.indexOf("boundary=\"") + 10, headers.lastIndexOf('"'));
+            List<String> inParts = parts(doc.substring(h + 4), inner);
+            assertEquals(3, inParts.size(), "the JSON, then one part per attachment");
+            JsonNode json = Json.MAPPER.readTree(inParts.get(0).substring(inParts.get(0).indexOf("\r\n\r\n") + 4));
+            assertEquals(rev, json.get("_rev").asText());
+            JsonNode meta = json.get("_attachments").get("bin.dat");
+            assertTrue(meta.get("follows").asBoolean() && !meta.has("data") && meta.get("length").asInt() == 256, meta.toString());
+            // Parts follow the JSON's attachment order.
+            List<String> names = new java.util.ArrayList<>();
+            json.get("_attachments").fieldNames().forEachRemaining(names::add);
+            for (int i = 0; i < 2; i++) {
+                String part = inParts.get(i + 1);
+                String partHeaders = part.substring(0, part.indexOf("\r\n\r\n"));
+                String data = part.substring(part.indexOf("\r\n\r\n") + 4);
+                assertTrue(partHeaders.contains("filename=\"" + names.get(i) + "\""), partHeaders);
+                String expected = names.get(i).equals("bin.dat") ? new String(bin, java.nio.charset.StandardCharsets.ISO_8859_1) : "hi";
+                assertEquals(expected, data, "the attachment's raw bytes");
+                assertTrue(partHeaders.contains("Content-Length: " + expected.length()), partHeaders);
+            }
+        }
+    }
+
+    /** The bodies of a multipart body's parts (headers included), between its boundaries. */
+    static List<String> parts(String body, String boundary) {
+        List<String> out = new java.util.ArrayList<>();
+        String delim = "--" + boundary;
+        int i = body.indexOf(delim);
+        while (i >= 0) {
+            int start = i + delim.length();
+            if (body.startsWith("--", start)) break; // the closing delimiter
+            int next = body.indexOf("\r\n" + delim, start);
+            if (next < 0) break;
+            out.add(body.substring(start + 2, next)); // skip the CRLF after the delimiter
+            i = next + 2;
+        }
+        return out;
     }
 
     @Test

@@ -20,9 +20,7 @@ import dev.chaise.storage.rev.RevId;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -160,26 +158,27 @@ public final class DocumentHandlers {
         List<ObjectNode> parts = docs.kv().run(tx -> OpenRevs.read(tx.snapshot(), docs.databases().open(tx, dbName), id, wanted, revs, latest, attsSince));
         if (asked == null && parts.isEmpty()) throw StorageException.notFound("missing");
         if (!acceptsMultipartMixed(req.header("Accept"))) return Response.json(200, parts);
-        String boundary = HexFormat.of().formatHex(random16());
-        StringBuilder sb = new StringBuilder("--").append(boundary);
+        String boundary = MultipartDocs.boundary();
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        MultipartDocs.ascii(out, "--" + boundary);
         for (ObjectNode p : parts) {
-            boolean ok = p.has("ok");
-            sb.append("\r\nContent-Type: application/json").append(ok ? "" : "; error=\"true\"").append("\r\n\r\n")
-                    .append(Json.MAPPER.writeValueAsString(ok ? p.get("ok") : p)).append("\r\n--").append(boundary);
+            if (p.has("ok")) {
+                MultipartDocs.Part part = MultipartDocs.of(p.get("ok"));
+                MultipartDocs.ascii(out, "\r\nContent-Type: " + part.contentType() + "\r\n\r\n");
+                out.write(part.body());
+            } else {
+                MultipartDocs.ascii(out, "\r\nContent-Type: application/json; error=\"true\"\r\n\r\n");
+                out.write(Json.MAPPER.writeValueAsBytes(p));
+            }
+            MultipartDocs.ascii(out, "\r\n--" + boundary);
         }
-        sb.append("--");
-        return Response.text(200, "multipart/mixed; boundary=\"" + boundary + "\"", sb.toString());
+        MultipartDocs.ascii(out, "--");
+        return new Response.Full(200, List.of(new Response.Header("Content-Type", "multipart/mixed; boundary=\"" + boundary + "\"")), out.toByteArray());
     }
 
     /** As mochiweb's {@code accepts_content_type}: no Accept header accepts anything. */
     static boolean acceptsMultipartMixed(String accept) {
         return OpenRevs.accepts(accept, "multipart/mixed");
-    }
-
-    private static byte[] random16() {
-        byte[] b = new byte[16];
-        ThreadLocalRandom.current().nextBytes(b);
-        return b;
     }
 
     // ---------------------------------------------------------------- writes

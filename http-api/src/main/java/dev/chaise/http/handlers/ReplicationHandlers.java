@@ -20,11 +20,9 @@ import dev.chaise.storage.rev.EditBranches;
 import dev.chaise.storage.rev.RevId;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * What a replicator asks a peer beyond documents and changes: {@code _revs_diff},
@@ -217,19 +215,26 @@ public final class ReplicationHandlers {
 
     /** CouchDB's multipart _bulk_get: one part per revision or error, JSON bodies (no attachments yet). */
     private static Response multipart(List<ObjectNode> results, String type) throws Exception {
-        byte[] b = new byte[16];
-        ThreadLocalRandom.current().nextBytes(b);
-        String boundary = HexFormat.of().formatHex(b);
-        StringBuilder sb = new StringBuilder();
+        String boundary = MultipartDocs.boundary();
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
         for (ObjectNode row : results) {
             for (JsonNode p : row.get("docs")) {
-                boolean ok = p.has("ok");
-                sb.append("\r\n--").append(boundary).append("\r\nContent-Type: application/json").append(ok ? "" : "; error=\"true\"")
-                        .append("\r\n\r\n").append(Json.MAPPER.writeValueAsString(ok ? p.get("ok") : p.get("error")));
+                MultipartDocs.ascii(out, "\r\n--" + boundary);
+                if (p.has("ok")) {
+                    MultipartDocs.Part part = MultipartDocs.of(p.get("ok"));
+                    if (!part.contentType().equals("application/json")) { // as CouchDB: which document the related part is
+                        out.write(("\r\nX-Doc-Id: " + p.get("ok").path("_id").asText()).getBytes(StandardCharsets.UTF_8));
+                        MultipartDocs.ascii(out, "\r\nX-Rev-Id: " + p.get("ok").path("_rev").asText());
+                    }
+                    MultipartDocs.ascii(out, "\r\nContent-Type: " + part.contentType() + "\r\n\r\n");
+                    out.write(part.body());
+                } else {
+                    MultipartDocs.ascii(out, "\r\nContent-Type: application/json; error=\"true\"\r\n\r\n");
+                    out.write(Json.MAPPER.writeValueAsBytes(p.get("error")));
+                }
             }
         }
-        if (!results.isEmpty()) sb.append("\r\n--").append(boundary).append("--\r\n");
-        return new Response.Full(200, List.of(new Response.Header("Content-Type", type + "; boundary=\"" + boundary + "\"")),
-                sb.toString().getBytes(StandardCharsets.UTF_8));
+        if (!results.isEmpty()) MultipartDocs.ascii(out, "\r\n--" + boundary + "--\r\n");
+        return new Response.Full(200, List.of(new Response.Header("Content-Type", type + "; boundary=\"" + boundary + "\"")), out.toByteArray());
     }
 }

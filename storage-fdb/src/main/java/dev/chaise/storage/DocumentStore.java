@@ -318,22 +318,25 @@ public final class DocumentStore implements AutoCloseable {
         // Rev ids are deterministic: the same edit of a parent that came back as a leaf (stemmed
         // off its child, then replicated in again) gives a revision that may already be a leaf of
         // a branch not read above. Writing it again would overwrite that branch and miscount;
-        // CouchDB answers 409. When the reads above saw every branch (a new document, or the
-        // winner's BranchCount says so) they answer it; otherwise two point reads: the key the new
-        // branch would take, and the one with the other deleted flag (where a replication that
-        // sent a wrong flag left it). Any write that adds a branch rewrites the winner's record,
-        // which this transaction read, so skipping them leaves no gap for a concurrent writer.
+        // CouchDB answers 409. The revision may also survive as an ancestor inside another branch's
+        // stored path. When the reads above saw every branch (a new document, or the winner's
+        // BranchCount says so) they answer it in memory; otherwise every branch is read, which
+        // only documents with conflicts pay for. Any write that adds a branch rewrites the
+        // winner's record, which this transaction read, so a concurrent writer cannot slip past.
         boolean sawAll = oldWinner == null ? read.isEmpty() : oldWinner.branchCount() == read.size();
-        if (sawAll) {
-            for (Branch b : read) if (b.branch().leaf().equals(newRev)) throw StorageException.conflict();
-        } else if (RevisionsSubspace.get(tx, db, id, newRev, plan.deleted()) != null
-                || RevisionsSubspace.get(tx, db, id, newRev, !plan.deleted()) != null) {
-            throw StorageException.conflict();
+        for (Branch b : sawAll ? read : RevisionsSubspace.all(tx, db, id)) {
+            if (holds(b.branch(), newRev)) throw StorageException.conflict();
         }
         BranchUpdate update = plan.apply(newRev, db.revsLimit());
         int branchCount = oldWinner == null ? 1 : oldWinner.branchCount();
         apply(tx, db, id, read, oldWinner, update, newRev, plan.deleted(), body, size, branchCount, ctx);
         return newRev;
+    }
+
+    /** Whether {@code r} is on the branch's stored path (its leaf or a kept ancestor). */
+    private static boolean holds(EditBranch b, RevId r) {
+        long i = b.leaf().pos() - r.pos();
+        return i >= 0 && i < b.length() && b.revAt((int) i).equals(r);
     }
 
     /** A deletion keeps no attachments. */

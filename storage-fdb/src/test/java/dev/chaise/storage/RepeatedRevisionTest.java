@@ -13,7 +13,6 @@ import dev.chaise.storage.rev.RevId;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -115,12 +114,11 @@ class RepeatedRevisionTest {
     }
 
     /**
-     * KNOWN LIMITATION, not fixed: the repeated revision is the oldest (stemmed) revision of a
-     * branch the edit does not read. Finding it needs every branch of the document, which RFC C's
-     * interactive edit avoids reading; the store then keeps 2-b both as a leaf and as an ancestor.
+     * The repeated revision is an ancestor kept in the path of a branch the edit does not read:
+     * an edit of a document with conflicts reads every branch to find it (it used to be kept
+     * both as a leaf and as an ancestor).
      */
     @Test
-    @Disabled("known limitation: needs a read of every branch; see the report on branch store-tests")
     void editingALeafIntoAnExistingStemmedAncestorIsAConflict() {
         String db = f.newDb("rep", 2);
         ObjectNode b = body("{\"v\":1}");

@@ -62,6 +62,11 @@ class BulkDocsTest {
         assertEquals("[]\n", bulk("{\"new_edits\":false,\"docs\":[{\"_id\":\"r\",\"_rev\":\"1-cccccccccccccccccccccccccccccccc\"}]}").status(201).text());
         bulk("{\"new_edits\":false,\"docs\":[{\"_id\":\"r\"}]}")
                 .error(400, "bad_request", "When `new_edits: false`, the document needs `_rev` or `_revisions` specified");
+        // A bare "1-" is revision 1 with an empty id, as CouchDB parses it (PouchDB issue 7829).
+        assertEquals("[]\n", bulk("{\"new_edits\":false,\"docs\":[{\"_id\":\"bare\",\"_rev\":\"1-\",\"n\":1}]}").status(201).text());
+        JsonNode bare = s.asAdmin("GET", "/b/bare?revs=true", null).status(200).json();
+        assertEquals("1-", bare.get("_rev").asText());
+        assertEquals("{\"start\":1,\"ids\":[\"\"]}", bare.get("_revisions").toString());
     }
 
     @Test

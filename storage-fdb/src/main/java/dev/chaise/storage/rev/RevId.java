@@ -91,9 +91,13 @@ public final class RevId implements Comparable<RevId> {
         return b;
     }
 
-    /** A hash may be any non-empty text that is well-formed Unicode (so UTF-8 round-trips). */
+    /**
+     * A hash may be any text that is well-formed Unicode (so UTF-8 round-trips), the empty text
+     * included: CouchDB reads {@code "1-"} as position 1 with an empty id (PouchDB's issue 7829
+     * replicates such revisions).
+     */
     public static boolean isValidHash(String hash) {
-        if (hash == null || hash.isEmpty()) return false;
+        if (hash == null) return false;
         for (int i = 0; i < hash.length(); i++) {
             char c = hash.charAt(i);
             if (Character.isHighSurrogate(c)) {

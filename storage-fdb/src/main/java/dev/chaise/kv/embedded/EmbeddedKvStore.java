@@ -220,11 +220,24 @@ public final class EmbeddedKvStore implements KvStore {
         if (old != null) old.release();
     }
 
+    /**
+     * The key's value as of the newest durable batch. Not RocksDB's latest: the resolver writes
+     * batches before their fsync, and a watch compared against those would fire, be re-read at a
+     * durable version, and fire again until the fsync.
+     */
     private byte[] latest(byte[] key) {
-        try {
-            return db.get(dataCf, key);
+        ReadView v;
+        synchronized (versionLock) {
+            if (closed) throw new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the store is closed");
+            v = current;
+            v.retain();
+        }
+        try (org.rocksdb.ReadOptions ro = new org.rocksdb.ReadOptions().setSnapshot(v.snapshot)) {
+            return db.get(dataCf, ro, key);
         } catch (RocksDBException e) {
             throw new KvException(KvException.IO_ERROR, "io_error: " + e.getMessage(), e);
+        } finally {
+            v.release();
         }
     }
 

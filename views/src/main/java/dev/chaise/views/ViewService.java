@@ -65,7 +65,7 @@ public final class ViewService implements AutoCloseable {
         this.docs = docs;
         this.kv = docs.kv();
         this.js = js;
-        this.indexer = new ViewIndexer(kv, docs.databases(), options.segmentDocs());
+        this.indexer = new ViewIndexer(kv, docs.databases(), options.segmentDocs(), docs.txIds());
         this.reader = new ViewReader(kv, docs.databases());
     }
 
@@ -537,7 +537,7 @@ public final class ViewService implements AutoCloseable {
                 if (!live.contains(sig)) MapIndexSubspace.clear(tx, db, sig);
             }
             return null;
-        });
+        }, tx -> java.util.Optional.empty()); // after a 1021, clearing again is harmless
     }
 
     /** Map errors stored for a view (beyond RFC E): doc id, rev and message, by doc id. */

@@ -15,6 +15,7 @@ import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.Sequence;
 import dev.chaise.storage.StorageException;
+import dev.chaise.storage.TxIds;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.EditBranches;
 import dev.chaise.storage.rev.RevId;
@@ -30,6 +31,7 @@ import java.nio.ByteBuffer;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Brings a map index up to date, following RFC E's process flow in batches: one snapshot read of
@@ -58,16 +60,18 @@ public final class ViewIndexer {
     }
 
     private final int segmentDocs;
+    private final TxIds txIds;
 
-    public ViewIndexer(KvStore kv, DatabaseDirectory databases) {
-        this(kv, databases, SEGMENT_DOCS);
-    }
-
-    /** @param segmentDocs changes per segment of a parallel build */
-    public ViewIndexer(KvStore kv, DatabaseDirectory databases, int segmentDocs) {
+    /**
+     * @param segmentDocs changes per segment of a parallel build
+     * @param txIds guards every batch write: a batch's counters are atomic adds, so after a 1021
+     *     the retry must learn whether the first attempt committed rather than add them twice
+     */
+    public ViewIndexer(KvStore kv, DatabaseDirectory databases, int segmentDocs, TxIds txIds) {
         this.kv = kv;
         this.databases = databases;
         this.segmentDocs = segmentDocs;
+        this.txIds = txIds;
     }
 
     /** One change with the document JSON the map functions see (null when it is deleted or skipped). */
@@ -98,7 +102,7 @@ public final class ViewIndexer {
             kv.run(tx -> {
                 MapIndexSubspace.clearData(tx, databases.open(tx, dbName), ddoc.signature());
                 return null;
-            });
+            }, tx -> Optional.empty()); // after a 1021, clearing again is harmless
         }
         var pool = java.util.concurrent.Executors.newFixedThreadPool(Math.max(1, workers), Thread.ofPlatform().name("view-build-", 0).daemon().factory());
         try {
@@ -145,7 +149,7 @@ public final class ViewIndexer {
             if (!java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, db, sig), from)) return false;
             MapIndexSubspace.setUpdateSeq(tx, db, sig, target);
             return true;
-        });
+        }, tx -> target.equals(MapIndexSubspace.updateSeq(tx, databases.open(tx, dbName), sig)) ? Optional.of(true) : Optional.empty());
     }
 
     /** How many changes lie in (from, target]: {@code total_changes} for {@code _active_tasks}. */
@@ -306,7 +310,7 @@ public final class ViewIndexer {
         int views = ddoc.views().size();
         List<Emitted[]> rows = new ArrayList<>(b.docs.size());
         for (int i = 0; i < b.docs.size(); i++) rows.add(encode(outcomes.get(i), views));
-        return kv.run(tx -> {
+        return txIds.run(tx -> {
             DbHandle db = databases.open(tx, dbName);
             if (db.id() != b.db.id()) throw StorageException.notFound("Database does not exist.");
             if (moveSeq && !java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, db, sig), b.from)) return false;
@@ -321,7 +325,7 @@ public final class ViewIndexer {
             deltas.flush(tx, db, sig);
             if (moveSeq) MapIndexSubspace.setUpdateSeq(tx, db, sig, b.last);
             return true;
-        });
+        }, moved -> new byte[] {(byte) (moved ? 1 : 0)}, bytes -> bytes[0] == 1);
     }
 
     /**

@@ -170,6 +170,9 @@ class ChangesTest {
         s.asAdmin("GET", "/" + db + "/_changes?filter=_nope", null).error(400, "bad_request", "unknown builtin filter name");
         s.asAdmin("GET", "/" + db + "/_changes?filter=d/nope", null).error(404, "not_found", "missing json key: nope");
         assertEquals(ids(changes(db, "")), ids(changes(db, "?filter=d/f")), "a filter passing everything passes everything");
+        // A filter that throws fails the request, as CouchDB's does (PouchDB's test 3356 expects it).
+        put(db, "_design/t", "{\"filters\":{\"boom\":\"function(doc){ if (doc.n == 3) throw new Error('no 3'); return true; }\"}}");
+        s.asAdmin("GET", "/" + db + "/_changes?filter=t/boom", null).error(500, "filter_error", null);
     }
 
     @Test

@@ -454,7 +454,11 @@ public final class ViewService implements AutoCloseable {
         return new DocFilter() {
             @Override
             public boolean test(ObjectNode doc) {
-                return p.filter(name, json(doc), req);
+                try {
+                    return p.filter(name, json(doc), req);
+                } catch (JsFunctionException e) {
+                    throw new ViewException(ViewException.Kind.FILTER_ERROR, e.error(), e.reason());
+                }
             }
 
             @Override

@@ -12,6 +12,8 @@ public final class ViewException extends RuntimeException {
         NOT_FOUND("not_found"),
         /** 500 in CouchDB too: a JavaScript reduce failed. */
         REDUCE_ERROR("reduce_error"),
+        /** 500 in CouchDB too: a filter function threw on a document of the feed. */
+        FILTER_ERROR("filter_error"),
         /** 400: the view's map function does not compile. */
         COMPILATION_ERROR("compilation_error");
 

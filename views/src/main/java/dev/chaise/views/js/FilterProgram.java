@@ -12,12 +12,13 @@ public interface FilterProgram extends AutoCloseable {
     void compile(String name) throws JsFunctionException;
 
     /**
-     * {@code filters[name](doc, req)} (compiled first if need be); a function that throws counts
-     * as false for that doc, as in CouchDB.
+     * {@code filters[name](doc, req)} (compiled first if need be).
      *
      * @param req CouchDB's request object (at least {@code query}, {@code method}, {@code userCtx})
+     * @throws JsFunctionException if the function throws (or runs over its time or memory): CouchDB
+     *     fails the request then
      */
-    boolean filter(String name, String docJson, JsonNode req);
+    boolean filter(String name, String docJson, JsonNode req) throws JsFunctionException;
 
     @Override
     void close();

@@ -417,7 +417,7 @@ public final class GraalJsEngine implements JsEngine {
             }
 
             @Override
-            public boolean filter(String name, String docJson, JsonNode req) {
+            public boolean filter(String name, String docJson, JsonNode req) throws JsFunctionException {
                 String r = json(req);
                 try {
                     // One call per document: from a virtual thread each call is a hand-off.
@@ -429,8 +429,8 @@ public final class GraalJsEngine implements JsEngine {
                     logLines(source.ddocId(), parse(passAndLogs[1]));
                     return Boolean.parseBoolean(passAndLogs[0]);
                 } catch (PolyglotException e) {
-                    log.info("{} filter {}: {}", source.ddocId(), name, message(e));
-                    return false;
+                    String[] why = slot.failure(e, "filter_error");
+                    throw new JsFunctionException(why[0], why[1]);
                 }
             }
 

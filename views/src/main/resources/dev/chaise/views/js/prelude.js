@@ -161,8 +161,7 @@
       try {
         return !!filters[name](freeze(JSON.parse(docJson)), JSON.parse(reqJson));
       } catch (e) {
-        logs.push('filter ' + name + ' threw: ' + message(e));
-        return false;
+        throw new Error('filter ' + name + ' threw: ' + message(e)); // fails the request, as in CouchDB
       }
     },
     logs: function () {

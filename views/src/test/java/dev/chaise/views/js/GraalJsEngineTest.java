@@ -189,7 +189,9 @@ class GraalJsEngineTest {
             assertFalse(p.has("nope"));
             assertTrue(p.filter("even", "{\"n\":2}", j("{'query':{'on':'1'}}")));
             assertFalse(p.filter("even", "{\"n\":3}", j("{'query':{'on':'1'}}")));
-            assertFalse(p.filter("boom", "{}", j("{}")), "a filter that throws drops the doc");
+            assertEquals("filter_error", assertThrows(JsFunctionException.class, () -> p.filter("boom", "{}", j("{}"))).error(),
+                    "a filter that throws fails the request, as in CouchDB");
+            assertTrue(p.filter("even", "{\"n\":2}", j("{'query':{'on':'1'}}")), "and the program goes on");
             assertEquals("compilation_error", assertThrows(JsFunctionException.class, () -> p.compile("broken")).error());
         }
     }

@@ -128,7 +128,11 @@ public final class TupleBytes {
         if (len + more > buf.length) buf = Arrays.copyOf(buf, Math.max(len + more, buf.length * 2));
     }
 
-    private static boolean wellFormed(String s) {
+    /**
+     * True if {@code s} is well-formed UTF-16 (no lone surrogate), so UTF-8 carries it without
+     * substitution: the one rule for tuple strings, JSON text and revision ids.
+     */
+    public static boolean wellFormed(String s) {
         for (int i = 0, n = s.length(); i < n; i++) {
             char c = s.charAt(i);
             if (Character.isSurrogate(c)) {

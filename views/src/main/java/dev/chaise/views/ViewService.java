@@ -108,10 +108,9 @@ public final class ViewService implements AutoCloseable {
         List<String> dbs = new ArrayList<>(dirty);
         dirty.removeAll(dbs);
         for (String dbName : dbs) {
-            List<String> ids = new ArrayList<>();
+            List<String> ids;
             try {
-                var cursor = docs.allDocs(dbName, "_design/", "_design0", false, false, 0, (tx, db, row) -> DocumentStore.byIdRow(tx, db, row).id());
-                while (cursor.hasNext()) ids.add(cursor.next());
+                ids = designDocIds(dbName);
             } catch (StorageException e) {
                 continue; // deleted since
             }
@@ -523,12 +522,18 @@ public final class ViewService implements AutoCloseable {
         return info;
     }
 
+    /** The ids of the database's live design documents. */
+    private List<String> designDocIds(String dbName) {
+        List<String> ids = new ArrayList<>();
+        var cursor = docs.allDocs(dbName, "_design/", "_design0", false, false, 0, (tx, db, row) -> DocumentStore.byIdRow(tx, db, row).id());
+        while (cursor.hasNext()) ids.add(cursor.next());
+        return ids;
+    }
+
     /** {@code _view_cleanup}: drops every index no live design document's signature names. */
     public void cleanup(String dbName) {
         List<String> live = new ArrayList<>();
-        var cursor = docs.allDocs(dbName, "_design/", "_design0", false, false, 0, (tx, db, row) -> DocumentStore.byIdRow(tx, db, row).id());
-        while (cursor.hasNext()) {
-            String id = cursor.next();
+        for (String id : designDocIds(dbName)) {
             try {
                 live.add(designDoc(dbName, id).signature());
             } catch (StorageException | ViewException e) {

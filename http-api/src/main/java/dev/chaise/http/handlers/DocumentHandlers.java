@@ -160,19 +160,13 @@ public final class DocumentHandlers {
         if (!acceptsMultipartMixed(req.header("Accept"))) return Response.json(200, parts);
         String boundary = MultipartDocs.boundary();
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-        MultipartDocs.ascii(out, "--" + boundary);
+        MultipartDocs.text(out, "--" + boundary);
         for (ObjectNode p : parts) {
-            if (p.has("ok")) {
-                MultipartDocs.Part part = MultipartDocs.of(p.get("ok"));
-                MultipartDocs.ascii(out, "\r\nContent-Type: " + part.contentType() + "\r\n\r\n");
-                out.write(part.body());
-            } else {
-                MultipartDocs.ascii(out, "\r\nContent-Type: application/json; error=\"true\"\r\n\r\n");
-                out.write(Json.MAPPER.writeValueAsBytes(p));
-            }
-            MultipartDocs.ascii(out, "\r\n--" + boundary);
+            if (p.has("ok")) MultipartDocs.writeDoc(out, p.get("ok"), false);
+            else MultipartDocs.writeError(out, p);
+            MultipartDocs.text(out, "\r\n--" + boundary);
         }
-        MultipartDocs.ascii(out, "--");
+        MultipartDocs.text(out, "--");
         return new Response.Full(200, List.of(new Response.Header("Content-Type", "multipart/mixed; boundary=\"" + boundary + "\"")), out.toByteArray());
     }
 

@@ -20,7 +20,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * the attachments' raw bytes, in the JSON's order.
  */
 final class MultipartDocs {
-    record Part(String contentType, byte[] body) {}
+    private record Part(String contentType, byte[] body) {}
 
     private MultipartDocs() {}
 
@@ -30,7 +30,7 @@ final class MultipartDocs {
         return HexFormat.of().formatHex(b);
     }
 
-    static Part of(JsonNode doc) throws Exception {
+    private static Part of(JsonNode doc) throws Exception {
         JsonNode atts = doc.get("_attachments");
         List<String> names = new ArrayList<>();
         if (atts != null && atts.isObject()) {
@@ -49,22 +49,41 @@ final class MultipartDocs {
         }
         String inner = boundary();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ascii(out, "--" + inner + "\r\nContent-Type: application/json\r\n\r\n");
+        text(out, "--" + inner + "\r\nContent-Type: application/json\r\n\r\n");
         out.write(Json.MAPPER.writeValueAsBytes(json));
-        ascii(out, "\r\n--" + inner);
+        text(out, "\r\n--" + inner);
         for (int i = 0; i < names.size(); i++) {
             ObjectNode a = (ObjectNode) json.get("_attachments").get(names.get(i));
-            out.write(("\r\nContent-Disposition: attachment; filename=\"" + names.get(i) + "\"").getBytes(StandardCharsets.UTF_8));
-            ascii(out, "\r\nContent-Type: " + a.path("content_type").asText("application/octet-stream"));
-            ascii(out, "\r\nContent-Length: " + data.get(i).length + "\r\n\r\n");
+            text(out, "\r\nContent-Disposition: attachment; filename=\"" + names.get(i) + "\"");
+            text(out, "\r\nContent-Type: " + a.path("content_type").asText("application/octet-stream"));
+            text(out, "\r\nContent-Length: " + data.get(i).length + "\r\n\r\n");
             out.write(data.get(i));
-            ascii(out, "\r\n--" + inner);
+            text(out, "\r\n--" + inner);
         }
-        ascii(out, "--");
+        text(out, "--");
         return new Part("multipart/related; boundary=\"" + inner + "\"", out.toByteArray());
     }
 
-    static void ascii(ByteArrayOutputStream out, String s) {
+    /**
+     * One document's headers and body, after its boundary line; with {@code idHeaders}, a related
+     * part also names its document ({@code X-Doc-Id}, {@code X-Rev-Id}), as CouchDB's _bulk_get does.
+     */
+    static void writeDoc(ByteArrayOutputStream out, JsonNode doc, boolean idHeaders) throws Exception {
+        Part part = of(doc);
+        if (idHeaders && !part.contentType().equals("application/json")) {
+            text(out, "\r\nX-Doc-Id: " + doc.path("_id").asText() + "\r\nX-Rev-Id: " + doc.path("_rev").asText());
+        }
+        text(out, "\r\nContent-Type: " + part.contentType() + "\r\n\r\n");
+        out.write(part.body());
+    }
+
+    /** An error entry ({@code {"missing": rev}} or {@code _bulk_get}'s error object), after its boundary line. */
+    static void writeError(ByteArrayOutputStream out, JsonNode error) throws Exception {
+        text(out, "\r\nContent-Type: application/json; error=\"true\"\r\n\r\n");
+        out.write(Json.MAPPER.writeValueAsBytes(error));
+    }
+
+    static void text(ByteArrayOutputStream out, String s) {
         out.writeBytes(s.getBytes(StandardCharsets.UTF_8));
     }
 }

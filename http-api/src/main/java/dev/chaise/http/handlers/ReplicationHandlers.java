@@ -18,7 +18,6 @@ import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.EditBranch;
 import dev.chaise.storage.rev.EditBranches;
 import dev.chaise.storage.rev.RevId;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -219,22 +218,12 @@ public final class ReplicationHandlers {
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
         for (ObjectNode row : results) {
             for (JsonNode p : row.get("docs")) {
-                MultipartDocs.ascii(out, "\r\n--" + boundary);
-                if (p.has("ok")) {
-                    MultipartDocs.Part part = MultipartDocs.of(p.get("ok"));
-                    if (!part.contentType().equals("application/json")) { // as CouchDB: which document the related part is
-                        out.write(("\r\nX-Doc-Id: " + p.get("ok").path("_id").asText()).getBytes(StandardCharsets.UTF_8));
-                        MultipartDocs.ascii(out, "\r\nX-Rev-Id: " + p.get("ok").path("_rev").asText());
-                    }
-                    MultipartDocs.ascii(out, "\r\nContent-Type: " + part.contentType() + "\r\n\r\n");
-                    out.write(part.body());
-                } else {
-                    MultipartDocs.ascii(out, "\r\nContent-Type: application/json; error=\"true\"\r\n\r\n");
-                    out.write(Json.MAPPER.writeValueAsBytes(p.get("error")));
-                }
+                MultipartDocs.text(out, "\r\n--" + boundary);
+                if (p.has("ok")) MultipartDocs.writeDoc(out, p.get("ok"), true);
+                else MultipartDocs.writeError(out, p.get("error"));
             }
         }
-        if (!results.isEmpty()) MultipartDocs.ascii(out, "\r\n--" + boundary + "--\r\n");
+        if (!results.isEmpty()) MultipartDocs.text(out, "\r\n--" + boundary + "--\r\n");
         return new Response.Full(200, List.of(new Response.Header("Content-Type", type + "; boundary=\"" + boundary + "\"")), out.toByteArray());
     }
 }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.NumericNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import dev.chaise.kv.TupleBytes;
 import dev.chaise.storage.StorageException;
 
 /**
@@ -45,16 +46,7 @@ public final class Json {
 
     /** True if {@code s} is well-formed UTF-16, i.e. encodable as UTF-8 without substitution. */
     static boolean wellFormed(String s) {
-        for (int i = 0, n = s.length(); i < n; i++) {
-            char c = s.charAt(i);
-            if (Character.isHighSurrogate(c)) {
-                if (i + 1 == n || !Character.isLowSurrogate(s.charAt(i + 1))) return false;
-                i++;
-            } else if (Character.isLowSurrogate(c)) {
-                return false;
-            }
-        }
-        return true;
+        return TupleBytes.wellFormed(s);
     }
 
     /** Refuses, while parsing, the two values Jackson accepts but jiffy (and the tuple layer) do not. */

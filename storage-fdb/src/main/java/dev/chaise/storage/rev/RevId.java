@@ -1,5 +1,6 @@
 package dev.chaise.storage.rev;
 
+import dev.chaise.kv.TupleBytes;
 import dev.chaise.storage.StorageException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -97,17 +98,7 @@ public final class RevId implements Comparable<RevId> {
      * replicates such revisions).
      */
     public static boolean isValidHash(String hash) {
-        if (hash == null) return false;
-        for (int i = 0; i < hash.length(); i++) {
-            char c = hash.charAt(i);
-            if (Character.isHighSurrogate(c)) {
-                if (i + 1 >= hash.length() || !Character.isLowSurrogate(hash.charAt(i + 1))) return false;
-                i++;
-            } else if (Character.isLowSurrogate(c)) {
-                return false;
-            }
-        }
-        return true;
+        return hash != null && TupleBytes.wellFormed(hash);
     }
 
     public static boolean isCanonicalHash(String hash) {

@@ -100,6 +100,8 @@ public final class GraalJsEngine implements JsEngine {
         return create(Options.defaults());
     }
 
+    private record Failure(String error, String reason) {}
+
     /** One context with its functions compiled, borrowed by one thread at a time. */
     private final class Slot {
         final Context context;
@@ -160,11 +162,11 @@ public final class GraalJsEngine implements JsEngine {
         }
 
         /** The error name and reason for a call the engine stopped, or for a plain failure. */
-        String[] failure(PolyglotException e, String plain) {
-            if (!e.isCancelled()) return new String[] {plain, message(e)};
+        Failure failure(PolyglotException e, String plain) {
+            if (!e.isCancelled()) return new Failure(plain, message(e));
             return "memory_limit".equals(cancelReason)
-                    ? new String[] {"memory_limit", "the function allocated more than " + (options.maxAllocation() >> 20) + " MB in one call"}
-                    : new String[] {"timeout", "timeout"};
+                    ? new Failure("memory_limit", "the function allocated more than " + (options.maxAllocation() >> 20) + " MB in one call")
+                    : new Failure("timeout", "timeout");
         }
 
         void release() {
@@ -288,9 +290,9 @@ public final class GraalJsEngine implements JsEngine {
                 try {
                     out = slot.call(() -> slot.api.invokeMember("map", docJson).asString());
                 } catch (PolyglotException e) {
-                    String[] why = slot.failure(e, "runtime_error");
+                    Failure why = slot.failure(e, "runtime_error");
                     List<MapOutcome> failed = new ArrayList<>(views);
-                    for (int i = 0; i < views; i++) failed.add(new MapOutcome.Failed(why[0], why[1]));
+                    for (int i = 0; i < views; i++) failed.add(new MapOutcome.Failed(why.error(), why.reason()));
                     return failed;
                 }
                 JsonNode res = parse(out);
@@ -367,8 +369,8 @@ public final class GraalJsEngine implements JsEngine {
                     }
                     return parse(out);
                 } catch (PolyglotException e) {
-                    String[] why = slot.failure(e, "reduce_runtime_error");
-                    throw new JsFunctionException(why[0], why[1]);
+                    Failure why = slot.failure(e, "reduce_runtime_error");
+                    throw new JsFunctionException(why.error(), why.reason());
                 }
             }
 
@@ -421,16 +423,17 @@ public final class GraalJsEngine implements JsEngine {
                 String r = json(req);
                 try {
                     // One call per document: from a virtual thread each call is a hand-off.
-                    String[] passAndLogs = slot.call(() -> {
+                    record Filtered(boolean pass, String logs) {}
+                    Filtered f = slot.call(() -> {
                         slot.api.invokeMember("compileFilter", name);
                         boolean pass = slot.api.invokeMember("filter", name, docJson, r).asBoolean();
-                        return new String[] {Boolean.toString(pass), slot.api.invokeMember("logs").asString()};
+                        return new Filtered(pass, slot.api.invokeMember("logs").asString());
                     });
-                    logLines(source.ddocId(), parse(passAndLogs[1]));
-                    return Boolean.parseBoolean(passAndLogs[0]);
+                    logLines(source.ddocId(), parse(f.logs()));
+                    return f.pass();
                 } catch (PolyglotException e) {
-                    String[] why = slot.failure(e, "filter_error");
-                    throw new JsFunctionException(why[0], why[1]);
+                    Failure why = slot.failure(e, "filter_error");
+                    throw new JsFunctionException(why.error(), why.reason());
                 }
             }
 

@@ -38,6 +38,36 @@ public final class Bodies {
         }
     }
 
+    /** The body as a stream as it arrives, gunzipped if {@code Content-Encoding: gzip}. */
+    public static InputStream stream(Request req) {
+        String enc = req.header("Content-Encoding");
+        if (enc == null || enc.equalsIgnoreCase("identity")) return req.content().stream();
+        if (!enc.equalsIgnoreCase("gzip")) throw HttpError.badContentType("Content-Encoding " + enc + " is not supported");
+        InputStream raw = req.content().stream();
+        return new InputStream() {
+            private InputStream gz;
+
+            private InputStream gz() throws IOException {
+                if (gz == null) gz = new GZIPInputStream(raw);
+                return gz;
+            }
+
+            @Override
+            public int read() throws IOException {
+                return gz().read();
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                try {
+                    return gz().read(b, off, len);
+                } catch (java.util.zip.ZipException | java.io.EOFException e) {
+                    throw HttpError.badRequest("Request body is not valid gzip");
+                }
+            }
+        };
+    }
+
     /** The body as JSON; anything unparsable (including an empty body) is 400 "invalid UTF-8 JSON". */
     public static JsonNode json(Request req) {
         byte[] b = bytes(req, Integer.MAX_VALUE);

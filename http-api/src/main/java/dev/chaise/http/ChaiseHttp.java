@@ -73,7 +73,7 @@ public final class ChaiseHttp implements AutoCloseable {
         changes.register(router);
         new ReplicationHandlers(docs, access).register(router);
         new ViewHandlers(views, access).register(router);
-        new AttachmentHandlers(docs, access, config.maxRequestSize()).register(router);
+        new AttachmentHandlers(docs, access).register(router);
     }
 
     public Router router() {

@@ -1,6 +1,5 @@
 package dev.chaise.http;
 
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
@@ -10,7 +9,8 @@ import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
-import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
@@ -54,8 +54,14 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private final ExecutorService requests;
     private final HttpConfig config;
 
-    private final ArrayDeque<FullHttpRequest> queued = new ArrayDeque<>(); // loop
+    /** A request as it arrives: its head, its body (perhaps still arriving), or the error that answers it. */
+    private record Incoming(HttpRequest head, RequestBody body, boolean streamed, HttpError reject) {}
+
+    private final ArrayDeque<Incoming> queued = new ArrayDeque<>(); // loop
+    private Incoming receiving; // loop: the request whose body is arriving
+    private Incoming running; // loop
     private boolean busy; // loop
+    private boolean rejected; // loop: a request was refused and the connection will close; ignore the rest
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition writable = lock.newCondition();
@@ -67,37 +73,105 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         this.config = config;
     }
 
+    /**
+     * Bodies up to this size are gathered before the handler starts (most requests: no thread
+     * waits on the network); larger ones, and chunked ones, stream to a handler that is already
+     * running, so an attachment upload never has to fit in memory.
+     */
+    static final long AGGREGATE_LIMIT = 1 << 20;
+
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (!(msg instanceof FullHttpRequest r)) {
+        if (rejected) {
             io.netty.util.ReferenceCountUtil.release(msg);
             return;
         }
-        if (r.decoderResult().isFailure()) {
-            Throwable cause = r.decoderResult().cause();
-            r.release();
-            HttpError e = cause instanceof TooLongHttpLineException ? HttpError.uriTooLong()
+        if (msg instanceof HttpRequest h) head(ctx, h);
+        if (msg instanceof HttpContent c) content(ctx, c);
+        else if (!(msg instanceof HttpRequest)) io.netty.util.ReferenceCountUtil.release(msg);
+        updateAutoRead(ctx);
+    }
+
+    private void head(ChannelHandlerContext ctx, HttpRequest h) {
+        if (h.decoderResult().isFailure()) {
+            Throwable cause = h.decoderResult().cause();
+            reject(ctx, h, cause instanceof TooLongHttpLineException ? HttpError.uriTooLong()
                     : cause instanceof TooLongFrameException ? new HttpError(431, "bad_request", "Request header fields too large")
-                    : HttpError.badRequest("Malformed HTTP request");
-            FullHttpResponse out = errorResponse(e);
-            out.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-            ctx.writeAndFlush(out).addListener(ChannelFutureListener.CLOSE);
+                    : HttpError.badRequest("Malformed HTTP request"));
             return;
         }
-        if (busy) {
-            queued.add(r);
-            ctx.channel().config().setAutoRead(false);
-        } else {
-            start(ctx, r);
+        long declared = HttpUtil.getContentLength(h, -1L);
+        if (declared > config.maxRequestSize()) {
+            reject(ctx, h, HttpError.tooLarge());
+            return;
+        }
+        String expect = h.headers().get(HttpHeaderNames.EXPECT);
+        if (expect != null) {
+            if (!expect.equalsIgnoreCase("100-continue")) {
+                reject(ctx, h, HttpError.expectationFailed("Expectation " + expect + " is not supported"));
+                return;
+            }
+            ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE, Unpooled.EMPTY_BUFFER));
+        }
+        boolean streamed = declared < 0 ? HttpUtil.isTransferEncodingChunked(h) : declared > AGGREGATE_LIMIT;
+        RequestBody body = new RequestBody(config.maxRequestSize(), config.maxBufferedBody(), TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()),
+                () -> ctx.executor().execute(() -> updateAutoRead(ctx)));
+        Incoming in = new Incoming(h, body, streamed, null);
+        receiving = in;
+        if (streamed) enqueue(ctx, in);
+    }
+
+    private void content(ChannelHandlerContext ctx, HttpContent c) {
+        Incoming in = receiving;
+        if (in == null) {
+            c.release();
+            return;
+        }
+        if (c.decoderResult().isFailure()) {
+            c.release();
+            receiving = null;
+            in.body().fail(HttpError.badRequest("Malformed HTTP request body"));
+            if (!in.streamed()) reject(ctx, in.head(), HttpError.badRequest("Malformed HTTP request body"));
+            else rejected = true; // the handler sees the failure and answers; nothing after it can be framed
+            return;
+        }
+        in.body().offer(c.content());
+        if (c instanceof LastHttpContent) {
+            in.body().end();
+            receiving = null;
+            if (!in.streamed()) enqueue(ctx, in);
         }
     }
 
-    private void start(ChannelHandlerContext ctx, FullHttpRequest r) {
+    /** Answers {@code h} with {@code e} in its turn, then closes: the rest of the stream cannot be trusted. */
+    private void reject(ChannelHandlerContext ctx, HttpRequest h, HttpError e) {
+        rejected = true;
+        receiving = null;
+        enqueue(ctx, new Incoming(h, RequestBody.of(new byte[0]), false, e));
+    }
+
+    private void enqueue(ChannelHandlerContext ctx, Incoming in) {
+        if (busy) {
+            queued.add(in);
+        } else {
+            start(ctx, in);
+        }
+    }
+
+    /** Reads on only while nothing waits to run and the body arriving is being consumed. */
+    private void updateAutoRead(ChannelHandlerContext ctx) {
+        Incoming in = receiving;
+        boolean read = !rejected && queued.isEmpty() && (in == null || !in.body().full());
+        if (ctx.channel().isActive() && ctx.channel().config().isAutoRead() != read) ctx.channel().config().setAutoRead(read);
+    }
+
+    private void start(ChannelHandlerContext ctx, Incoming in) {
         busy = true;
+        running = in;
         try {
-            requests.execute(() -> run(ctx, r));
+            requests.execute(() -> run(ctx, in));
         } catch (java.util.concurrent.RejectedExecutionException e) {
-            r.release(); // shutting down
+            in.body().close(); // shutting down
             ctx.close();
         }
     }
@@ -105,30 +179,37 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     /** Back on the event loop after a response is written: the next pipelined request, or read on. */
     private void done(ChannelHandlerContext ctx) {
         busy = false;
-        FullHttpRequest next = queued.poll();
-        if (next != null) {
-            start(ctx, next);
-        } else if (ctx.channel().isActive()) {
-            ctx.channel().config().setAutoRead(true);
-            ctx.read();
-        }
+        running = null;
+        Incoming next = queued.poll();
+        if (next != null) start(ctx, next);
+        updateAutoRead(ctx);
     }
 
     // ------------------------------------------------------------------ on the request's virtual thread
 
-    private void run(ChannelHandlerContext ctx, FullHttpRequest r) {
+    private void run(ChannelHandlerContext ctx, Incoming in) {
         long start = System.nanoTime();
-        boolean keepAlive = HttpUtil.isKeepAlive(r);
-        String method = r.method().name();
-        String uri = r.uri();
+        HttpRequest r = in.head();
+        boolean keepAlive = HttpUtil.isKeepAlive(r) && in.reject() == null;
         HttpPipeline.Outcome outcome;
         try {
-            outcome = pipeline.handle(toRequest(ctx, r));
+            outcome = in.reject() != null ? new HttpPipeline.Outcome(null, ErrorMapper.map(in.reject(), null).toResponse())
+                    : pipeline.handle(toRequest(ctx, in));
         } catch (RuntimeException e) {
             outcome = new HttpPipeline.Outcome(null, ErrorMapper.map(e, null).toResponse());
-        } finally {
-            r.release();
         }
+        // A body the handler left unread is still on the wire: the next request cannot be found.
+        if (!in.body().complete()) keepAlive = false;
+        try {
+            respond(ctx, in, outcome, start, keepAlive);
+        } finally {
+            in.body().close();
+        }
+    }
+
+    private void respond(ChannelHandlerContext ctx, Incoming in, HttpPipeline.Outcome outcome, long start, boolean keepAlive) {
+        String method = in.head().method().name();
+        String uri = in.head().uri();
         Request req = outcome.request();
         boolean head = req != null ? req.isHead() : method.equals("HEAD");
         String user = req == null ? null : HttpPipeline.userOf(req).name();
@@ -183,14 +264,14 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         });
     }
 
-    private Request toRequest(ChannelHandlerContext ctx, FullHttpRequest r) {
+    private Request toRequest(ChannelHandlerContext ctx, Incoming in) {
+        HttpRequest r = in.head();
         String uri = r.uri();
-        byte[] body = ByteBufUtil.getBytes(r.content());
         String remote = ctx.channel().remoteAddress() == null ? "" : ctx.channel().remoteAddress().toString();
         String rid = requestId(r.headers().get("X-Couch-Request-ID"));
         if (uri.length() > 8000) throw HttpError.uriTooLong();
         RequestTarget t = RequestTarget.parse(uri, config.decodePlusToSpace());
-        return new Request(r.method().name(), uri, t.rawPath(), t.path(), t.query(), r.headers(), body, remote, rid, null, Map.of());
+        return new Request(r.method().name(), uri, t.rawPath(), t.path(), t.query(), r.headers(), in.body(), remote, rid, null, Map.of());
     }
 
     private ChannelFuture writeFull(ChannelHandlerContext ctx, Response resp, String requestId, boolean keepAlive, boolean head) {
@@ -212,15 +293,6 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         h.set("X-Couch-Request-ID", requestId);
         h.set("X-CouchDB-Body-Time", "0");
         h.set(HttpHeaderNames.CONNECTION, keepAlive ? HttpHeaderValues.KEEP_ALIVE : HttpHeaderValues.CLOSE);
-    }
-
-    /** A JSON error response built without a request (decoder failures, 413 from the aggregator). */
-    static FullHttpResponse errorResponse(HttpError e) {
-        Response.Full r = ErrorMapper.map(e, null).toResponse();
-        FullHttpResponse out = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(r.status()), Unpooled.wrappedBuffer(r.body()));
-        headers(out.headers(), r, newRequestId(), false);
-        out.headers().set(HttpHeaderNames.CONTENT_LENGTH, r.body().length);
-        return out;
     }
 
     /** CouchDB's nonce: the client's X-Couch-Request-ID if sane, else 10 random hex digits. */
@@ -341,8 +413,11 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     public void channelInactive(ChannelHandlerContext ctx) {
         open = false;
         signal();
-        FullHttpRequest r;
-        while ((r = queued.poll()) != null) r.release();
+        ResponseStream.ClientGoneException gone = new ResponseStream.ClientGoneException();
+        if (receiving != null) receiving.body().fail(gone);
+        if (running != null) running.body().fail(gone);
+        Incoming q;
+        while ((q = queued.poll()) != null) q.body().close();
         ctx.fireChannelInactive();
     }
 

@@ -60,6 +60,8 @@ public final class ErrorMapper {
         if (e instanceof StorageException s) return new Mapped(status(s.kind()), s.error(), s.reason(), List.of());
         if (e instanceof ViewException v) return new Mapped(status(v.kind()), v.error(), v.reason(), List.of());
         if (e instanceof JacksonException) return new Mapped(400, "bad_request", INVALID_JSON, List.of());
+        // The client stopped sending its body; nobody will read this answer.
+        if (e instanceof ResponseStream.ClientGoneException) return new Mapped(400, "bad_request", "The request body did not arrive", List.of());
         log.error("unexpected failure in {}", req == null ? "request" : req, e);
         String reason = e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
         return new Mapped(500, "unknown_error", reason, List.of());

@@ -4,7 +4,10 @@ package dev.chaise.http;
  * Settings read once at start (the server module builds this from the ini). Values that
  * {@code /_node/_local/_config} may change at run time live in {@link ConfigStore} instead.
  *
- * @param maxRequestSize {@code [chttpd] max_http_request_size}; bodies above it get 413
+ * @param maxRequestSize {@code [chttpd] max_http_request_size}; bodies above it get 413. 4 GiB as in
+ *     CouchDB: attachment bodies stream to storage, so only this and {@code max_attachment_size} bound them
+ * @param maxBufferedBody {@code [chaise] max_buffered_body_size}: bodies read whole (JSON, forms) above it get 413,
+ *     so a huge JSON body cannot exhaust the heap
  * @param idleTimeoutSeconds a connection with no request in flight and no traffic for this long is closed
  * @param nodeName what {@code _membership} and {@code _node/_local} report
  * @param adminOnlyAllDbs {@code [chttpd] admin_only_all_dbs}, true by default as in CouchDB 3
@@ -15,6 +18,7 @@ public record HttpConfig(
         String bindAddress,
         int port,
         long maxRequestSize,
+        long maxBufferedBody,
         int idleTimeoutSeconds,
         String nodeName,
         String vendorVersion,
@@ -53,32 +57,37 @@ public record HttpConfig(
     }
 
     public static HttpConfig defaults() {
-        return new HttpConfig("127.0.0.1", 5984, 64L << 20, 300, "chaise@127.0.0.1", "0.1.0", "unknown",
+        return new HttpConfig("127.0.0.1", 5984, 4L << 30, 64L << 20, 300, "chaise@127.0.0.1", "0.1.0", "unknown",
                 true, 1000, true, Auth.defaults());
     }
 
     public HttpConfig withPort(int p) {
-        return new HttpConfig(bindAddress, p, maxRequestSize, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
+        return new HttpConfig(bindAddress, p, maxRequestSize, maxBufferedBody, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
                 adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth);
     }
 
     public HttpConfig withMaxRequestSize(long n) {
-        return new HttpConfig(bindAddress, port, n, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
+        return new HttpConfig(bindAddress, port, n, maxBufferedBody, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
+                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth);
+    }
+
+    public HttpConfig withMaxBufferedBody(long n) {
+        return new HttpConfig(bindAddress, port, maxRequestSize, n, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
                 adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth);
     }
 
     public HttpConfig withIdleTimeoutSeconds(int s) {
-        return new HttpConfig(bindAddress, port, maxRequestSize, s, nodeName, vendorVersion, gitSha,
+        return new HttpConfig(bindAddress, port, maxRequestSize, maxBufferedBody, s, nodeName, vendorVersion, gitSha,
                 adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth);
     }
 
     public HttpConfig withAdminOnlyAllDbs(boolean b) {
-        return new HttpConfig(bindAddress, port, maxRequestSize, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
+        return new HttpConfig(bindAddress, port, maxRequestSize, maxBufferedBody, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
                 b, maxUuidCount, decodePlusToSpace, auth);
     }
 
     public HttpConfig withAuth(Auth a) {
-        return new HttpConfig(bindAddress, port, maxRequestSize, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
+        return new HttpConfig(bindAddress, port, maxRequestSize, maxBufferedBody, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
                 adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, a);
     }
 }

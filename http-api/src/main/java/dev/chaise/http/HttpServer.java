@@ -2,7 +2,6 @@ package dev.chaise.http;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
@@ -14,11 +13,6 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.handler.codec.http.FullHttpResponse;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
-import io.netty.handler.codec.http.HttpMessage;
-import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
@@ -30,9 +24,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Netty front end: NIO event loops parse HTTP and aggregate bodies (bounded by
- * {@code max_http_request_size}); each request then runs on a virtual thread of its own, so
- * handlers may block on storage while the event loops never do.
+ * The Netty front end: NIO event loops parse HTTP and hand each request, with its body as it
+ * arrives (bounded by {@code max_http_request_size}, see {@link RequestBody}), to a virtual thread
+ * of its own, so handlers may block on storage while the event loops never do.
  */
 public final class HttpServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HttpServer.class);
@@ -51,7 +45,6 @@ public final class HttpServer implements AutoCloseable {
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
         requests = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("http-", 0).factory());
-        int maxBody = (int) Math.min(Integer.MAX_VALUE, config.maxRequestSize());
         try {
             ServerBootstrap b = new ServerBootstrap()
                     .group(boss, workers)
@@ -66,7 +59,6 @@ public final class HttpServer implements AutoCloseable {
                             ChannelPipeline p = ch.pipeline();
                             p.addLast("idle", new IdleStateHandler(0, 0, config.idleTimeoutSeconds(), TimeUnit.SECONDS));
                             p.addLast("codec", new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 64 * 1024));
-                            p.addLast("aggregator", new BoundedAggregator(maxBody));
                             p.addLast("chaise", new ConnectionHandler(pipeline, requests, config));
                         }
                     });
@@ -108,37 +100,5 @@ public final class HttpServer implements AutoCloseable {
         workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
         boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
         log.debug("http server stopped");
-    }
-
-    /** Netty's aggregator, answering 413 and 417 with CouchDB's JSON bodies. */
-    static final class BoundedAggregator extends HttpObjectAggregator {
-        BoundedAggregator(int max) {
-            super(max, true);
-        }
-
-        @Override
-        protected Object newContinueResponse(HttpMessage start, int maxContentLength, ChannelPipeline pipeline) {
-            Object r = super.newContinueResponse(start, maxContentLength, pipeline);
-            if (r instanceof FullHttpResponse f && f.status().code() >= 400) {
-                int code = f.status().code();
-                f.release();
-                HttpError e = code == 413 ? HttpError.tooLarge()
-                        : HttpError.expectationFailed("Expectation " + start.headers().get(HttpHeaderNames.EXPECT) + " is not supported");
-                FullHttpResponse out = ConnectionHandler.errorResponse(e);
-                out.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-                return out;
-            }
-            return r;
-        }
-
-        @Override
-        protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
-            // The rest of the body is still on the wire, so answer and close.
-            FullHttpResponse out = ConnectionHandler.errorResponse(HttpError.tooLarge());
-            out.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-            ctx.writeAndFlush(out).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
-            AccessLog.log(ctx.channel(), oversized instanceof io.netty.handler.codec.http.HttpRequest r ? r.method().name() : "?",
-                    oversized instanceof io.netty.handler.codec.http.HttpRequest r ? r.uri() : "?", 413, out.content().readableBytes(), 0, null);
-        }
     }
 }

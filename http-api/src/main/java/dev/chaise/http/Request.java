@@ -7,7 +7,7 @@ import java.util.Map;
 
 /**
  * One HTTP request as handlers see it: the method, the path split into URL-decoded segments, the
- * query, headers, the whole body, the authenticated user, and the values of the route's
+ * query, headers, the body (read on demand, see {@link RequestBody}), the authenticated user, and the values of the route's
  * {@code {placeholders}}. Immutable; the pipeline makes copies as it learns more.
  *
  * @param method the method after {@code X-HTTP-Method-Override}; HEAD stays HEAD
@@ -15,11 +15,16 @@ import java.util.Map;
  * @param path the non-empty segments of {@code rawPath}, each URL-decoded ({@code %2F} stays inside its segment)
  */
 public record Request(String method, String rawUri, String rawPath, List<String> path, Map<String, List<String>> query,
-                      HttpHeaders headers, byte[] body, String remoteAddress, String requestId, UserCtx user,
+                      HttpHeaders headers, RequestBody content, String remoteAddress, String requestId, UserCtx user,
                       Map<String, String> params) {
 
     public boolean isHead() {
         return method.equals("HEAD");
+    }
+
+    /** The whole body (waiting for it to arrive); 413 past {@code max_http_request_size}. */
+    public byte[] body() {
+        return content.bytes();
     }
 
     public String header(String name) {
@@ -51,15 +56,15 @@ public record Request(String method, String rawUri, String rawPath, List<String>
     }
 
     public Request withUser(UserCtx u) {
-        return new Request(method, rawUri, rawPath, path, query, headers, body, remoteAddress, requestId, u, params);
+        return new Request(method, rawUri, rawPath, path, query, headers, content, remoteAddress, requestId, u, params);
     }
 
     public Request withParams(Map<String, String> p) {
-        return new Request(method, rawUri, rawPath, path, query, headers, body, remoteAddress, requestId, user, p);
+        return new Request(method, rawUri, rawPath, path, query, headers, content, remoteAddress, requestId, user, p);
     }
 
     public Request withMethod(String m) {
-        return new Request(m, rawUri, rawPath, path, query, headers, body, remoteAddress, requestId, user, params);
+        return new Request(m, rawUri, rawPath, path, query, headers, content, remoteAddress, requestId, user, params);
     }
 
     @Override

@@ -175,4 +175,98 @@ class AttachmentsTest {
         s.get("/a/sa/b.bin").error(401, "unauthorized", null);
         s.asAdmin("POST", "/a/_compact", "{}").status(202);
     }
+
+    static byte[] random(int n, long seed) {
+        byte[] b = new byte[n];
+        new java.util.Random(seed).nextBytes(b);
+        return b;
+    }
+
+    static String md5(byte[] b) throws Exception {
+        return "md5-" + Base64.getEncoder().encodeToString(java.security.MessageDigest.getInstance("MD5").digest(b));
+    }
+
+    java.net.http.HttpResponse<byte[]> sendBytes(String method, String path, java.net.http.HttpRequest.BodyPublisher body, String... headers) throws Exception {
+        var b = java.net.http.HttpRequest.newBuilder(java.net.URI.create(s.base + path)).method(method, body).header("Authorization", HttpTestServer.ADMIN);
+        for (int i = 0; i < headers.length; i += 2) b.header(headers[i], headers[i + 1]);
+        return s.client.send(b.build(), java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    /** 20 MB is twice FDB's transaction limit (which the embedded engine enforces): it only gets in streamed, a megabyte per transaction. */
+    @Test
+    void largeAttachmentsStreamInAndOut() throws Exception {
+        byte[] big = random(20 << 20, 1);
+        var put = sendBytes("PUT", "/a/big/blob.bin", java.net.http.HttpRequest.BodyPublishers.ofByteArray(big), "Content-Type", "application/x-blob");
+        assertEquals(201, put.statusCode(), new String(put.body()));
+        JsonNode meta = s.asAdmin("GET", "/a/big", null).status(200).json().at("/_attachments/blob.bin");
+        assertEquals(md5(big), meta.get("digest").asText());
+        assertEquals(big.length, meta.get("length").asLong());
+        assertEquals("application/x-blob", meta.get("content_type").asText());
+        var get = sendBytes("GET", "/a/big/blob.bin", java.net.http.HttpRequest.BodyPublishers.noBody());
+        assertEquals(200, get.statusCode());
+        assertTrue(java.util.Arrays.equals(big, get.body()), "the same 20 MB back");
+        // A range across a chunk boundary (chunks are 64 KB) reads only its chunks.
+        int from = (1 << 20) - 10;
+        var part = sendBytes("GET", "/a/big/blob.bin", java.net.http.HttpRequest.BodyPublishers.noBody(), "Range", "bytes=" + from + "-" + (from + 99_999));
+        assertEquals(206, part.statusCode());
+        assertTrue(java.util.Arrays.equals(java.util.Arrays.copyOfRange(big, from, from + 100_000), part.body()));
+        assertEquals("bytes " + from + "-" + (from + 99_999) + "/" + big.length, part.headers().firstValue("Content-Range").orElseThrow());
+
+        // Chunked transfer encoding: no length up front.
+        byte[] mid = random(3 << 20, 2);
+        var chunked = sendBytes("PUT", "/a/big/mid.bin?rev=" + put.headers().firstValue("ETag").orElseThrow().replace("\"", ""),
+                java.net.http.HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(mid)), "Content-Type", "application/octet-stream");
+        assertEquals(201, chunked.statusCode(), new String(chunked.body()));
+        assertTrue(java.util.Arrays.equals(mid, sendBytes("GET", "/a/big/mid.bin", java.net.http.HttpRequest.BodyPublishers.noBody()).body()));
+        JsonNode doc = s.asAdmin("GET", "/a/big", null).json();
+        assertEquals(md5(big), doc.at("/_attachments/blob.bin/digest").asText(), "the first attachment kept as a stub");
+        assertEquals(2, doc.at("/_attachments/mid.bin/revpos").asInt());
+    }
+
+    @Test
+    void largePartsOfMultipartRelatedStreamToo() throws Exception {
+        byte[] big = random(5 << 20, 3);
+        java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+        body.writeBytes(("--xyz\r\nContent-Type: application/json\r\n\r\n{\"_id\":\"mpbig\",\"_rev\":\"1-0123456789abcdef0123456789abcdef\","
+                + "\"_attachments\":{\"small.txt\":{\"content_type\":\"text/plain\",\"revpos\":1,\"length\":2,\"follows\":true},"
+                + "\"big.bin\":{\"content_type\":\"application/octet-stream\",\"revpos\":1,\"length\":" + big.length + ",\"follows\":true}}}\r\n"
+                + "--xyz\r\n\r\nhi\r\n--xyz\r\nContent-Disposition: attachment; filename=\"big.bin\"\r\n\r\n").getBytes());
+        body.writeBytes(big);
+        body.writeBytes("\r\n--xyz--".getBytes());
+        var put = sendBytes("PUT", "/a/mpbig?new_edits=false", java.net.http.HttpRequest.BodyPublishers.ofByteArray(body.toByteArray()),
+                "Content-Type", "multipart/related; boundary=\"xyz\"");
+        assertEquals(201, put.statusCode(), new String(put.body()));
+        JsonNode doc = s.asAdmin("GET", "/a/mpbig", null).status(200).json();
+        assertEquals("1-0123456789abcdef0123456789abcdef", doc.get("_rev").asText());
+        assertEquals(md5(big), doc.at("/_attachments/big.bin/digest").asText());
+        assertEquals(1, doc.at("/_attachments/big.bin/revpos").asInt());
+        assertEquals("hi", new String(sendBytes("GET", "/a/mpbig/small.txt", java.net.http.HttpRequest.BodyPublishers.noBody()).body()));
+        assertTrue(java.util.Arrays.equals(big, sendBytes("GET", "/a/mpbig/big.bin", java.net.http.HttpRequest.BodyPublishers.noBody()).body()));
+    }
+
+    @Test
+    void tooLargeStreamsAre413AndTheConnectionIsNotReused() throws Exception {
+        s.docs.withMaxAttachmentSize(2 << 20);
+        try {
+            var r = sendBytes("PUT", "/a/toolarge/x.bin", java.net.http.HttpRequest.BodyPublishers.ofByteArray(random(3 << 20, 4)));
+            assertEquals(413, r.statusCode());
+            assertEquals("{\"error\":\"attachment_too_large\",\"reason\":\"x.bin\"}", Json.MAPPER.readTree(r.body()).toString());
+            s.asAdmin("GET", "/a/toolarge", null).error(404, "not_found", null);
+        } finally {
+            s.docs.withMaxAttachmentSize(dev.chaise.storage.DocumentStore.DEFAULT_MAX_ATTACHMENT_SIZE);
+        }
+        // The server answered before the body ended, so it closed that connection; the next request works.
+        s.asAdmin("GET", "/a", null).status(200);
+    }
+
+    @Test
+    void bodiesReadWholeHaveTheirOwnLimitAttachmentsDoNot() throws Exception {
+        try (HttpTestServer small = new HttpTestServer(c -> c.withMaxBufferedBody(100_000), r -> {})) {
+            small.asAdmin("PUT", "/b", null).status(201);
+            small.asAdmin("PUT", "/b/json", "{\"v\":\"" + "x".repeat(200_000) + "\"}").error(413, "too_large", null);
+            var b = java.net.http.HttpRequest.newBuilder(java.net.URI.create(small.base + "/b/att/x.bin"))
+                    .PUT(java.net.http.HttpRequest.BodyPublishers.ofByteArray(random(2 << 20, 5))).header("Authorization", HttpTestServer.ADMIN);
+            assertEquals(201, small.client.send(b.build(), java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode());
+        }
+    }
 }

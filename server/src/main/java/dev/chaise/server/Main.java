@@ -113,6 +113,7 @@ public final class Main {
                 c.get("chttpd", "bind_address", d.bindAddress()),
                 intOf(c, "chttpd", "port", d.port()),
                 c.get("chttpd", "max_http_request_size").map(Long::parseLong).orElse(d.maxRequestSize()),
+                c.get("chaise", "max_buffered_body_size").map(Long::parseLong).orElse(d.maxBufferedBody()),
                 intOf(c, "chaise", "http_idle_timeout", d.idleTimeoutSeconds()),
                 c.get("chaise", "node_name", d.nodeName()),
                 version,

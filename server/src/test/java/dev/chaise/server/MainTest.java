@@ -18,7 +18,8 @@ class MainTest {
         HttpConfig d = Main.httpConfig(IniConfig.parse("", "empty"), "1.2.3");
         assertEquals("127.0.0.1", d.bindAddress());
         assertEquals(5984, d.port());
-        assertEquals(64L << 20, d.maxRequestSize());
+        assertEquals(4L << 30, d.maxRequestSize(), "CouchDB's default");
+        assertEquals(64L << 20, d.maxBufferedBody());
         assertTrue(d.adminOnlyAllDbs());
         assertEquals(600, d.auth().timeoutSeconds());
         assertEquals(600_000, d.auth().iterations());

@@ -19,16 +19,38 @@ import java.util.Map;
  * Attachment bodies, content-addressed per document.
  *
  * <pre>
- * (1, DbId, 8 ATTACHMENTS, DocId, Md5, ChunkNo) = bytes     chunks of 64 KB, under the 100 KB value limit
+ * (1, DbId)
+ * ├── 8 ATTACHMENTS, DocId, Md5, ChunkNo = bytes       chunks of 64 KB, under the 100 KB value limit
+ * └── 9 UPLOADS, StartMillis, Nonce, ChunkNo = bytes   a large body on its way in, before its md5 is known
  * </pre>
  *
  * A revision's body keeps only the metadata, as {@code _attachments: {name: {content_type, revpos,
  * digest, length, stub}}}; revisions that keep an attachment share its chunks, because the key is
  * the content's md5. Chunks no leaf revision names any more are cleared by {@link #sweep}
  * ({@code _compact}).
+ *
+ * <p>A small attachment is written in its document's transaction. A large one would not fit FDB's
+ * 10 MB transactions, so it is stored first ({@code DocumentStore.storeAttachment}): streamed into
+ * UPLOADS a megabyte per transaction, then moved under its md5 once the stream has ended, and the
+ * document's transaction only checks that the chunks are there. Uploads a crash or a broken
+ * connection abandons are cleared by the sweep once they are an hour old.
  */
 public final class AttachmentsSubspace {
     static final int CHUNK = 65_536;
+    /** Chunks per transaction when storing or moving a large attachment: 1 MB, far under FDB's 10 MB. */
+    static final int CHUNKS_PER_TX = 16;
+    /** Uploads older than this are abandoned: no request streams for an hour. */
+    static final long ABANDONED_MILLIS = 3_600_000;
+
+    /** An attachment body stored ahead of its document's transaction, under its digest. */
+    public record Stored(String digest, long length) {}
+
+    /** A large body's place while it streams in. */
+    record Upload(long startMillis, long nonce) {
+        static Upload next() {
+            return new Upload(System.currentTimeMillis(), java.util.concurrent.ThreadLocalRandom.current().nextLong());
+        }
+    }
 
     private AttachmentsSubspace() {}
 
@@ -38,6 +60,57 @@ public final class AttachmentsSubspace {
 
     static byte[][] range(DbHandle db, String docId, byte[] md5) {
         return db.space().range(DatabaseSubspace.ATTACHMENTS, docId, md5);
+    }
+
+    static byte[] chunkKey(DbHandle db, String docId, byte[] md5, long n) {
+        return db.space().pack(DatabaseSubspace.ATTACHMENTS, docId, md5, n);
+    }
+
+    static byte[][] uploadRange(DbHandle db, Upload u) {
+        return db.space().range(DatabaseSubspace.UPLOADS, u.startMillis(), u.nonce());
+    }
+
+    /** Writes chunks {@code first...} of an upload. */
+    static void writeUpload(Transaction tx, DbHandle db, Upload u, long first, List<byte[]> chunks) {
+        for (int i = 0; i < chunks.size(); i++) {
+            tx.set(db.space().pack(DatabaseSubspace.UPLOADS, u.startMillis(), u.nonce(), first + i), chunks.get(i));
+        }
+    }
+
+    /**
+     * Moves chunks {@code [from, from + CHUNKS_PER_TX)} of an upload under the attachment's md5.
+     * Safe to run again after a {@code commit_unknown_result}: chunks already moved are found in
+     * their new place.
+     */
+    static void moveUpload(Transaction tx, DbHandle db, Upload u, long from, long total, String docId, byte[] md5) {
+        long to = Math.min(total, from + CHUNKS_PER_TX);
+        byte[] begin = db.space().pack(DatabaseSubspace.UPLOADS, u.startMillis(), u.nonce(), from);
+        byte[] end = db.space().pack(DatabaseSubspace.UPLOADS, u.startMillis(), u.nonce(), to);
+        List<KeyValue> chunks = tx.getRangeAsList(begin, end, 0, false);
+        if (chunks.isEmpty()) {
+            // Moved by an attempt that did commit; or swept (an upload older than an hour): the client sends it again.
+            if (tx.get(chunkKey(db, docId, md5, from)) == null) throw StorageException.conflict();
+            return;
+        }
+        long n = from;
+        for (KeyValue kv : chunks) tx.set(chunkKey(db, docId, md5, n++), kv.value());
+        tx.clear(begin, end);
+    }
+
+    /** Whether a stored attachment's first and last chunks are in place (a sweep may have raced its document). */
+    static boolean present(ReadTransaction tx, DbHandle db, String docId, Stored s) {
+        byte[] md5 = md5Of(s.digest());
+        long last = Math.max(0, (s.length() - 1) / CHUNK);
+        return tx.get(chunkKey(db, docId, md5, 0)) != null && tx.get(chunkKey(db, docId, md5, last)) != null;
+    }
+
+    /** Clears uploads older than {@link #ABANDONED_MILLIS}; returns how many chunks went. */
+    static int sweepUploads(Transaction tx, DbHandle db, long nowMillis) {
+        byte[][] all = db.space().range(DatabaseSubspace.UPLOADS);
+        byte[] oldEnd = db.space().pack(DatabaseSubspace.UPLOADS, nowMillis - ABANDONED_MILLIS);
+        int n = tx.getRangeAsList(all[0], oldEnd, 0, false).size();
+        tx.clear(all[0], oldEnd);
+        return n;
     }
 
     static void write(Transaction tx, DbHandle db, String docId, byte[] md5, byte[] data) {
@@ -101,10 +174,23 @@ public final class AttachmentsSubspace {
     }
 
     static byte[] md5(byte[] data) {
+        return newMd5().digest(data);
+    }
+
+    static MessageDigest newMd5() {
         try {
-            return MessageDigest.getInstance("MD5").digest(data);
+            return MessageDigest.getInstance("MD5");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    /** Inline {@code data}: base64, whitespace allowed; null if invalid. */
+    static byte[] decode(String base64) {
+        try {
+            return Base64.getDecoder().decode(base64.replaceAll("\\s", ""));
+        } catch (IllegalArgumentException x) {
+            return null;
         }
     }
 
@@ -118,9 +204,10 @@ public final class AttachmentsSubspace {
      * from any leaf that has it); a stub nothing has is 412 {@code missing_stub}.
      *
      * @param parents the bodies stubs may come from
+     * @param ahead bodies stored ahead of this transaction, for entries marked {@code follows}
      */
     static Resolved resolve(Transaction tx, DbHandle db, String docId, ObjectNode body, long newPos, boolean replicated,
-                            List<ObjectNode> parents, long maxAttachmentSize) {
+                            List<ObjectNode> parents, long maxAttachmentSize, Map<String, Stored> ahead) {
         JsonNode atts = body.get("_attachments");
         ObjectNode hashBody = body.deepCopy();
         hashBody.remove("_attachments");
@@ -139,23 +226,19 @@ public final class AttachmentsSubspace {
                 if (meta == null) throw new StorageException(StorageException.Kind.MISSING_STUB, "Invalid attachment stub in " + docId + " for " + name);
             } else if (a.has("data")) {
                 if (!a.get("data").isTextual()) throw StorageException.badRequest("Invalid attachment data for " + name);
-                byte[] data;
-                try {
-                    data = Base64.getDecoder().decode(a.get("data").textValue().replaceAll("\\s", ""));
-                } catch (IllegalArgumentException x) {
-                    throw StorageException.badRequest("Invalid attachment data for " + name);
-                }
+                byte[] data = decode(a.get("data").textValue());
+                if (data == null) throw StorageException.badRequest("Invalid attachment data for " + name);
                 if (data.length > maxAttachmentSize) {
                     throw new StorageException(StorageException.Kind.ATTACHMENT_TOO_LARGE, name);
                 }
                 byte[] md5 = md5(data);
                 write(tx, db, docId, md5, data);
-                meta = Json.NODES.objectNode();
-                meta.put("content_type", a.path("content_type").asText("application/octet-stream"));
-                meta.put("revpos", replicated && a.path("revpos").canConvertToLong() ? a.get("revpos").asLong() : newPos);
-                meta.put("digest", digestOf(md5));
-                meta.put("length", (long) data.length);
-                meta.put("stub", true);
+                meta = newMeta(a, replicated, newPos, digestOf(md5), data.length);
+            } else if (a.path("follows").asBoolean(false) && ahead.containsKey(name)) {
+                Stored st = ahead.get(name);
+                // A compaction that ran between storing and now may have taken the chunks: try again.
+                if (!present(tx, db, docId, st)) throw StorageException.conflict();
+                meta = newMeta(a, replicated, newPos, st.digest(), st.length());
             } else if (a.path("follows").asBoolean(false)) {
                 throw StorageException.badRequest("Attachment " + name + " follows, but the request is not multipart/related");
             } else {
@@ -167,6 +250,16 @@ public final class AttachmentsSubspace {
         ObjectNode stored = hashBody.deepCopy();
         stored.set("_attachments", metas);
         return new Resolved(stored, digests, hashBody);
+    }
+
+    private static ObjectNode newMeta(JsonNode sent, boolean replicated, long newPos, String digest, long length) {
+        ObjectNode meta = Json.NODES.objectNode();
+        meta.put("content_type", sent.path("content_type").asText("application/octet-stream"));
+        meta.put("revpos", replicated && sent.path("revpos").canConvertToLong() ? sent.get("revpos").asLong() : newPos);
+        meta.put("digest", digest);
+        meta.put("length", length);
+        meta.put("stub", true);
+        return meta;
     }
 
     private static ObjectNode stubFrom(List<ObjectNode> parents, String name, JsonNode stub) {

@@ -19,8 +19,9 @@ import dev.chaise.kv.TupleBytes;
  * ├── 4 CHANGES, Incarnation, Versionstamp = Change           ChangesSubspace (RFC D)
  * ├── 5 STATS, Name = int64 little-endian                     DbStats (RFC B, atomic adds)
  * ├── 6 LOCAL, DocID = (Rev, Body)                            LocalDocuments
- * ├── 7 VIEWS, ...                                            reserved for map indexes (RFC E)
- * └── 8 ATTACHMENTS, ...                                      reserved for attachments
+ * ├── 7 VIEWS, ...                                            MapIndexSubspace (views module, RFC E)
+ * ├── 8 ATTACHMENTS, DocId, Md5, ChunkNo = bytes              AttachmentsSubspace
+ * └── 9 UPLOADS, StartMillis, Nonce, ChunkNo = bytes          AttachmentsSubspace: large bodies streaming in
  * </pre>
  */
 public record DatabaseSubspace(byte[] prefix) {
@@ -33,6 +34,7 @@ public record DatabaseSubspace(byte[] prefix) {
     public static final long LOCAL = 6;
     public static final long VIEWS = 7;
     public static final long ATTACHMENTS = 8;
+    public static final long UPLOADS = 9;
 
     public static DatabaseSubspace of(long dbId) {
         return new DatabaseSubspace(KeySpace.databasePrefix(dbId));

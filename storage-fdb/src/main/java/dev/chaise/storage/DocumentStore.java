@@ -50,13 +50,28 @@ public final class DocumentStore implements AutoCloseable {
      * @param body the user's fields only (no {@code _id}, {@code _rev}, ...)
      * @param path for {@code new_edits=false}: the incoming leaf, its deleted flag and ancestors
      */
-    public record DocUpdate(String id, RevId baseRev, boolean deleted, ObjectNode body, EditBranch path) {
+    /**
+     * One document to write.
+     *
+     * @param stored attachment bodies already stored ({@link #storeAttachment}), by name: the
+     *     body's {@code _attachments} names each as {@code {"follows": true, content_type}}
+     */
+    public record DocUpdate(String id, RevId baseRev, boolean deleted, ObjectNode body, EditBranch path,
+                            Map<String, AttachmentsSubspace.Stored> stored) {
         public static DocUpdate edit(String id, RevId baseRev, boolean deleted, ObjectNode body) {
-            return new DocUpdate(id, baseRev, deleted, body, null);
+            return new DocUpdate(id, baseRev, deleted, body, null, Map.of());
         }
 
         public static DocUpdate replicated(String id, EditBranch path, ObjectNode body) {
-            return new DocUpdate(id, path.leaf(), path.deleted(), body, path);
+            return new DocUpdate(id, path.leaf(), path.deleted(), body, path, Map.of());
+        }
+
+        public DocUpdate withStored(Map<String, AttachmentsSubspace.Stored> s) {
+            return new DocUpdate(id, baseRev, deleted, body, path, Map.copyOf(s));
+        }
+
+        DocUpdate withBody(ObjectNode b) {
+            return new DocUpdate(id, baseRev, deleted, b, path, stored);
         }
     }
 
@@ -82,11 +97,8 @@ public final class DocumentStore implements AutoCloseable {
     private volatile long maxAttachmentSize = DEFAULT_MAX_ATTACHMENT_SIZE;
     private final List<DocumentWriteHook> hooks = new CopyOnWriteArrayList<>();
 
-    /**
-     * Attachments are written in their document's transaction, so FDB's 10 MB transaction limit
-     * bounds them; the default leaves room for the document and its keys.
-     */
-    public static final long DEFAULT_MAX_ATTACHMENT_SIZE = 8_000_000;
+    /** CouchDB's default: 1 GiB. Large attachments are stored a megabyte per transaction, so FDB's limits do not bound them. */
+    public static final long DEFAULT_MAX_ATTACHMENT_SIZE = 1L << 30;
 
     public DocumentStore(KvStore kv, DatabaseDirectory databases, long maxDocumentSize) {
         this.kv = kv;
@@ -135,7 +147,8 @@ public final class DocumentStore implements AutoCloseable {
      * id starts a new transaction, so each merge sees the ones before it. (A transaction cannot
      * read back the winner it wrote: its Sequence is a versionstamped value.)
      */
-    public List<UpdateResult> update(String dbName, List<DocUpdate> docs, boolean newEdits) {
+    public List<UpdateResult> update(String dbName, List<DocUpdate> given, boolean newEdits) {
+        List<DocUpdate> docs = storeLargeInline(dbName, given);
         int parts = Math.min(parallelism, docs.size() / PARALLEL_MIN_DOCS);
         if (parts < 2 || !distinctIds(docs)) return updateInOrder(dbName, docs, newEdits);
         // A big batch of distinct documents is independent transactions anyway (chunks), so its
@@ -212,7 +225,8 @@ public final class DocumentStore implements AutoCloseable {
      * All documents in one transaction, written only if every one succeeds. Returns the results;
      * if any failed, nothing was written and the failures say why.
      */
-    public List<UpdateResult> updateAllOrNothing(String dbName, List<DocUpdate> docs, boolean newEdits) {
+    public List<UpdateResult> updateAllOrNothing(String dbName, List<DocUpdate> given, boolean newEdits) {
+        List<DocUpdate> docs = storeLargeInline(dbName, given);
         try {
             return txIds.run(tx -> writeAll(tx, dbName, docs, newEdits, true, Set.of(), new IdentityHashMap<>()),
                     r -> encode(r, newEdits), b -> decode(b, docs, newEdits));
@@ -309,7 +323,7 @@ public final class DocumentStore implements AutoCloseable {
             long newPos = plan.parent() == null ? 1 : plan.parent().pos() + 1;
             List<ObjectNode> parents = new ArrayList<>(1);
             if (plan.parent() != null) parents.add(DocumentBodies.read(tx, db, id, plan.parent(), false));
-            AttachmentsSubspace.Resolved r = AttachmentsSubspace.resolve(tx, db, id, plan.deleted() ? strip(body) : body, newPos, false, parents, maxAttachmentSize);
+            AttachmentsSubspace.Resolved r = AttachmentsSubspace.resolve(tx, db, id, plan.deleted() ? strip(body) : body, newPos, false, parents, maxAttachmentSize, u.stored());
             body = r.body();
             hashBody = r.bodyForHash();
             digests = r.digests();
@@ -360,7 +374,7 @@ public final class DocumentStore implements AutoCloseable {
         if (newLeaf != null && body.has("_attachments")) {
             List<ObjectNode> leaves = new ArrayList<>();
             for (Branch b : all) leaves.add(DocumentBodies.read(tx, db, id, b.branch().leaf(), b.branch().deleted()));
-            body = AttachmentsSubspace.resolve(tx, db, id, u.path().deleted() ? strip(body) : body, u.path().leaf().pos(), true, leaves, maxAttachmentSize).body();
+            body = AttachmentsSubspace.resolve(tx, db, id, u.path().deleted() ? strip(body) : body, u.path().leaf().pos(), true, leaves, maxAttachmentSize, u.stored()).body();
         }
         apply(tx, db, id, all, winnerRecord(all), update, newLeaf, u.path().deleted(), body, size, update.branchCount(), ctx);
         return u.path().leaf();
@@ -581,6 +595,116 @@ public final class DocumentStore implements AutoCloseable {
 
     // ---------------------------------------------------------------- attachments
 
+    /** Attachments up to this size go inline in their document's transaction; larger ones are stored ahead ({@link #storeAttachment}). */
+    public static final int INLINE_ATTACHMENT_BYTES = AttachmentsSubspace.CHUNK * AttachmentsSubspace.CHUNKS_PER_TX;
+    private static final int LARGE_INLINE_CHARS = INLINE_ATTACHMENT_BYTES / 3 * 4;
+
+    /**
+     * Stores an attachment body ahead of the document that will name it, reading {@code in} to its
+     * end a megabyte at a time: streamed into a staging range, one transaction per megabyte, then
+     * moved under its md5 (see {@link AttachmentsSubspace}). Nothing holds the whole body, and no
+     * transaction comes near FDB's size limit. Past {@code max_attachment_size} it stops with 413
+     * {@code attachment_too_large}; on any failure the staged chunks are cleared.
+     */
+    public AttachmentsSubspace.Stored storeAttachment(String dbName, String docId, String name, java.io.InputStream in) {
+        AttachmentsSubspace.Upload upload = AttachmentsSubspace.Upload.next();
+        java.security.MessageDigest md5 = AttachmentsSubspace.newMd5();
+        long length = 0;
+        long chunks = 0;
+        boolean done = false;
+        try {
+            while (true) {
+                List<byte[]> batch = new ArrayList<>(AttachmentsSubspace.CHUNKS_PER_TX);
+                boolean end = false;
+                while (batch.size() < AttachmentsSubspace.CHUNKS_PER_TX) {
+                    byte[] c = in.readNBytes(AttachmentsSubspace.CHUNK);
+                    length += c.length;
+                    if (length > maxAttachmentSize) throw new StorageException(StorageException.Kind.ATTACHMENT_TOO_LARGE, name);
+                    if (c.length > 0) {
+                        md5.update(c);
+                        batch.add(c);
+                    }
+                    if (c.length < AttachmentsSubspace.CHUNK) {
+                        end = true;
+                        break;
+                    }
+                }
+                long first = chunks;
+                if (!batch.isEmpty()) {
+                    kv.run(tx -> {
+                        AttachmentsSubspace.writeUpload(tx, databases.open(tx, dbName), upload, first, batch);
+                        return null;
+                    }, tx -> java.util.Optional.empty()); // after a 1021, writing the same chunks again is harmless
+                }
+                chunks += batch.size();
+                if (end) break;
+            }
+            byte[] digest = md5.digest();
+            long total = chunks;
+            for (long from = 0; from < total; from += AttachmentsSubspace.CHUNKS_PER_TX) {
+                long f = from;
+                kv.run(tx -> {
+                    AttachmentsSubspace.moveUpload(tx, databases.open(tx, dbName), upload, f, total, docId, digest);
+                    return null;
+                }, tx -> java.util.Optional.empty()); // a move that did commit is found done
+            }
+            if (total == 0) { // an empty body has one empty chunk, as inline data does
+                kv.run(tx -> {
+                    AttachmentsSubspace.write(tx, databases.open(tx, dbName), docId, digest, new byte[0]);
+                    return null;
+                }, tx -> java.util.Optional.empty());
+            }
+            done = true;
+            return new AttachmentsSubspace.Stored(AttachmentsSubspace.digestOf(digest), length);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } finally {
+            if (!done) clearUpload(dbName, upload);
+        }
+    }
+
+    private void clearUpload(String dbName, AttachmentsSubspace.Upload upload) {
+        try {
+            kv.run(tx -> {
+                byte[][] r = AttachmentsSubspace.uploadRange(databases.open(tx, dbName), upload);
+                tx.clear(r[0], r[1]);
+                return null;
+            }, tx -> java.util.Optional.empty());
+        } catch (RuntimeException e) {
+            // The sweep clears it within the hour.
+        }
+    }
+
+    /**
+     * Inline attachments too big for a document's transaction (over a megabyte) are stored first,
+     * and the documents then name them as stored bodies. Data that is not valid base64, or over
+     * {@code max_attachment_size}, stays inline, so the document's write reports it.
+     */
+    private List<DocUpdate> storeLargeInline(String dbName, List<DocUpdate> docs) {
+        List<DocUpdate> out = null;
+        for (int i = 0; i < docs.size(); i++) {
+            DocUpdate u = docs.get(i);
+            if (!(u.body().get("_attachments") instanceof ObjectNode atts)) continue;
+            ObjectNode copy = null;
+            Map<String, AttachmentsSubspace.Stored> stored = new java.util.HashMap<>(u.stored());
+            for (Map.Entry<String, JsonNode> e : atts.properties()) {
+                JsonNode data = e.getValue().get("data");
+                if (data == null || !data.isTextual() || data.textValue().length() <= LARGE_INLINE_CHARS) continue;
+                byte[] bytes = AttachmentsSubspace.decode(data.textValue());
+                if (bytes == null || bytes.length > maxAttachmentSize) continue;
+                stored.put(e.getKey(), storeAttachment(dbName, u.id(), e.getKey(), new java.io.ByteArrayInputStream(bytes)));
+                if (copy == null) copy = u.body().deepCopy();
+                ObjectNode meta = (ObjectNode) copy.get("_attachments").get(e.getKey());
+                meta.remove("data");
+                meta.put("follows", true);
+            }
+            if (copy == null) continue;
+            if (out == null) out = new ArrayList<>(docs);
+            out.set(i, u.withBody(copy).withStored(stored));
+        }
+        return out == null ? docs : out;
+    }
+
     /** An attachment's bytes by its digest (attachments are content-addressed per document), or null if gone. */
     public byte[] attachmentData(String dbName, String docId, String digest) {
         return kv.run(tx -> AttachmentsSubspace.read(tx.snapshot(), databases.open(tx, dbName), docId, digest));
@@ -597,9 +721,11 @@ public final class DocumentStore implements AutoCloseable {
 
     /**
      * Clears attachment chunks no leaf revision names any more, document by document (what
-     * {@code _compact} reclaims). Returns how many attachments were cleared.
+     * {@code _compact} reclaims), and uploads abandoned for an hour. Returns how many attachments were cleared.
      */
     public int sweepAttachments(String dbName) {
+        long now = System.currentTimeMillis();
+        kv.run(tx -> AttachmentsSubspace.sweepUploads(tx, databases.open(tx, dbName), now), tx -> java.util.Optional.empty());
         List<String> ids = new ArrayList<>();
         kv.run(tx -> {
             ids.clear();

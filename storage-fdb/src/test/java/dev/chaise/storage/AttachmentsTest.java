@@ -131,4 +131,132 @@ class AttachmentsTest {
             assertTrue(ok.ok(), "a 5 KB attachment on a small document is not a document_too_large");
         }
     }
+
+    int uploadCount() {
+        return f.kv.run(tx -> {
+            DbHandle h = f.dirs.open(tx, db);
+            byte[][] r = h.space().range(DatabaseSubspace.UPLOADS);
+            return tx.getRangeAsList(r[0], r[1], 0, false).size();
+        });
+    }
+
+    static ObjectNode follows(ObjectNode body, String name) {
+        ObjectNode atts = body.has("_attachments") ? (ObjectNode) body.get("_attachments") : body.putObject("_attachments");
+        atts.putObject(name).put("content_type", "application/octet-stream").put("follows", true);
+        return body;
+    }
+
+    static byte[] random(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    byte[] readStreamed(String docId, String digest) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (long next = 0; ; ) {
+            List<byte[]> chunks = f.store.attachmentChunks(db, docId, digest, next, 16);
+            for (byte[] c : chunks) out.writeBytes(c);
+            if (chunks.size() < 16) break;
+            next += chunks.size();
+        }
+        return out.toByteArray();
+    }
+
+    /** 25 MB is far past FDB's 10 MB transaction limit, which the embedded engine enforces: only a store in steps gets it in. */
+    @Test
+    void aLargeBodyIsStoredAheadInStepsAndNamedByItsDocument() throws Exception {
+        byte[] big = random(25 << 20, 7);
+        AttachmentsSubspace.Stored st = f.store.storeAttachment(db, "d", "a", new java.io.ByteArrayInputStream(big));
+        assertEquals(big.length, st.length());
+        String digest = "md5-" + Base64.getEncoder().encodeToString(java.security.MessageDigest.getInstance("MD5").digest(big));
+        assertEquals(digest, st.digest());
+        assertEquals(0, uploadCount(), "the upload moved under its md5");
+        UpdateResult r = f.store.update(db, List.of(DocUpdate.edit("d", null, false, follows(Json.NODES.objectNode().put("v", 1), "big.bin"))
+                .withStored(java.util.Map.of("big.bin", st))), true).getFirst();
+        assertTrue(r.ok(), String.valueOf(r.error()));
+        JsonNode meta = f.store.get(db, "d", null, false).body().get("_attachments").get("big.bin");
+        assertEquals(digest, meta.get("digest").asText());
+        assertEquals(big.length, meta.get("length").asLong());
+        assertEquals(1, meta.get("revpos").asInt());
+        assertArrayEquals(big, readStreamed("d", digest));
+        assertEquals(0, f.store.sweepAttachments(db), "its document names it");
+    }
+
+    @Test
+    void largeInlineDataIsStoredAheadToo() {
+        byte[] big = random(12 << 20, 8); // 16 MB of base64 in one document
+        UpdateResult r = put("d", null, withData(Json.NODES.objectNode(), "x", big));
+        assertTrue(r.ok(), String.valueOf(r.error()));
+        String digest = f.store.get(db, "d", null, false).body().get("_attachments").get("x").get("digest").asText();
+        assertArrayEquals(big, readStreamed("d", digest));
+        // The same content in another edit is not stored twice.
+        int chunks = chunkCount();
+        UpdateResult r2 = put("d", r.rev(), withData(Json.NODES.objectNode().put("v", 2), "x", big));
+        assertTrue(r2.ok(), String.valueOf(r2.error()));
+        assertEquals(chunks, chunkCount());
+        assertEquals(0, uploadCount());
+    }
+
+    @Test
+    void aStreamPastTheLimitStopsAndLeavesNothing() {
+        f.store.withMaxAttachmentSize(3 << 20);
+        byte[] big = random(5 << 20, 9);
+        StorageException e = org.junit.jupiter.api.Assertions.assertThrows(StorageException.class,
+                () -> f.store.storeAttachment(db, "d", "a", new java.io.ByteArrayInputStream(big)));
+        assertEquals(StorageException.Kind.ATTACHMENT_TOO_LARGE, e.kind());
+        assertEquals(0, uploadCount());
+        assertEquals(0, chunkCount());
+    }
+
+    @Test
+    void aBrokenStreamLeavesNothing() {
+        java.io.InputStream broken = new java.io.InputStream() {
+            int left = 3 << 20;
+
+            @Override
+            public int read() throws java.io.IOException {
+                if (left-- == 0) throw new java.io.IOException("connection reset");
+                return 1;
+            }
+        };
+        org.junit.jupiter.api.Assertions.assertThrows(java.io.UncheckedIOException.class, () -> f.store.storeAttachment(db, "d", "a", broken));
+        assertEquals(0, uploadCount());
+    }
+
+    @Test
+    void sweepTakesAbandonedUploadsAndBodiesNoDocumentNamed() {
+        AttachmentsSubspace.Upload old = new AttachmentsSubspace.Upload(System.currentTimeMillis() - AttachmentsSubspace.ABANDONED_MILLIS - 1, 1);
+        AttachmentsSubspace.Upload recent = new AttachmentsSubspace.Upload(System.currentTimeMillis(), 2);
+        f.kv.run(tx -> {
+            DbHandle h = f.dirs.open(tx, db);
+            AttachmentsSubspace.writeUpload(tx, h, old, 0, List.of(new byte[] {1}, new byte[] {2}));
+            AttachmentsSubspace.writeUpload(tx, h, recent, 0, List.of(new byte[] {3}));
+            return null;
+        });
+        AttachmentsSubspace.Stored st = f.store.storeAttachment(db, "d", "a", new java.io.ByteArrayInputStream(random(3 << 20, 10)));
+        assertEquals(1, f.store.sweepAttachments(db), "the stored body nobody named");
+        assertEquals(1, uploadCount(), "the recent upload may still be streaming");
+        // A document naming a body a sweep took is a conflict (the client sends it again), never a document without its data.
+        UpdateResult r = f.store.update(db, List.of(DocUpdate.edit("d", null, false, follows(Json.NODES.objectNode(), "a")).withStored(java.util.Map.of("a", st))), true).getFirst();
+        assertEquals(StorageException.Kind.CONFLICT, r.error().kind());
+    }
+
+    @Test
+    void storingUnderCommitFaultsGivesTheSameBody() {
+        try (StoreFixture faulty = StoreFixture.withFaults(0.1, 42)) {
+            String name = faulty.newDb("att", 0);
+            byte[] big = random(6 << 20, 11);
+            AttachmentsSubspace.Stored st = faulty.store.storeAttachment(name, "d", "a", new java.io.ByteArrayInputStream(big));
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            for (long next = 0; ; ) {
+                List<byte[]> chunks = faulty.store.attachmentChunks(name, "d", st.digest(), next, 16);
+                for (byte[] c : chunks) out.writeBytes(c);
+                if (chunks.size() < 16) break;
+                next += chunks.size();
+            }
+            assertArrayEquals(big, out.toByteArray());
+            assertTrue(faulty.injectedFaults() > 0, "faults were injected");
+        }
+    }
 }

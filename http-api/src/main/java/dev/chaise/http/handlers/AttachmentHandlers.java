@@ -13,27 +13,31 @@ import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.RevId;
+import dev.chaise.storage.AttachmentsSubspace;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.SequenceInputStream;
 import java.util.ArrayList;
+import java.util.Map;
 import java.util.Base64;
 import java.util.List;
 
 /**
  * Standalone attachments: {@code GET/HEAD/PUT/DELETE /{db}/{doc}/{att}} (names may hold
  * {@code /}), for normal and design documents. A PUT or DELETE is an edit of the document that
- * keeps every other attachment as a stub. GET streams the chunks, one transaction per few chunks
- * (chunks are content-addressed and never change), and serves single {@code Range}s.
+ * keeps every other attachment as a stub; its body streams in (see {@link DocumentStore#storeAttachment}).
+ * GET streams the chunks, one transaction per few chunks (chunks are content-addressed and never
+ * change), and serves single {@code Range}s from the chunks they cover.
  */
 public final class AttachmentHandlers {
     private static final String MISSING = "Document is missing attachment";
 
     private final DocumentStore docs;
     private final Access access;
-    private final long maxBody;
-
-    public AttachmentHandlers(DocumentStore docs, Access access, long maxBody) {
+    public AttachmentHandlers(DocumentStore docs, Access access) {
         this.docs = docs;
         this.access = access;
-        this.maxBody = maxBody;
     }
 
     public void register(Router r) {
@@ -69,25 +73,33 @@ public final class AttachmentHandlers {
             if (r == null) {
                 return new Response.Full(416, List.of(new Response.Header("Content-Range", "bytes */" + length)), new byte[0]);
             }
-            byte[] all = docs.attachmentData(db.name(), id, digest);
-            if (all == null) throw StorageException.notFound(MISSING);
-            byte[] part = java.util.Arrays.copyOfRange(all, (int) r[0], (int) r[1] + 1);
             headers.add(new Response.Header("Content-Range", "bytes " + r[0] + "-" + r[1] + "/" + length));
-            return new Response.Full(206, headers, req.isHead() ? new byte[0] : part);
+            if (req.isHead()) return new Response.Full(206, headers, new byte[0]);
+            return new Response.Streamed(206, headers, out -> stream(out, db.name(), id, digest, r[0], r[1] + 1));
         }
         if (req.isHead()) {
             headers.add(new Response.Header("Content-Length", String.valueOf(length)));
             return new Response.Full(200, headers, new byte[0]);
         }
-        String dbName = db.name();
-        return new Response.Streamed(200, headers, out -> {
-            for (long next = 0; ; ) {
-                List<byte[]> chunks = docs.attachmentChunks(dbName, id, digest, next, 16);
-                for (byte[] c : chunks) out.write(c);
-                if (chunks.size() < 16) break;
-                next += chunks.size();
+        return new Response.Streamed(200, headers, out -> stream(out, db.name(), id, digest, 0, length));
+    }
+
+    /** Bytes {@code [from, to)} of an attachment, reading only the chunks they lie in, a few per transaction. */
+    private void stream(dev.chaise.http.ResponseStream out, String db, String id, String digest, long from, long to) {
+        int size = DocumentStore.attachmentChunkSize();
+        long pos = from / size * size;
+        for (long next = from / size; pos < to; ) {
+            List<byte[]> chunks = docs.attachmentChunks(db, id, digest, next, 16);
+            for (byte[] c : chunks) {
+                int a = (int) Math.max(0, from - pos);
+                int b = (int) Math.min(c.length, to - pos);
+                if (b > a) out.write(a == 0 && b == c.length ? c : java.util.Arrays.copyOfRange(c, a, b));
+                pos += c.length;
+                if (pos >= to) break;
             }
-        });
+            if (chunks.size() < 16) break;
+            next += chunks.size();
+        }
     }
 
     /** {@code a-b}, {@code a-} or {@code -n}, clipped to the length; null if unsatisfiable. */
@@ -115,19 +127,30 @@ public final class AttachmentHandlers {
         }
     }
 
-    private Response put(Request req) {
+    private Response put(Request req) throws IOException {
         Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
         String id = docId(req);
         DocSupport.checkDesignWriter(db, id);
         DocumentJson.validateId(id);
         String name = req.param("att");
-        byte[] data = Bodies.bytes(req, maxBody);
         String type = req.contentType() == null ? "application/octet-stream" : req.header("Content-Type");
         RevId rev = baseRev(req);
         ObjectNode body = currentBody(db.name(), id, rev);
         ObjectNode atts = body.has("_attachments") ? (ObjectNode) body.get("_attachments") : body.putObject("_attachments");
-        atts.putObject(name).put("content_type", type).put("data", Base64.getEncoder().encodeToString(data));
-        DocumentStore.UpdateResult r = write(db.name(), DocumentStore.DocUpdate.edit(id, rev, false, body));
+        ObjectNode att = atts.putObject(name).put("content_type", type);
+        // Read as it arrives: up to a megabyte goes inline in the document's transaction, more streams into storage first.
+        InputStream in = Bodies.stream(req);
+        byte[] head = in.readNBytes(DocumentStore.INLINE_ATTACHMENT_BYTES + 1);
+        DocumentStore.DocUpdate u;
+        if (head.length <= DocumentStore.INLINE_ATTACHMENT_BYTES) {
+            att.put("data", Base64.getEncoder().encodeToString(head));
+            u = DocumentStore.DocUpdate.edit(id, rev, false, body);
+        } else {
+            AttachmentsSubspace.Stored stored = docs.storeAttachment(db.name(), id, name, new SequenceInputStream(new ByteArrayInputStream(head), in));
+            att.put("follows", true);
+            u = DocumentStore.DocUpdate.edit(id, rev, false, body).withStored(Map.of(name, stored));
+        }
+        DocumentStore.UpdateResult r = write(db.name(), u);
         return Response.json(201, DocSupport.okRow(id, r.rev().toString()))
                 .withHeader("ETag", "\"" + r.rev() + "\"")
                 .withHeader("Location", DocSupport.location(req, db.name(), id) + "/" + name);

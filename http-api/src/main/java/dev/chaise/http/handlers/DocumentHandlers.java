@@ -183,9 +183,10 @@ public final class DocumentHandlers {
         DocumentJson.validateId(id);
         String ct = req.contentType();
         // multipart/related: the replicator's document with attachment bodies as parts.
-        JsonNode json = ct != null && ct.startsWith("multipart/related")
-                ? MultipartRelated.parse(req.header("Content-Type"), req.body())
-                : Bodies.json(req); // CouchDB does not insist on a JSON Content-Type here
+        MultipartRelated.Parsed multipart = ct != null && ct.startsWith("multipart/related")
+                ? MultipartRelated.read(req.header("Content-Type"), Bodies.stream(req), (name, in) -> docs.storeAttachment(db.name(), id, name, in))
+                : null;
+        JsonNode json = multipart != null ? multipart.doc() : Bodies.json(req); // CouchDB does not insist on a JSON Content-Type here
         boolean newEdits = !"false".equals(req.query("new_edits"));
         DocumentJson.Parsed p = DocumentJson.parse(json, id);
         String rev = DocSupport.requestRev(req, p.rev() == null ? null : p.rev().toString());
@@ -194,7 +195,9 @@ public final class DocumentHandlers {
         DocSupport.checkDesignWriter(db, id);
         DocSupport.validateDesign(p);
         boolean batch = "ok".equals(req.query("batch"));
-        UpdateResult r = write(db.name(), DocumentJson.toUpdate(p, newEdits), newEdits, batch);
+        DocumentStore.DocUpdate u = DocumentJson.toUpdate(p, newEdits);
+        if (multipart != null) u = u.withStored(multipart.stored());
+        UpdateResult r = write(db.name(), u, newEdits, batch);
         if (batch) return Response.json(202, DocSupport.okRow(id, null));
         return Response.json(p.deleted() ? 200 : 201, DocSupport.okRow(id, r.rev().toString()))
                 .withHeader("ETag", "\"" + r.rev() + "\"")

@@ -87,7 +87,7 @@ final class ViewArgs {
                 case "conflicts" -> conflicts = bool(json, text);
                 case "update_seq" -> updateSeq = bool(json, text);
                 case "sorted" -> sorted = bool(json, text);
-                case "attachments", "att_encoding_info" -> bool(json, text); // accepted; no attachments yet
+                case "attachments", "att_encoding_info" -> bool(json, text); // read by the include_docs renderer
                 case "stable" -> { // ignored, as RFC E says; still validated as CouchDB does
                     String v = json != null ? json.asText() : text;
                     if (!v.equals("true") && !v.equals("false")) throw HttpError.queryParseError("Invalid value for `stable`.");

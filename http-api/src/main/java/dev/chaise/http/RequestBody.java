@@ -1,0 +1,219 @@
+package dev.chaise.http;
+
+import io.netty.buffer.ByteBuf;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayDeque;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A request's body as it arrives. The event loop offers the decoder's buffers; the handler's
+ * thread reads them as a stream (large uploads: attachments) or all at once ({@link #bytes}).
+ * Either way at most {@code limit} bytes are accepted ({@code max_http_request_size}): more is
+ * 413. The connection pauses reading while {@link #HIGH_WATER} bytes wait unread, so a slow
+ * consumer never makes the server hold a whole upload.
+ */
+public final class RequestBody {
+    static final int HIGH_WATER = 1 << 20;
+    private static final int LOW_WATER = 256 << 10;
+
+    private final long limit;
+    private final long bufferLimit;
+    private final long waitNanos;
+    private final Runnable drained;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition arrived = lock.newCondition();
+    private final ArrayDeque<ByteBuf> pending = new ArrayDeque<>();
+    private long buffered;
+    private long received;
+    private boolean ended;
+    private boolean closed;
+    private RuntimeException failure;
+    private boolean taken;
+    private byte[] all;
+
+    /**
+     * @param limit the most a client may send ({@code max_http_request_size})
+     * @param bufferLimit the most {@link #bytes} holds ({@code max_buffered_body_size})
+     * @param waitNanos how long a reader waits for the client's next bytes before giving up
+     * @param drained run (from the reader's thread) when the unread bytes fall below the low water mark
+     */
+    RequestBody(long limit, long bufferLimit, long waitNanos, Runnable drained) {
+        this.limit = limit;
+        this.bufferLimit = bufferLimit;
+        this.waitNanos = waitNanos;
+        this.drained = drained;
+    }
+
+    /** A body that has fully arrived (and tests' bodies). */
+    public static RequestBody of(byte[] bytes) {
+        RequestBody b = new RequestBody(Long.MAX_VALUE, Long.MAX_VALUE, 0, () -> {});
+        b.all = bytes;
+        b.ended = true;
+        b.received = bytes.length;
+        return b;
+    }
+
+    // ------------------------------------------------------------------ the event loop's side
+
+    /** Takes ownership of {@code buf}. */
+    void offer(ByteBuf buf) {
+        lock.lock();
+        try {
+            if (closed || failure != null || !buf.isReadable()) {
+                buf.release();
+                return;
+            }
+            received += buf.readableBytes();
+            if (received > limit) {
+                buf.release();
+                failure = HttpError.tooLarge();
+            } else {
+                pending.add(buf);
+                buffered += buf.readableBytes();
+            }
+            arrived.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void end() {
+        lock.lock();
+        try {
+            ended = true;
+            arrived.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The client went away, or the body is malformed: readers get {@code why}. */
+    void fail(RuntimeException why) {
+        lock.lock();
+        try {
+            if (!ended && failure == null) failure = why;
+            arrived.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Releases what is unread; later bytes are dropped. */
+    void close() {
+        lock.lock();
+        try {
+            closed = true;
+            ByteBuf b;
+            while ((b = pending.poll()) != null) b.release();
+            buffered = 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Whether the reader should stop reading the socket for now. */
+    boolean full() {
+        lock.lock();
+        try {
+            return buffered >= HIGH_WATER && !closed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Whether the whole body arrived, so the connection can frame the next request. */
+    boolean complete() {
+        lock.lock();
+        try {
+            return ended && failure == null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ the handler's side
+
+    /** The whole body; 413 past either limit. Read once, then cached. */
+    public byte[] bytes() {
+        lock.lock();
+        try {
+            if (all != null) return all;
+        } finally {
+            lock.unlock();
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (InputStream in = stream()) {
+            byte[] buf = new byte[16384];
+            for (int n; (n = in.read(buf)) > 0; ) {
+                if (out.size() + (long) n > bufferLimit) throw HttpError.tooLarge();
+                out.write(buf, 0, n);
+            }
+        } catch (IOException e) {
+            throw HttpError.badRequest("Could not read the request body");
+        }
+        byte[] b = out.toByteArray();
+        lock.lock();
+        try {
+            all = b;
+        } finally {
+            lock.unlock();
+        }
+        return b;
+    }
+
+    /** The body as a stream, readable once. Failures surface as {@link HttpError}s (413) or {@link ResponseStream.ClientGoneException}. */
+    public InputStream stream() {
+        lock.lock();
+        try {
+            if (all != null) return new java.io.ByteArrayInputStream(all);
+            if (taken) throw new IllegalStateException("the request body was already read");
+            taken = true;
+        } finally {
+            lock.unlock();
+        }
+        return new In();
+    }
+
+    private final class In extends InputStream {
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] dst, int off, int len) {
+            if (len == 0) return 0;
+            boolean signal;
+            int n;
+            lock.lock();
+            try {
+                long deadline = System.nanoTime() + waitNanos;
+                while (pending.isEmpty()) {
+                    if (failure != null) throw failure;
+                    if (ended || closed) return -1;
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) throw new ResponseStream.ClientGoneException();
+                    arrived.awaitNanos(left);
+                }
+                ByteBuf head = pending.peek();
+                n = Math.min(len, head.readableBytes());
+                head.readBytes(dst, off, n);
+                if (!head.isReadable()) pending.poll().release();
+                long before = buffered;
+                buffered -= n;
+                signal = before >= LOW_WATER && buffered < LOW_WATER;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ResponseStream.ClientGoneException();
+            } finally {
+                lock.unlock();
+            }
+            if (signal) drained.run();
+            return n;
+        }
+    }
+}

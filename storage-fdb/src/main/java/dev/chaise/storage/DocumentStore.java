@@ -9,6 +9,7 @@ import dev.chaise.kv.KvLimits;
 import dev.chaise.kv.KvStore;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
+import dev.chaise.kv.TupleBytes;
 import dev.chaise.storage.DocumentBodies.Sizes;
 import dev.chaise.storage.RevisionsSubspace.Branch;
 import dev.chaise.storage.json.ExplodedJson;
@@ -524,13 +525,13 @@ public final class DocumentStore implements AutoCloseable {
     }
 
     private static byte[] pack(List<UpdateResult> results, boolean newEdits, boolean reasons) {
-        List<Object> items = new ArrayList<>(results.size() * 3);
+        TupleBytes t = new TupleBytes(results.size() * 40);
         for (UpdateResult r : results) {
-            items.add(r.ok() && newEdits ? r.rev().toString() : null);
-            items.add(r.ok() ? null : r.error().kind().name());
-            items.add(r.ok() || !reasons ? null : r.error().reason());
+            t.add((Object) (r.ok() && newEdits ? r.rev().toString() : null));
+            t.add((Object) (r.ok() ? null : r.error().kind().name()));
+            t.add((Object) (r.ok() || !reasons ? null : r.error().reason()));
         }
-        return Tuple.fromList(items).pack();
+        return t.toArray();
     }
 
     private static List<UpdateResult> decode(byte[] bytes, List<DocUpdate> docs, boolean newEdits) {

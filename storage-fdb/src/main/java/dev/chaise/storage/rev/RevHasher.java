@@ -92,7 +92,7 @@ public final class RevHasher {
             sb.append(']');
         }
         sb.append("]]");
-        return HexFormat.of().formatHex(md5(sb.toString().getBytes(StandardCharsets.UTF_8)));
+        return hex(md5(sb.toString().getBytes(StandardCharsets.UTF_8)));
     }
 
     /** The canonical JSON text of {@code node} as defined above (null means JSON null). */
@@ -137,7 +137,7 @@ public final class RevHasher {
             writeCanonical(sb, node);
             return;
         }
-        List<Map.Entry<String, JsonNode>> fields = new ArrayList<>();
+        List<Map.Entry<String, JsonNode>> fields = new ArrayList<>(node.size());
         for (Map.Entry<String, JsonNode> e : node.properties()) {
             if (!(dropSpecial && e.getKey().startsWith("_"))) fields.add(e);
         }
@@ -214,6 +214,18 @@ public final class RevHasher {
             }
         }
         sb.append('"');
+    }
+
+    private static final char[] HEX = "0123456789abcdef".toCharArray();
+
+    /** Lowercase hex; HexFormat's general path was a visible cost per document. */
+    private static String hex(byte[] b) {
+        char[] out = new char[b.length * 2];
+        for (int i = 0; i < b.length; i++) {
+            out[2 * i] = HEX[(b[i] >> 4) & 0xf];
+            out[2 * i + 1] = HEX[b[i] & 0xf];
+        }
+        return new String(out);
     }
 
     private static void appendEscape(StringBuilder sb, char c) {

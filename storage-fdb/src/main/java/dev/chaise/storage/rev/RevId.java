@@ -37,6 +37,7 @@ public final class RevId implements Comparable<RevId> {
     private final String hash;
     /** {@link #encodeHash} of {@code hash}, computed once: every write packs it into 3-4 keys and values. */
     private byte[] hashBytes;
+    private String text;
 
     public RevId(long pos, String hash) {
         if (pos < 1) throw new IllegalArgumentException("rev pos must be >= 1, was " + pos);
@@ -161,6 +162,8 @@ public final class RevId implements Comparable<RevId> {
 
     @Override
     public String toString() {
-        return pos + "-" + hash;
+        String t = text;
+        if (t == null) text = t = pos + "-" + hash; // a benign race, as hashBytes; written into results, txids and responses
+        return t;
     }
 }

@@ -38,11 +38,19 @@ final class Sequencer implements AutoCloseable {
     static final int MAX_UNLOGGED_BATCHES = 256;
 
     record Request(long readVersion, List<byte[][]> readConflicts, List<byte[][]> writeConflicts, WriteBuffer writes,
-                   CompletableFuture<Result> done) {
+                   Encoded encoded, CompletableFuture<Result> done) {
         Request(long readVersion, List<byte[][]> readConflicts, List<byte[][]> writeConflicts, WriteBuffer writes) {
-            this(readVersion, readConflicts, writeConflicts, writes, new CompletableFuture<>());
+            this(readVersion, readConflicts, writeConflicts, writes, null, new CompletableFuture<>());
         }
     }
+
+    /**
+     * The part of a transaction's WriteBatch that does not depend on the commit: cleared ranges,
+     * sets and clears. It is encoded on the committing thread, so the single resolver thread only
+     * appends what needs the commit's moment (atomic operations, versionstamps).
+     */
+    record Encoded(WriteBatchEncoder batch, List<byte[]> touchedKeys, List<byte[][]> touchedRanges,
+                   List<Map.Entry<byte[], WriteBuffer.AtomicOp>> atomics) {}
 
     record Result(long version, int order) {}
 
@@ -85,6 +93,7 @@ final class Sequencer implements AutoCloseable {
     /** Queues the request and blocks until it is durable or refused. */
     Result commit(Request r) {
         if (!running) throw new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the store is closed");
+        r = new Request(r.readVersion(), r.readConflicts(), r.writeConflicts(), r.writes(), encode(r.writes()), r.done());
         queue.add(r);
         try {
             return store.timer().time(StoreTimer.Waits.COMMIT, r.done()::join);
@@ -230,9 +239,11 @@ final class Sequencer implements AutoCloseable {
                     continue;
                 }
                 byte[] stamp = Versionstamps.txVersionstamp(version, accepted.size());
-                WriteBuffer writes = r.writes();
-                WriteBatchEncoder enc = new WriteBatchEncoder(64 * (writes.points.size() + writes.versionstamped.size() + writes.cleared.size()));
-                apply(writes, enc, stamp, version, touchedKeys, touchedRanges);
+                Encoded encoded = r.encoded() != null ? r.encoded() : encode(r.writes());
+                WriteBatchEncoder enc = encoded.batch();
+                touchedKeys.addAll(encoded.touchedKeys());
+                touchedRanges.addAll(encoded.touchedRanges());
+                apply(r.writes(), encoded, stamp, version, touchedKeys);
                 if (accepted.isEmpty()) enc.put(metaCfId, EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(version, 0));
                 try (WriteBatch wb = enc.toWriteBatch()) {
                     store.db().write(store.writeOptions(), wb); // atomic per transaction, as the WAL replays it
@@ -265,26 +276,38 @@ final class Sequencer implements AutoCloseable {
         return false;
     }
 
-    /**
-     * Adds the transaction's writes to its WriteBatch. Their write-conflict ranges come separately
-     * (the transaction's list, as in FDB), except for stamped keys, known only here.
-     */
-    private void apply(WriteBuffer w, WriteBatchEncoder wb, byte[] stamp, long version,
-                       List<byte[]> touchedKeys, List<byte[][]> touchedRanges) throws RocksDBException {
+    /** Encodes what does not depend on the commit; on the committing thread. */
+    private Encoded encode(WriteBuffer w) {
+        WriteBatchEncoder wb = new WriteBatchEncoder(64 * (w.points.size() + w.versionstamped.size() + w.cleared.size()));
+        List<byte[]> keys = new ArrayList<>(w.points.size() + w.versionstamped.size());
+        List<byte[][]> ranges = new ArrayList<>(w.cleared.size());
+        List<Map.Entry<byte[], WriteBuffer.AtomicOp>> atomics = new ArrayList<>(2);
         for (Map.Entry<byte[], byte[]> c : w.cleared.entrySet()) {
             wb.deleteRange(dataCfId, c.getKey(), c.getValue());
-            touchedRanges.add(new byte[][] {c.getKey(), c.getValue()});
+            ranges.add(new byte[][] {c.getKey(), c.getValue()});
         }
+        // Cleared ranges come first: a point write after a clear in the transaction survives it.
         for (Map.Entry<byte[], WriteBuffer.Op> e : w.points.entrySet()) {
-            byte[] key = e.getKey();
-            byte[] value = switch (e.getValue()) {
-                case WriteBuffer.SetOp s -> s.value();
-                case WriteBuffer.ClearOp c -> null;
-                // The latest value: every transaction resolved before this one is already in RocksDB.
-                case WriteBuffer.AtomicOp a -> a.applyTo(store.db().get(store.dataCf(), key));
-            };
-            put(wb, key, value);
-            touchedKeys.add(key);
+            switch (e.getValue()) {
+                case WriteBuffer.SetOp s -> put(wb, e.getKey(), s.value());
+                case WriteBuffer.ClearOp c -> put(wb, e.getKey(), null);
+                case WriteBuffer.AtomicOp a -> atomics.add(Map.entry(e.getKey(), a));
+            }
+            keys.add(e.getKey());
+        }
+        return new Encoded(wb, keys, ranges, atomics);
+    }
+
+    /**
+     * Adds what needs the commit's moment: atomic operations on the latest values (every
+     * transaction resolved before this one is already in RocksDB), and versionstamped writes.
+     * Their write-conflict ranges come separately (the transaction's list, as in FDB), except for
+     * stamped keys, known only here.
+     */
+    private void apply(WriteBuffer w, Encoded encoded, byte[] stamp, long version, List<byte[]> touchedKeys) throws RocksDBException {
+        WriteBatchEncoder wb = encoded.batch();
+        for (Map.Entry<byte[], WriteBuffer.AtomicOp> a : encoded.atomics()) {
+            put(wb, a.getKey(), a.getValue().applyTo(store.db().get(store.dataCf(), a.getKey())));
         }
         for (WriteBuffer.VersionstampedWrite v : w.versionstamped) {
             byte[] key = v.stampInKey() ? Versionstamps.fill(v.key(), stamp) : v.key();

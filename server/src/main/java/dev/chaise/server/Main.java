@@ -71,6 +71,16 @@ public final class Main {
         // CouchDB's background indexer; 0 turns it off (indexes are then built by queries only).
         long autoupdateMs = config.get("chaise", "view_autoupdate_delay_ms").map(Long::parseLong).orElse(1000L);
         if (autoupdateMs > 0) views.enableAutoUpdate(Duration.ofMillis(autoupdateMs));
+        // The JS interpreter is slow until HotSpot has compiled it; warm it in the background so
+        // the first index build after a restart does not pay for it. 0 turns it off.
+        int warmupDocs = config.get("chaise", "js_warmup_docs").map(Integer::parseInt).orElse(20_000);
+        if (warmupDocs > 0) {
+            Thread.ofPlatform().name("js-warmup").daemon().priority(Thread.MIN_PRIORITY).start(() -> {
+                long t0 = System.nanoTime();
+                int n = js.warmUp(warmupDocs);
+                log.info("JavaScript engine warmed on {} documents in {} ms", n, (System.nanoTime() - t0) / 1_000_000);
+            });
+        }
         ChaiseHttp server;
         try {
             server = new ChaiseHttp(http, docs, views, live, List.of()).start();

@@ -217,4 +217,11 @@ class GraalJsEngineTest {
             assertEquals("TypeError: bad", f.reason());
         }
     }
+
+    @Test
+    void warmUpRunsTypicalFunctionsAndKeepsNothing() throws Exception {
+        int before = js.pooledPrograms();
+        assertEquals(1500, js.warmUp(1200), "whole batches of 500");
+        assertEquals(before, js.pooledPrograms(), "the warm-up's contexts are closed, not pooled");
+    }
 }

@@ -46,8 +46,10 @@ public final class DocumentStoreBench {
                 System.out.printf("single-doc inserts, %2d writers: %8.0f docs/s, %5.1f us CPU/doc%n", writers, rate, BenchLoop.lastCpuNanosPerOp / 1e3);
             }
             for (int writers : phases.contains("bulk") ? new int[] {1, 2, 4} : new int[0]) {
+                long conflicts = store.kv().timer().count(dev.chaise.kv.StoreTimer.Counts.CONFLICTS);
                 double rate = bulk(store, writers, seconds, ids);
-                System.out.printf("batches of 1,000, %d writer(s):   %8.0f docs/s, %5.1f us CPU/doc%n", writers, rate, BenchLoop.lastCpuNanosPerOp / 1e3);
+                System.out.printf("batches of 1,000, %d writer(s):   %8.0f docs/s, %5.1f us CPU/doc, %d conflicts, %d docs stored%n", writers, rate,
+                        BenchLoop.lastCpuNanosPerOp / 1e3, store.kv().timer().count(dev.chaise.kv.StoreTimer.Counts.CONFLICTS) - conflicts, ids.get());
             }
             if (phases.contains("read")) {
                 System.out.print("right after the load (compactions still running), ");

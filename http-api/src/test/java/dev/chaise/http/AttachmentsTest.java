@@ -269,4 +269,23 @@ class AttachmentsTest {
             assertEquals(201, small.client.send(b.build(), java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode());
         }
     }
+
+    @Test
+    void severalRangesComeAsMultipartByteranges() throws Exception {
+        s.send("PUT", "/a/ranges/f.txt", "0123456789", "Authorization", HttpTestServer.ADMIN, "Content-Type", "text/plain").status(201);
+        var multi = s.send("GET", "/a/ranges/f.txt", null, "Authorization", HttpTestServer.ADMIN, "Range", "bytes=0-1, 7-, -2");
+        multi.status(206);
+        String ct = multi.header("Content-Type");
+        assertTrue(ct.startsWith("multipart/byteranges; boundary=\""), ct);
+        String boundary = ct.substring(ct.indexOf('"') + 1, ct.lastIndexOf('"'));
+        assertEquals("--" + boundary
+                + "\r\nContent-Type: text/plain\r\nContent-Range: bytes 0-1/10\r\n\r\n01\r\n--" + boundary
+                + "\r\nContent-Type: text/plain\r\nContent-Range: bytes 7-9/10\r\n\r\n789\r\n--" + boundary
+                + "\r\nContent-Type: text/plain\r\nContent-Range: bytes 8-9/10\r\n\r\n89\r\n--" + boundary + "--", multi.text());
+        // As CouchDB: bytes=0- and ten ranges or more are the whole attachment; one bad range is 416.
+        assertEquals("0123456789", s.send("GET", "/a/ranges/f.txt", null, "Authorization", HttpTestServer.ADMIN, "Range", "bytes=0-").status(200).text());
+        String ten = "bytes=" + String.join(",", java.util.Collections.nCopies(10, "1-2"));
+        assertEquals("0123456789", s.send("GET", "/a/ranges/f.txt", null, "Authorization", HttpTestServer.ADMIN, "Range", ten).status(200).text());
+        s.send("GET", "/a/ranges/f.txt", null, "Authorization", HttpTestServer.ADMIN, "Range", "bytes=0-1,20-30").status(416);
+    }
 }

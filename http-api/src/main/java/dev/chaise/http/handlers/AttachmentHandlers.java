@@ -67,15 +67,31 @@ public final class AttachmentHandlers {
         String type = meta.path("content_type").asText("application/octet-stream");
         List<Response.Header> headers = new ArrayList<>(List.of(new Response.Header("Content-Type", type),
                 new Response.Header("ETag", etag), new Response.Header("Accept-Ranges", "bytes")));
-        String range = req.header("Range");
-        if (range != null && range.startsWith("bytes=") && !range.contains(",")) {
-            long[] r = parseRange(range.substring(6).strip(), length);
-            if (r == null) {
-                return new Response.Full(416, List.of(new Response.Header("Content-Range", "bytes */" + length)), new byte[0]);
-            }
+        List<long[]> ranges = ranges(req.header("Range"), length);
+        if (ranges != null && ranges.isEmpty()) {
+            return new Response.Full(416, List.of(new Response.Header("Content-Range", "bytes */" + length)), new byte[0]);
+        }
+        if (ranges != null && ranges.size() == 1) {
+            long[] r = ranges.getFirst();
             headers.add(new Response.Header("Content-Range", "bytes " + r[0] + "-" + r[1] + "/" + length));
             if (req.isHead()) return new Response.Full(206, headers, new byte[0]);
             return new Response.Streamed(206, headers, out -> stream(out, db.name(), id, digest, r[0], r[1] + 1));
+        }
+        if (ranges != null && ranges.size() < MAX_RANGES) {
+            // As CouchDB: each range a part of multipart/byteranges, in the order asked.
+            String boundary = MultipartDocs.boundary();
+            List<Response.Header> multi = new ArrayList<>(headers);
+            multi.set(0, new Response.Header("Content-Type", "multipart/byteranges; boundary=\"" + boundary + "\""));
+            if (req.isHead()) return new Response.Full(206, multi, new byte[0]);
+            return new Response.Streamed(206, multi, out -> {
+                out.write("--" + boundary);
+                for (long[] r : ranges) {
+                    out.write("\r\nContent-Type: " + type + "\r\nContent-Range: bytes " + r[0] + "-" + r[1] + "/" + length + "\r\n\r\n");
+                    stream(out, db.name(), id, digest, r[0], r[1] + 1);
+                    out.write("\r\n--" + boundary);
+                }
+                out.write("--");
+            });
         }
         if (req.isHead()) {
             headers.add(new Response.Header("Content-Length", String.valueOf(length)));
@@ -100,6 +116,27 @@ public final class AttachmentHandlers {
             if (chunks.size() < 16) break;
             next += chunks.size();
         }
+    }
+
+    /** Ten ranges or more get the whole attachment, as in CouchDB. */
+    static final int MAX_RANGES = 10;
+
+    /**
+     * The byte ranges of a {@code Range} header: null to send the whole attachment (no header, not
+     * {@code bytes=}, or {@code bytes=0-}, which CouchDB answers 200), empty if one of them cannot
+     * be satisfied (416).
+     */
+    static List<long[]> ranges(String header, long length) {
+        if (header == null || !header.startsWith("bytes=")) return null;
+        String[] specs = header.substring(6).split(",");
+        if (specs.length == 1 && specs[0].strip().equals("0-")) return null;
+        List<long[]> out = new ArrayList<>(specs.length);
+        for (String spec : specs) {
+            long[] r = parseRange(spec.strip(), length);
+            if (r == null) return List.of();
+            out.add(r);
+        }
+        return out;
     }
 
     /** {@code a-b}, {@code a-} or {@code -n}, clipped to the length; null if unsatisfiable. */

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.json.Json;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -21,47 +20,40 @@ public final class Bodies {
 
     /** The body, gunzipped if {@code Content-Encoding: gzip}; bounded by {@code limit} bytes after inflation. */
     public static byte[] bytes(Request req, long limit) {
-        String enc = req.header("Content-Encoding");
-        if (enc == null || enc.equalsIgnoreCase("identity")) return req.body();
-        if (!enc.equalsIgnoreCase("gzip")) throw HttpError.badContentType("Content-Encoding " + enc + " is not supported");
-        try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(req.body()))) {
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            byte[] buf = new byte[8192];
-            int n;
-            while ((n = in.read(buf)) > 0) {
-                out.write(buf, 0, n);
-                if (out.size() > limit) throw HttpError.tooLarge();
-            }
-            return out.toByteArray();
-        } catch (IOException e) {
-            throw HttpError.badRequest("Request body is not valid gzip");
-        }
+        if (!gzipped(req)) return req.body();
+        return RequestBody.readAll(gunzip(new ByteArrayInputStream(req.body())), limit);
     }
 
     /** The body as a stream as it arrives, gunzipped if {@code Content-Encoding: gzip}. */
     public static InputStream stream(Request req) {
+        return gzipped(req) ? gunzip(req.content().stream()) : req.content().stream();
+    }
+
+    /** Whether the body is gzip; 415 for any other encoding but identity. */
+    private static boolean gzipped(Request req) {
         String enc = req.header("Content-Encoding");
-        if (enc == null || enc.equalsIgnoreCase("identity")) return req.content().stream();
+        if (enc == null || enc.equalsIgnoreCase("identity")) return false;
         if (!enc.equalsIgnoreCase("gzip")) throw HttpError.badContentType("Content-Encoding " + enc + " is not supported");
-        InputStream raw = req.content().stream();
+        return true;
+    }
+
+    /** Inflates {@code raw} as it is read (the header too, so nothing is read before the handler asks); bad gzip is 400. */
+    private static InputStream gunzip(InputStream raw) {
         return new InputStream() {
             private InputStream gz;
 
-            private InputStream gz() throws IOException {
-                if (gz == null) gz = new GZIPInputStream(raw);
-                return gz;
-            }
-
             @Override
             public int read() throws IOException {
-                return gz().read();
+                byte[] one = new byte[1];
+                return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
             }
 
             @Override
-            public int read(byte[] b, int off, int len) throws IOException {
+            public int read(byte[] b, int off, int len) {
                 try {
-                    return gz().read(b, off, len);
-                } catch (java.util.zip.ZipException | java.io.EOFException e) {
+                    if (gz == null) gz = new GZIPInputStream(raw);
+                    return gz.read(b, off, len);
+                } catch (IOException e) {
                     throw HttpError.badRequest("Request body is not valid gzip");
                 }
             }

@@ -130,9 +130,14 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (c.decoderResult().isFailure()) {
             c.release();
             receiving = null;
-            in.body().fail(HttpError.badRequest("Malformed HTTP request body"));
-            if (!in.streamed()) reject(ctx, in.head(), HttpError.badRequest("Malformed HTTP request body"));
-            else rejected = true; // the handler sees the failure and answers; nothing after it can be framed
+            HttpError malformed = HttpError.badRequest("Malformed HTTP request body");
+            if (in.streamed()) {
+                in.body().fail(malformed); // the running handler sees it and answers
+                rejected = true; // nothing after it can be framed
+            } else {
+                in.body().close(); // never started: its buffers are released here, and the error answers in its turn
+                reject(ctx, in.head(), malformed);
+            }
             return;
         }
         in.body().offer(c.content());

@@ -144,17 +144,7 @@ public final class RequestBody {
         } finally {
             lock.unlock();
         }
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (InputStream in = stream()) {
-            byte[] buf = new byte[16384];
-            for (int n; (n = in.read(buf)) > 0; ) {
-                if (out.size() + (long) n > bufferLimit) throw HttpError.tooLarge();
-                out.write(buf, 0, n);
-            }
-        } catch (IOException e) {
-            throw HttpError.badRequest("Could not read the request body");
-        }
-        byte[] b = out.toByteArray();
+        byte[] b = readAll(stream(), bufferLimit);
         lock.lock();
         try {
             all = b;
@@ -162,6 +152,21 @@ public final class RequestBody {
             lock.unlock();
         }
         return b;
+    }
+
+    /** All of {@code in}; 413 past {@code limit} bytes. */
+    static byte[] readAll(InputStream in, long limit) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (in) {
+            byte[] buf = new byte[16384];
+            for (int n; (n = in.read(buf)) > 0; ) {
+                if (out.size() + (long) n > limit) throw HttpError.tooLarge();
+                out.write(buf, 0, n);
+            }
+        } catch (IOException e) {
+            throw HttpError.badRequest("Could not read the request body");
+        }
+        return out.toByteArray();
     }
 
     /** The body as a stream, readable once. Failures surface as {@link HttpError}s (413) or {@link ResponseStream.ClientGoneException}. */

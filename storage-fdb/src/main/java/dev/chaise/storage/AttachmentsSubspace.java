@@ -66,6 +66,10 @@ public final class AttachmentsSubspace {
         return db.space().pack(DatabaseSubspace.ATTACHMENTS, docId, md5, n);
     }
 
+    private static byte[] uploadKey(DbHandle db, Upload u, long n) {
+        return db.space().pack(DatabaseSubspace.UPLOADS, u.startMillis(), u.nonce(), n);
+    }
+
     static byte[][] uploadRange(DbHandle db, Upload u) {
         return db.space().range(DatabaseSubspace.UPLOADS, u.startMillis(), u.nonce());
     }
@@ -73,7 +77,7 @@ public final class AttachmentsSubspace {
     /** Writes chunks {@code first...} of an upload. */
     static void writeUpload(Transaction tx, DbHandle db, Upload u, long first, List<byte[]> chunks) {
         for (int i = 0; i < chunks.size(); i++) {
-            tx.set(db.space().pack(DatabaseSubspace.UPLOADS, u.startMillis(), u.nonce(), first + i), chunks.get(i));
+            tx.set(uploadKey(db, u, first + i), chunks.get(i));
         }
     }
 
@@ -84,8 +88,8 @@ public final class AttachmentsSubspace {
      */
     static void moveUpload(Transaction tx, DbHandle db, Upload u, long from, long total, String docId, byte[] md5) {
         long to = Math.min(total, from + CHUNKS_PER_TX);
-        byte[] begin = db.space().pack(DatabaseSubspace.UPLOADS, u.startMillis(), u.nonce(), from);
-        byte[] end = db.space().pack(DatabaseSubspace.UPLOADS, u.startMillis(), u.nonce(), to);
+        byte[] begin = uploadKey(db, u, from);
+        byte[] end = uploadKey(db, u, to);
         List<KeyValue> chunks = tx.getRangeAsList(begin, end, 0, false);
         if (chunks.isEmpty()) {
             // Moved by an attempt that did commit; or swept (an upload older than an hour): the client sends it again.
@@ -116,7 +120,7 @@ public final class AttachmentsSubspace {
     static void write(Transaction tx, DbHandle db, String docId, byte[] md5, byte[] data) {
         for (int off = 0, n = 0; off < data.length || n == 0; off += CHUNK, n++) {
             byte[] chunk = java.util.Arrays.copyOfRange(data, off, Math.min(data.length, off + CHUNK));
-            tx.set(db.space().pack(DatabaseSubspace.ATTACHMENTS, docId, md5, (long) n), chunk);
+            tx.set(chunkKey(db, docId, md5, n), chunk);
             if (data.length == 0) break;
         }
     }
@@ -153,8 +157,9 @@ public final class AttachmentsSubspace {
 
     /** Chunks {@code from} onwards, at most {@code limit}: for streaming across transactions (chunks never change). */
     public static List<byte[]> chunks(ReadTransaction tx, DbHandle db, String docId, String digest, long from, int limit) {
-        byte[][] r = range(db, docId, md5Of(digest));
-        byte[] begin = db.space().pack(DatabaseSubspace.ATTACHMENTS, docId, md5Of(digest), from);
+        byte[] md5 = md5Of(digest);
+        byte[][] r = range(db, docId, md5);
+        byte[] begin = chunkKey(db, docId, md5, from);
         List<byte[]> out = new ArrayList<>();
         for (KeyValue kv : tx.getRangeAsList(begin, r[1], limit, false)) out.add(kv.value());
         return out;

@@ -22,6 +22,7 @@ import dev.chaise.storage.rev.RevHasher;
 import dev.chaise.storage.rev.RevId;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
@@ -50,10 +51,6 @@ public final class DocumentStore implements AutoCloseable {
      * @param baseRev the revision being edited (interactive edits), or null
      * @param body the user's fields only (no {@code _id}, {@code _rev}, ...)
      * @param path for {@code new_edits=false}: the incoming leaf, its deleted flag and ancestors
-     */
-    /**
-     * One document to write.
-     *
      * @param stored attachment bodies already stored ({@link #storeAttachment}), by name: the
      *     body's {@code _attachments} names each as {@code {"follows": true, content_type}}
      */
@@ -662,6 +659,28 @@ public final class DocumentStore implements AutoCloseable {
         } finally {
             if (!done) clearUpload(dbName, upload);
         }
+    }
+
+    /**
+     * Reads an attachment's body, as it arrives, into its {@code _attachments} entry {@code meta}:
+     * up to {@link #INLINE_ATTACHMENT_BYTES} becomes inline {@code data}, written in the document's
+     * own transaction; a larger body is stored ahead ({@link #storeAttachment}) and the entry is
+     * marked {@code follows}. Returns the stored body for {@link DocUpdate#withStored}, or null.
+     */
+    public AttachmentsSubspace.Stored readAttachment(String dbName, String docId, String name, ObjectNode meta, java.io.InputStream in) {
+        byte[] head;
+        try {
+            head = in.readNBytes(INLINE_ATTACHMENT_BYTES + 1);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        meta.remove("follows");
+        if (head.length <= INLINE_ATTACHMENT_BYTES) {
+            meta.put("data", Base64.getEncoder().encodeToString(head));
+            return null;
+        }
+        meta.put("follows", true);
+        return storeAttachment(dbName, docId, name, new java.io.SequenceInputStream(new java.io.ByteArrayInputStream(head), in));
     }
 
     private void clearUpload(String dbName, AttachmentsSubspace.Upload upload) {

@@ -14,13 +14,8 @@ import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.RevId;
 import dev.chaise.storage.AttachmentsSubspace;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.SequenceInputStream;
 import java.util.ArrayList;
 import java.util.Map;
-import java.util.Base64;
 import java.util.List;
 
 /**
@@ -164,7 +159,7 @@ public final class AttachmentHandlers {
         }
     }
 
-    private Response put(Request req) throws IOException {
+    private Response put(Request req) {
         Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
         String id = docId(req);
         DocSupport.checkDesignWriter(db, id);
@@ -175,18 +170,9 @@ public final class AttachmentHandlers {
         ObjectNode body = currentBody(db.name(), id, rev);
         ObjectNode atts = body.has("_attachments") ? (ObjectNode) body.get("_attachments") : body.putObject("_attachments");
         ObjectNode att = atts.putObject(name).put("content_type", type);
-        // Read as it arrives: up to a megabyte goes inline in the document's transaction, more streams into storage first.
-        InputStream in = Bodies.stream(req);
-        byte[] head = in.readNBytes(DocumentStore.INLINE_ATTACHMENT_BYTES + 1);
-        DocumentStore.DocUpdate u;
-        if (head.length <= DocumentStore.INLINE_ATTACHMENT_BYTES) {
-            att.put("data", Base64.getEncoder().encodeToString(head));
-            u = DocumentStore.DocUpdate.edit(id, rev, false, body);
-        } else {
-            AttachmentsSubspace.Stored stored = docs.storeAttachment(db.name(), id, name, new SequenceInputStream(new ByteArrayInputStream(head), in));
-            att.put("follows", true);
-            u = DocumentStore.DocUpdate.edit(id, rev, false, body).withStored(Map.of(name, stored));
-        }
+        AttachmentsSubspace.Stored stored = docs.readAttachment(db.name(), id, name, att, Bodies.stream(req));
+        DocumentStore.DocUpdate u = DocumentStore.DocUpdate.edit(id, rev, false, body);
+        if (stored != null) u = u.withStored(Map.of(name, stored));
         DocumentStore.UpdateResult r = write(db.name(), u);
         return Response.json(201, DocSupport.okRow(id, r.rev().toString()))
                 .withHeader("ETag", "\"" + r.rev() + "\"")

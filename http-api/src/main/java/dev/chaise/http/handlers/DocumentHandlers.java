@@ -184,7 +184,7 @@ public final class DocumentHandlers {
         String ct = req.contentType();
         // multipart/related: the replicator's document with attachment bodies as parts.
         MultipartRelated.Parsed multipart = ct != null && ct.startsWith("multipart/related")
-                ? MultipartRelated.read(req.header("Content-Type"), Bodies.stream(req), (name, in) -> docs.storeAttachment(db.name(), id, name, in))
+                ? MultipartRelated.read(req.header("Content-Type"), Bodies.stream(req), (name, meta, in) -> docs.readAttachment(db.name(), id, name, meta, in))
                 : null;
         JsonNode json = multipart != null ? multipart.doc() : Bodies.json(req); // CouchDB does not insist on a JSON Content-Type here
         boolean newEdits = !"false".equals(req.query("new_edits"));

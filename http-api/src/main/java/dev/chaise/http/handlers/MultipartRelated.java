@@ -7,12 +7,8 @@ import dev.chaise.http.HttpError;
 import dev.chaise.storage.AttachmentsSubspace;
 import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.json.Json;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.SequenceInputStream;
-import java.io.UncheckedIOException;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -21,14 +17,14 @@ import java.util.Map;
  * attachments: the JSON first, then one part per attachment marked {@code "follows": true}, in the
  * order of {@code _attachments}. The body is read as it arrives: a small attachment becomes inline
  * data, so the write path is the one JSON documents take; a large one streams into storage ahead
- * of the document ({@link DocumentStore#storeAttachment}) and stays marked {@code follows}.
+ * of the document and stays marked {@code follows} ({@link DocumentStore#readAttachment}).
  */
 final class MultipartRelated {
     private MultipartRelated() {}
 
-    /** Where a large attachment's bytes go: storage, for this document. */
+    /** Where an attachment part's bytes go: {@link DocumentStore#readAttachment}, for this document. */
     interface Sink {
-        AttachmentsSubspace.Stored store(String name, InputStream in);
+        AttachmentsSubspace.Stored read(String name, ObjectNode meta, InputStream in);
     }
 
     /** The document, and the attachments stored ahead of it by name. */
@@ -50,18 +46,8 @@ final class MultipartRelated {
             for (var e : atts.properties()) {
                 if (!(e.getValue() instanceof ObjectNode a) || !a.path("follows").asBoolean(false)) continue;
                 if (parts.nextPart() == null) throw HttpError.badRequest("Missing the body of attachment " + e.getKey() + ".");
-                try {
-                    InputStream in = parts.content();
-                    byte[] head = in.readNBytes(DocumentStore.INLINE_ATTACHMENT_BYTES + 1);
-                    if (head.length <= DocumentStore.INLINE_ATTACHMENT_BYTES) {
-                        a.remove("follows");
-                        a.put("data", Base64.getEncoder().encodeToString(head));
-                    } else {
-                        stored.put(e.getKey(), sink.store(e.getKey(), new SequenceInputStream(new ByteArrayInputStream(head), in)));
-                    }
-                } catch (IOException x) {
-                    throw new UncheckedIOException(x);
-                }
+                AttachmentsSubspace.Stored st = sink.read(e.getKey(), a, parts.content());
+                if (st != null) stored.put(e.getKey(), st);
             }
         }
         return new Parsed(doc, stored);

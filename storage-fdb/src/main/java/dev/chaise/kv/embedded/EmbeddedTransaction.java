@@ -301,7 +301,7 @@ final class EmbeddedTransaction implements Transaction {
             }
             KvLimits.checkTransactionSize(size);
             if (readVersion < 0) readVersion = store.readVersionOnly(); // never read: no snapshot needed
-            Sequencer.Result r = store.sequencer().commit(new Sequencer.Request(readVersion, readConflicts, writeConflicts, writes));
+            Sequencer.Result r = store.sequencer().commit(readVersion, readConflicts, writeConflicts, writes);
             committedVersion = r.version();
             versionstamp = Versionstamps.txVersionstamp(r.version(), r.order());
             store.timer().increment(StoreTimer.Counts.COMMITS);

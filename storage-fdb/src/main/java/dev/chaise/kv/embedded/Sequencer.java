@@ -38,11 +38,7 @@ final class Sequencer implements AutoCloseable {
     static final int MAX_UNLOGGED_BATCHES = 256;
 
     record Request(long readVersion, List<byte[][]> readConflicts, List<byte[][]> writeConflicts, WriteBuffer writes,
-                   Encoded encoded, CompletableFuture<Result> done) {
-        Request(long readVersion, List<byte[][]> readConflicts, List<byte[][]> writeConflicts, WriteBuffer writes) {
-            this(readVersion, readConflicts, writeConflicts, writes, null, new CompletableFuture<>());
-        }
-    }
+                   Encoded encoded, CompletableFuture<Result> done) {}
 
     /**
      * The part of a transaction's WriteBatch that does not depend on the commit: cleared ranges,
@@ -90,10 +86,10 @@ final class Sequencer implements AutoCloseable {
         this.logger = Thread.ofPlatform().name("chaise-log").daemon().start(this::logLoop);
     }
 
-    /** Queues the request and blocks until it is durable or refused. */
-    Result commit(Request r) {
+    /** Queues a transaction's commit and blocks until it is durable or refused. */
+    Result commit(long readVersion, List<byte[][]> readConflicts, List<byte[][]> writeConflicts, WriteBuffer writes) {
         if (!running) throw new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the store is closed");
-        r = new Request(r.readVersion(), r.readConflicts(), r.writeConflicts(), r.writes(), encode(r.writes()), r.done());
+        Request r = new Request(readVersion, readConflicts, writeConflicts, writes, encode(writes), new CompletableFuture<>());
         queue.add(r);
         try {
             return store.timer().time(StoreTimer.Waits.COMMIT, r.done()::join);
@@ -239,7 +235,7 @@ final class Sequencer implements AutoCloseable {
                     continue;
                 }
                 byte[] stamp = Versionstamps.txVersionstamp(version, accepted.size());
-                Encoded encoded = r.encoded() != null ? r.encoded() : encode(r.writes());
+                Encoded encoded = r.encoded();
                 WriteBatchEncoder enc = encoded.batch();
                 touchedKeys.addAll(encoded.touchedKeys());
                 touchedRanges.addAll(encoded.touchedRanges());

@@ -446,4 +446,5 @@ public final class ExplodedJson {
         String printable = Keys.printable(key);
         if (printable.length() > 300) printable = printable.substring(0, 300) + "...";
         return new IllegalStateException("corrupt exploded document at key " + printable + ": " + why);
-    }}
+    }
+}

@@ -46,6 +46,21 @@ public final class TupleBytes {
         return new TupleBytes(s.length() + 8).add(s).toArray();
     }
 
+    /**
+     * One string element of a string the caller has found {@link #wellFormed}: the exploder checks
+     * every string for its own error message, and a second scan per leaf showed on bulk loads.
+     */
+    public static byte[] wellFormedString(String s) {
+        byte[] u = s.getBytes(StandardCharsets.UTF_8);
+        for (byte b : u) {
+            if (b == 0) return new TupleBytes(u.length + 8).escaped(STRING, u).toArray();
+        }
+        byte[] out = new byte[u.length + 2];
+        out[0] = STRING;
+        System.arraycopy(u, 0, out, 1, u.length);
+        return out; // the last byte stays 0: the terminator
+    }
+
     /** One integer element, as {@code Tuple.from(v).pack()}. */
     public static byte[] integer(long v) {
         return new TupleBytes(10).add(v).toArray();
@@ -83,6 +98,7 @@ public final class TupleBytes {
     }
 
     public TupleBytes add(String s) {
+        if (s == null) return put(NULL); // as add(Object): the overload is picked for a null String too
         if (!wellFormed(s)) return raw(Tuple.from(s).pack()); // the tuple layer's own rule for lone surrogates
         return escaped(STRING, s.getBytes(StandardCharsets.UTF_8));
     }

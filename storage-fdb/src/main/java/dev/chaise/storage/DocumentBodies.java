@@ -2,13 +2,12 @@ package dev.chaise.storage;
 
 import com.apple.foundationdb.tuple.Tuple;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Keys;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
 import dev.chaise.storage.json.ExplodedJson;
 import dev.chaise.storage.rev.RevId;
-import java.util.List;
+import java.util.Arrays;
 
 /**
  * RFC A: each leaf revision's body, exploded into one KV per JSON leaf.
@@ -38,33 +37,50 @@ public final class DocumentBodies {
         return db.space().pack(DatabaseSubspace.DOCS, docId, !deleted, rev.pos(), rev.hashBytes());
     }
 
+    /**
+     * The longest prefix a new revision at {@code pos} can have: its hash is not known until its
+     * leaves are, and 16 hash bytes take at most 34 as a tuple byte string (each 00 escaped).
+     * Checking paths against it makes the key limit independent of the hash.
+     */
+    static int longestPrefix(DbHandle db, String docId, long pos, boolean deleted) {
+        return db.space().pack(DatabaseSubspace.DOCS, docId, !deleted, pos).length + 34;
+    }
+
+    private static final byte[] META = Tuple.from(FORMAT).pack();
+
     /** A body exploded and checked, ready to write. */
-    record Prepared(byte[] prefix, List<KeyValue> kvs, long externalSize) {
+    record Prepared(byte[] prefix, ExplodedJson.Leaves leaves, long externalSize) {
         Sizes write(Transaction tx) {
             if (prefix == null) return Sizes.NONE;
-            byte[] meta = Tuple.from(FORMAT).pack();
             tx.nextWriteNoWriteConflictRange();
-            tx.set(prefix, meta);
-            for (KeyValue kv : kvs) {
+            tx.set(prefix, META);
+            byte[] paths = leaves.paths();
+            for (int i = 0; i < leaves.size(); i++) {
+                int start = leaves.pathStart(i);
+                byte[] key = Arrays.copyOf(prefix, prefix.length + leaves.ends()[i] - start);
+                System.arraycopy(paths, start, key, prefix.length, leaves.ends()[i] - start);
                 tx.nextWriteNoWriteConflictRange();
-                tx.set(kv.key(), kv.value());
+                tx.set(key, leaves.values()[i]);
             }
-            return new Sizes(externalSize, ExplodedJson.activeSize(kvs) + prefix.length + meta.length);
+            return new Sizes(externalSize, leaves.activeSize(prefix.length) + prefix.length + META.length);
         }
     }
 
-    /** Explodes the body (throwing for a bad path) without writing; a bare deletion stores nothing. */
-    static Prepared prepare(DbHandle db, String docId, RevId rev, boolean deleted, ObjectNode body, long externalSize) {
-        if (deleted && body.isEmpty()) return new Prepared(null, List.of(), 0);
+    /**
+     * Checks the body's leaves and returns them ready to write; a bare deletion stores nothing.
+     * {@code leaves} are the body's, exploded for the revision's hash, or null to explode here.
+     */
+    static Prepared prepare(DbHandle db, String docId, RevId rev, boolean deleted, ObjectNode body, ExplodedJson.Leaves leaves, long externalSize) {
+        if (deleted && body.isEmpty()) return new Prepared(null, ExplodedJson.Leaves.NONE, 0);
         byte[] prefix = prefix(db, docId, rev, deleted);
-        List<KeyValue> kvs = ExplodedJson.explode(prefix, body);
+        ExplodedJson.Leaves l = leaves != null ? leaves : ExplodedJson.explode(prefix.length, body);
         // Under the JSON size limit a body of many small fields can still need more KV bytes than
         // one FDB transaction takes (10 MB); refuse it here, before anything is written.
-        if (ExplodedJson.activeSize(kvs) > MAX_KV_BYTES) {
+        if (l.activeSize(prefix.length) > MAX_KV_BYTES) {
             throw new StorageException(StorageException.Kind.DOCUMENT_TOO_LARGE,
                     "Document is too large to store: its fields need more than " + MAX_KV_BYTES + " bytes of keys and values");
         }
-        return new Prepared(prefix, kvs, externalSize);
+        return new Prepared(prefix, l, externalSize);
     }
 
     /**

@@ -315,18 +315,18 @@ public final class DocumentStore implements AutoCloseable {
         for (Branch b : read) branches.add(b.branch());
         EditPlan plan = EditBranches.planEdit(branches, u.baseRev(), u.deleted());
         ObjectNode body = u.body();
-        ObjectNode hashBody = body;
         List<RevHasher.AttachmentDigest> digests = List.of();
+        long newPos = plan.parent() == null ? 1 : plan.parent().pos() + 1;
         if (body.has("_attachments")) {
-            long newPos = plan.parent() == null ? 1 : plan.parent().pos() + 1;
             List<ObjectNode> parents = new ArrayList<>(1);
             if (plan.parent() != null) parents.add(DocumentBodies.read(tx, db, id, plan.parent(), false));
             AttachmentsSubspace.Resolved r = AttachmentsSubspace.resolve(tx, db, id, plan.deleted() ? strip(body) : body, newPos, false, parents, maxAttachmentSize, u.stored());
             body = r.body();
-            hashBody = r.bodyForHash();
             digests = r.digests();
         }
-        RevId newRev = RevHasher.newRevId(plan.parent(), plan.deleted(), hashBody, digests);
+        // The hash is taken over the exploded body, so the body is exploded once, before its prefix is known.
+        ExplodedJson.Leaves leaves = ExplodedJson.explode(DocumentBodies.longestPrefix(db, id, newPos, plan.deleted()), body);
+        RevId newRev = RevHasher.newRevId(plan.parent(), plan.deleted(), leaves, digests);
         // Rev ids are deterministic: the same edit of a parent that came back as a leaf (stemmed
         // off its child, then replicated in again) gives a revision that may already be a leaf of
         // a branch not read above. Writing it again would overwrite that branch and miscount;
@@ -341,7 +341,7 @@ public final class DocumentStore implements AutoCloseable {
         }
         BranchUpdate update = plan.apply(newRev, db.revsLimit());
         int branchCount = oldWinner == null ? 1 : oldWinner.branchCount();
-        apply(tx, db, id, read, oldWinner, update, newRev, plan.deleted(), body, size, branchCount, ctx);
+        apply(tx, db, id, read, oldWinner, update, newRev, plan.deleted(), body, leaves, size, branchCount, ctx);
         return newRev;
     }
 
@@ -374,7 +374,7 @@ public final class DocumentStore implements AutoCloseable {
             for (Branch b : all) leaves.add(DocumentBodies.read(tx, db, id, b.branch().leaf(), b.branch().deleted()));
             body = AttachmentsSubspace.resolve(tx, db, id, u.path().deleted() ? strip(body) : body, u.path().leaf().pos(), true, leaves, maxAttachmentSize, u.stored()).body();
         }
-        apply(tx, db, id, all, winnerRecord(all), update, newLeaf, u.path().deleted(), body, size, update.branchCount(), ctx);
+        apply(tx, db, id, all, winnerRecord(all), update, newLeaf, u.path().deleted(), body, null, size, update.branchCount(), ctx);
         return u.path().leaf();
     }
 
@@ -415,13 +415,15 @@ public final class DocumentStore implements AutoCloseable {
 
     /**
      * Writes an edit's effects. {@code newLeaf} is the revision whose body this write supplies,
-     * or null if the edit brought no new leaf. The body is exploded before the first write, so a
-     * bad document fails without writing anything.
+     * or null if the edit brought no new leaf; {@code leaves} is that body exploded (an interactive
+     * edit hashed it), or null to explode it here. Either way before the first write, so a bad
+     * document fails without writing anything.
      */
     private void apply(Transaction tx, DbHandle db, String id, List<Branch> read, Branch oldWinner, BranchUpdate update,
-                       RevId newLeaf, boolean deleted, ObjectNode body, long bodySize, int branchCount, WriteContext ctx) {
+                       RevId newLeaf, boolean deleted, ObjectNode body, ExplodedJson.Leaves leaves, long bodySize, int branchCount,
+                       WriteContext ctx) {
         DocumentBodies.Prepared newBody = newLeaf == null ? null
-                : DocumentBodies.prepare(db, id, newLeaf, deleted, body, bodySize);
+                : DocumentBodies.prepare(db, id, newLeaf, deleted, body, leaves, bodySize);
         Map<LeafKey, Branch> known = new HashMap<>();
         for (Branch b : read) known.put(LeafKey.of(b.branch()), b);
         java.util.Set<LeafKey> added = new java.util.HashSet<>();

@@ -93,9 +93,52 @@ public final class ExplodedJson {
      * anything. An empty body gives an empty list.
      */
     public static List<KeyValue> explode(byte[] prefix, ObjectNode body) {
-        Exploder exploder = new Exploder(prefix);
+        return explode(prefix.length, body).withPrefix(prefix);
+    }
+
+    /**
+     * The leaves of {@code body} without their key prefix, for a prefix of {@code prefixLength}
+     * bytes: a revision's prefix holds its hash, which is computed from these leaves.
+     */
+    public static Leaves explode(int prefixLength, ObjectNode body) {
+        Exploder exploder = new Exploder(prefixLength);
         exploder.run(body);
-        return exploder.out;
+        return exploder.leaves();
+    }
+
+    /**
+     * Exploded leaves in key order, without the prefix: leaf {@code i}'s path is
+     * {@code paths[ends[i-1] .. ends[i])} (from 0 for the first), its value {@code values[i]}.
+     * One buffer for every path, since a key cannot be built before its prefix is known.
+     */
+    public record Leaves(byte[] paths, int[] ends, byte[][] values) {
+        public static final Leaves NONE = new Leaves(new byte[0], new int[0], new byte[0][]);
+
+        public int size() {
+            return ends.length;
+        }
+
+        public int pathStart(int i) {
+            return i == 0 ? 0 : ends[i - 1];
+        }
+
+        public List<KeyValue> withPrefix(byte[] prefix) {
+            List<KeyValue> out = new ArrayList<>(size());
+            for (int i = 0; i < size(); i++) {
+                int start = pathStart(i);
+                byte[] key = Arrays.copyOf(prefix, prefix.length + ends[i] - start);
+                System.arraycopy(paths, start, key, prefix.length, ends[i] - start);
+                out.add(new KeyValue(key, values[i]));
+            }
+            return out;
+        }
+
+        /** Sum of key and value lengths under a prefix of {@code prefixLength}: the body's share of sizes.active. */
+        public long activeSize(int prefixLength) {
+            long total = (long) size() * prefixLength + paths.length;
+            for (byte[] v : values) total += v.length;
+            return total;
+        }
     }
 
     /**
@@ -145,24 +188,30 @@ public final class ExplodedJson {
     }
 
     private static final class Exploder {
-        final byte[] prefix;
-        final List<KeyValue> out = new ArrayList<>();
+        final int prefixLength;
+        byte[] paths = new byte[256];
+        int pathsLength;
+        int[] ends = new int[16];
+        byte[][] values = new byte[16][];
+        int count;
         /** Path names (String) and positions (Long) of the node being visited, for reasons only. */
         final ArrayList<Object> path = new ArrayList<>();
         final ArrayDeque<Frame> stack = new ArrayDeque<>();
-        byte[] key;
+        byte[] key = new byte[64];
         int keyLength;
 
-        Exploder(byte[] prefix) {
-            this.prefix = prefix;
-            this.key = Arrays.copyOf(prefix, prefix.length + 256);
-            this.keyLength = prefix.length;
+        Exploder(int prefixLength) {
+            this.prefixLength = prefixLength;
+        }
+
+        Leaves leaves() {
+            return count == 0 ? Leaves.NONE : new Leaves(Arrays.copyOf(paths, pathsLength), Arrays.copyOf(ends, count), Arrays.copyOf(values, count));
         }
 
         // Iterative, so nesting is bounded by the key limit rather than the thread's stack.
         void run(ObjectNode body) {
             if (body.isEmpty()) return;
-            stack.push(frame(body, prefix.length, 0));
+            stack.push(frame(body, 0, 0));
             while (!stack.isEmpty()) {
                 Frame f = stack.peek();
                 if (!f.hasNext()) {
@@ -199,7 +248,7 @@ public final class ExplodedJson {
             for (Map.Entry<String, JsonNode> e : container.properties()) {
                 String name = e.getKey();
                 if (!Json.wellFormed(name)) throw StorageException.badRequest(Json.INVALID_JSON);
-                members[i++] = new Member(name, TupleBytes.string(name), e.getValue());
+                members[i++] = new Member(name, TupleBytes.wellFormedString(name), e.getValue());
             }
             Arrays.sort(members, (a, b) -> Arrays.compareUnsigned(a.element(), b.element()));
             return new Frame(keyLength, depth, members, null);
@@ -238,8 +287,9 @@ public final class ExplodedJson {
 
         void string(String s) {
             if (!Json.wellFormed(s)) throw StorageException.badRequest(Json.INVALID_JSON);
-            if (utf8TupleLength(s) + 2 <= KvLimits.MAX_VALUE_BYTES) {
-                emit(TupleBytes.string(s));
+            // At most 3 UTF-8 bytes per char (a NUL takes 2, a surrogate pair 4): short strings need no count.
+            if ((long) s.length() * 3 + 2 <= KvLimits.MAX_VALUE_BYTES || utf8TupleLength(s) + 2 <= KvLimits.MAX_VALUE_BYTES) {
+                emit(TupleBytes.wellFormedString(s));
                 return;
             }
             List<String> parts = split(s);
@@ -260,7 +310,8 @@ public final class ExplodedJson {
             keyLength = need;
         }
 
-        void checkKeyLength(int length) {
+        void checkKeyLength(int pathLength) {
+            int length = prefixLength + pathLength;
             if (length > KvLimits.MAX_KEY_BYTES) {
                 throw StorageException.badRequest("Document field path too long at " + pathForReason()
                         + ": its storage key would be " + length + " bytes, the limit is " + KvLimits.MAX_KEY_BYTES);
@@ -268,7 +319,15 @@ public final class ExplodedJson {
         }
 
         void emit(byte[] value) {
-            out.add(new KeyValue(Arrays.copyOf(key, keyLength), value));
+            if (count == ends.length) {
+                ends = Arrays.copyOf(ends, count * 2);
+                values = Arrays.copyOf(values, count * 2);
+            }
+            if (pathsLength + keyLength > paths.length) paths = Arrays.copyOf(paths, Math.max(pathsLength + keyLength, paths.length * 2));
+            System.arraycopy(key, 0, paths, pathsLength, keyLength);
+            pathsLength += keyLength;
+            ends[count] = pathsLength;
+            values[count++] = value;
         }
 
         /** The path as a JSON Pointer (RFC 6901), cut to a readable length. */

@@ -1,235 +1,111 @@
 package dev.chaise.storage.rev;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import java.math.BigDecimal;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.TupleBytes;
+import dev.chaise.storage.json.ExplodedJson;
+import dev.chaise.storage.json.ExplodedJson.Leaves;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The revision id of an interactive edit: deterministic, so the same edit made on two replicas
  * gets the same revision (as CouchDB's new_revid, though not bit-compatible with it).
  *
- * <h2>Canonical form</h2>
- * The new hash is the lowercase hex MD5 of the UTF-8 bytes of the canonical JSON text of
- * <pre>[deleted, parent, body, attachments]</pre>
- * <ul>
- *   <li>{@code deleted}: {@code true}/{@code false};
- *   <li>{@code parent}: the parent rev string {@code "pos-hash"}, or {@code null} for pos 1;
- *   <li>{@code body}: the document body (a JSON object); its top-level {@code _}-prefixed
- *       members ({@code _id}, {@code _rev}, {@code _attachments}, …) are left out;
- *   <li>{@code attachments}: {@code [[name, content_type, digest], …]} sorted by name (code points).
- * </ul>
- * The document id is not hashed (CouchDB does not either). Canonical JSON text:
- * <ul>
- *   <li>no whitespace; object members sorted by key, comparing Unicode code points;
- *   <li>strings: {@code "} and {@code \} escaped with a backslash, U+0000–U+001F and unpaired
- *       surrogates as {@code \}{@code uXXXX} (lowercase hex), everything else literal;
- *   <li>numbers by value: {@code <unscaled>e<exponent>} with trailing zeros stripped from the
- *       unscaled integer, so {@code 1}, {@code 1.0}, {@code 10e-1} all become {@code 1e0},
- *       {@code 0} and {@code -0.0} become {@code 0e0}, {@code 1.5} becomes {@code 15e-1};
- *       non-finite numbers are refused;
- *   <li>{@code true}, {@code false}, {@code null} as is; binary nodes as base64 strings.
- * </ul>
+ * <h2>What is hashed</h2>
+ * The hash is the lowercase hex MD5 of the edit in the form it is stored, RFC A's exploded body,
+ * so nothing is serialized twice on the write path:
+ * <pre>
+ * deleted        1 byte, 1 or 0
+ * parent         tuple (pos, RevHash bytes), or the tuple null element for pos 1
+ * attachments    varint count, then per attachment, sorted by name (code points):
+ *                tuple (name, content_type or null, digest)
+ * body leaves    per exploded leaf in key order: varint length, path; varint length, value
+ * </pre>
+ * Leaves under a top-level member whose name starts with {@code _} ({@code _attachments},
+ * {@code _access}, …) are left out: attachments enter through their digests. The document id is
+ * not hashed (CouchDB does not either). Every part is self-delimiting, so two different edits
+ * never hash the same input. Two spellings of a body that store the same leaves (member order,
+ * whitespace, {@code 2.0} and {@code 2.00}) give the same revision; ones that store differently
+ * ({@code 1} and {@code 1.0}, returned as written) give different ones, as in CouchDB.
  */
 public final class RevHasher {
 
     /** An attachment as it enters the hash; {@code digest} is e.g. {@code "md5-…"}. */
     public record AttachmentDigest(String name, String contentType, String digest) {}
 
-    /**
-     * Code point order. UTF-16 order differs from it only where a surrogate meets a unit in
-     * U+E000–U+FFFF, so units compare directly with those two ranges swapped.
-     */
-    private static final Comparator<String> CODE_POINT_ORDER = (a, b) -> {
-        int n = Math.min(a.length(), b.length());
-        for (int i = 0; i < n; i++) {
-            char ca = a.charAt(i);
-            char cb = b.charAt(i);
-            if (ca != cb) return Integer.compare(codePointRank(ca), codePointRank(cb));
-        }
-        return Integer.compare(a.length(), b.length());
-    };
-
-    private static int codePointRank(char c) {
-        if (c < 0xd800) return c;
-        if (c < 0xe000) return c + 0x2000; // surrogates: above every BMP unit
-        return c - 0x800;
-    }
+    /** Code point order: UTF-8 byte order. */
+    private static final Comparator<AttachmentDigest> BY_NAME =
+            (a, b) -> Arrays.compareUnsigned(a.name().getBytes(StandardCharsets.UTF_8), b.name().getBytes(StandardCharsets.UTF_8));
 
     private RevHasher() {}
 
-    public static RevId newRevId(RevId parent, boolean deleted, JsonNode body, List<AttachmentDigest> attachments) {
+    /** The new revision of an edit whose body is already exploded (the write path). */
+    public static RevId newRevId(RevId parent, boolean deleted, Leaves body, List<AttachmentDigest> attachments) {
         long pos = parent == null ? 1 : parent.pos() + 1;
-        return new RevId(pos, hash(parent, deleted, body, attachments));
+        return RevId.fromDigest(pos, hash(parent, deleted, body, attachments));
     }
 
-    /** The new revision's hash (32 lowercase hex chars). */
-    public static String hash(RevId parent, boolean deleted, JsonNode body, List<AttachmentDigest> attachments) {
-        StringBuilder sb = new StringBuilder();
-        sb.append('[').append(deleted).append(',');
-        if (parent == null) sb.append("null");
-        else writeString(sb, parent.toString());
-        sb.append(',');
-        writeObject(sb, body, true);
-        sb.append(",[");
-        List<AttachmentDigest> atts = new ArrayList<>(attachments == null ? List.of() : attachments);
-        atts.sort(Comparator.comparing(AttachmentDigest::name, CODE_POINT_ORDER));
-        for (int i = 0; i < atts.size(); i++) {
-            AttachmentDigest a = atts.get(i);
-            if (i > 0) sb.append(',');
-            sb.append('[');
-            writeNullableString(sb, a.name());
-            sb.append(',');
-            writeNullableString(sb, a.contentType());
-            sb.append(',');
-            writeNullableString(sb, a.digest());
-            sb.append(']');
-        }
-        sb.append("]]");
-        return hex(md5(sb.toString().getBytes(StandardCharsets.UTF_8)));
+    /** As above for a JSON body; null is an empty body. */
+    public static RevId newRevId(RevId parent, boolean deleted, JsonNode body, List<AttachmentDigest> attachments) {
+        if (body != null && !body.isNull() && !body.isObject()) throw new IllegalArgumentException("document body must be a JSON object");
+        Leaves leaves = body == null || body.isNull() ? Leaves.NONE : ExplodedJson.explode(0, (ObjectNode) body);
+        return newRevId(parent, deleted, leaves, attachments);
     }
 
-    /** The canonical JSON text of {@code node} as defined above (null means JSON null). */
-    public static String canonicalJson(JsonNode node) {
-        StringBuilder sb = new StringBuilder();
-        writeCanonical(sb, node);
-        return sb.toString();
+    /** MD5 of the input described above. */
+    private static byte[] hash(RevId parent, boolean deleted, Leaves body, List<AttachmentDigest> attachments) {
+        TupleBytes head = new TupleBytes(64);
+        if (parent == null) head.add(null);
+        else head.add(parent.pos()).addBytes(parent.hashBytes());
+        List<AttachmentDigest> atts = attachments == null ? List.of() : attachments;
+        if (atts.size() > 1) {
+            atts = new ArrayList<>(atts);
+            atts.sort(BY_NAME);
+        }
+        TupleBytes tail = new TupleBytes(16);
+        for (AttachmentDigest a : atts) tail.add(a.name()).add(a.contentType()).add(a.digest());
+        int n = body.size();
+        byte[] out = new byte[1 + head.length() + 5 + tail.length() + (int) body.activeSize(0) + 10 * n];
+        int len = 0;
+        out[len++] = (byte) (deleted ? 1 : 0);
+        len = copy(head.toArray(), out, len);
+        len = varint(out, len, atts.size());
+        len = copy(tail.toArray(), out, len);
+        byte[] paths = body.paths();
+        for (int i = 0; i < n; i++) {
+            int start = body.pathStart(i);
+            if (paths[start] == 0x02 && paths[start + 1] == '_') continue; // under a special top-level member
+            int pathLength = body.ends()[i] - start;
+            len = varint(out, len, pathLength);
+            System.arraycopy(paths, start, out, len, pathLength);
+            len += pathLength;
+            byte[] v = body.values()[i];
+            len = varint(out, len, v.length);
+            len = copy(v, out, len);
+        }
+        MessageDigest md = MD5.get();
+        md.update(out, 0, len);
+        return md.digest(); // resets it
     }
 
-    private static void writeCanonical(StringBuilder sb, JsonNode node) {
-        if (node == null || node.isNull() || node.isMissingNode()) {
-            sb.append("null");
-        } else if (node.isObject()) {
-            writeObject(sb, node, false);
-        } else if (node.isArray()) {
-            sb.append('[');
-            for (int i = 0; i < node.size(); i++) {
-                if (i > 0) sb.append(',');
-                writeCanonical(sb, node.get(i));
-            }
-            sb.append(']');
-        } else if (node.isNumber()) {
-            writeNumber(sb, node);
-        } else if (node.isBoolean()) {
-            sb.append(node.booleanValue());
-        } else if (node.isTextual()) {
-            writeString(sb, node.textValue());
-        } else if (node.isBinary()) {
-            writeString(sb, node.asText());
-        } else {
-            throw new IllegalArgumentException("not a JSON value: " + node.getNodeType());
-        }
+    private static int copy(byte[] from, byte[] to, int at) {
+        System.arraycopy(from, 0, to, at, from.length);
+        return at + from.length;
     }
 
-    private static void writeObject(StringBuilder sb, JsonNode node, boolean dropSpecial) {
-        if (dropSpecial && (node == null || node.isNull() || node.isMissingNode())) {
-            sb.append("{}"); // a body-less deletion hashes as an empty body
-            return;
+    private static int varint(byte[] out, int len, int v) {
+        while ((v & ~0x7f) != 0) {
+            out[len++] = (byte) ((v & 0x7f) | 0x80);
+            v >>>= 7;
         }
-        if (!node.isObject()) {
-            if (dropSpecial) throw new IllegalArgumentException("document body must be a JSON object");
-            writeCanonical(sb, node);
-            return;
-        }
-        List<Map.Entry<String, JsonNode>> fields = new ArrayList<>(node.size());
-        for (Map.Entry<String, JsonNode> e : node.properties()) {
-            if (!(dropSpecial && e.getKey().startsWith("_"))) fields.add(e);
-        }
-        fields.sort(Map.Entry.comparingByKey(CODE_POINT_ORDER));
-        sb.append('{');
-        for (int i = 0; i < fields.size(); i++) {
-            if (i > 0) sb.append(',');
-            writeString(sb, fields.get(i).getKey());
-            sb.append(':');
-            writeCanonical(sb, fields.get(i).getValue());
-        }
-        sb.append('}');
-    }
-
-    private static void writeNumber(StringBuilder sb, JsonNode node) {
-        if (node.canConvertToLong() && node.isIntegralNumber()) { // the common case, without BigDecimal
-            long v = node.longValue();
-            if (v == 0) {
-                sb.append("0e0");
-                return;
-            }
-            int zeros = 0;
-            while (v % 10 == 0) {
-                v /= 10;
-                zeros++;
-            }
-            sb.append(v).append('e').append(zeros);
-            return;
-        }
-        BigDecimal d;
-        if (node.isIntegralNumber()) {
-            d = new BigDecimal(node.bigIntegerValue());
-        } else if (node.isBigDecimal()) {
-            d = node.decimalValue();
-        } else {
-            double v = node.doubleValue();
-            if (!Double.isFinite(v)) throw new IllegalArgumentException("non-finite number in document");
-            d = BigDecimal.valueOf(v); // shortest decimal that reads back as the same double
-        }
-        if (d.signum() == 0) {
-            sb.append("0e0");
-            return;
-        }
-        d = d.stripTrailingZeros();
-        sb.append(d.unscaledValue()).append('e').append(-(long) d.scale());
-    }
-
-    private static void writeNullableString(StringBuilder sb, String s) {
-        if (s == null) sb.append("null");
-        else writeString(sb, s);
-    }
-
-    private static void writeString(StringBuilder sb, String s) {
-        sb.append('"');
-        int plain = 0;
-        while (plain < s.length()) { // most strings need no escape: copy them whole
-            char c = s.charAt(plain);
-            if (c == '"' || c == '\\' || c < 0x20 || Character.isSurrogate(c)) break;
-            plain++;
-        }
-        sb.append(s, 0, plain);
-        for (int i = plain; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '"' || c == '\\') {
-                sb.append('\\').append(c);
-            } else if (c < 0x20) {
-                appendEscape(sb, c);
-            } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
-                sb.append(c).append(s.charAt(++i));
-            } else if (Character.isSurrogate(c)) {
-                appendEscape(sb, c); // UTF-8 cannot carry it; escaping keeps distinct strings distinct
-            } else {
-                sb.append(c);
-            }
-        }
-        sb.append('"');
-    }
-
-    private static final char[] HEX = "0123456789abcdef".toCharArray();
-
-    /** Lowercase hex; HexFormat's general path was a visible cost per document. */
-    private static String hex(byte[] b) {
-        char[] out = new char[b.length * 2];
-        for (int i = 0; i < b.length; i++) {
-            out[2 * i] = HEX[(b[i] >> 4) & 0xf];
-            out[2 * i + 1] = HEX[b[i] & 0xf];
-        }
-        return new String(out);
-    }
-
-    private static void appendEscape(StringBuilder sb, char c) {
-        sb.append("\\u").append(HexFormat.of().toHexDigits(c));
+        out[len++] = (byte) v;
+        return len;
     }
 
     /** One digest per thread: getInstance looks up the provider each time, a visible cost per document. */
@@ -240,8 +116,4 @@ public final class RevHasher {
             throw new IllegalStateException("MD5 is a required JDK algorithm", e);
         }
     });
-
-    private static byte[] md5(byte[] data) {
-        return MD5.get().digest(data); // digest() resets it
-    }
 }

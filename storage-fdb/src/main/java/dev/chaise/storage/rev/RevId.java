@@ -81,6 +81,26 @@ public final class RevId implements Comparable<RevId> {
         return hash;
     }
 
+    /** A new revision from its 16-byte digest: the canonical hash, whose RevHash bytes are the digest itself. */
+    static RevId fromDigest(long pos, byte[] digest) {
+        if (digest.length != 16) throw new IllegalArgumentException("a digest is 16 bytes");
+        RevId r = new RevId(pos, hex(digest));
+        r.hashBytes = digest;
+        return r;
+    }
+
+    private static final char[] HEX_DIGITS = "0123456789abcdef".toCharArray();
+
+    /** Lowercase hex; HexFormat's general path was a visible cost per document. */
+    private static String hex(byte[] b) {
+        char[] out = new char[b.length * 2];
+        for (int i = 0; i < b.length; i++) {
+            out[2 * i] = HEX_DIGITS[(b[i] >> 4) & 0xf];
+            out[2 * i + 1] = HEX_DIGITS[b[i] & 0xf];
+        }
+        return new String(out);
+    }
+
     /** The rev rebuilt from a stored key's position and hash bytes. */
     public static RevId fromKey(long pos, byte[] hashBytes) {
         return new RevId(pos, decodeHash(hashBytes));
@@ -122,7 +142,7 @@ public final class RevId implements Comparable<RevId> {
         Objects.requireNonNull(bytes);
         String hash;
         if (bytes.length == 16) {
-            return HEX.formatHex(bytes);
+            return hex(bytes);
         } else if (bytes.length < 16) {
             hash = new String(bytes, StandardCharsets.UTF_8);
         } else {

@@ -17,6 +17,14 @@ public interface Transaction extends ReadTransaction, AutoCloseable {
 
     void set(byte[] key, byte[] value);
 
+    /**
+     * Sets every pair, exactly as that many {@link #set} calls would; a
+     * {@link #nextWriteNoWriteConflictRange} before it applies to all of them. Keys must ascend
+     * (2000 {@code client_invalid_operation} otherwise); limits are checked before anything is
+     * written. For a document body: the embedded engine keeps such a group as one entry.
+     */
+    void setAll(java.util.List<KeyValue> kvs);
+
     void clear(byte[] key);
 
     /** Clears {@code [begin, end)}. */

@@ -401,6 +401,222 @@ public abstract class KvConformanceSuite {
         assertArrayEquals(b("10"), read(b("a")));
     }
 
+    private static List<KeyValue> pairs(String... kv) {
+        List<KeyValue> out = new ArrayList<>();
+        for (int i = 0; i < kv.length; i += 2) out.add(new KeyValue(b(kv[i]), b(kv[i + 1])));
+        return out;
+    }
+
+    private static List<String> rows(ReadTransaction tx, byte[] begin, byte[] end, int limit, boolean reverse) {
+        return tx.getRangeAsList(begin, end, limit, reverse).stream().map(kv -> p(kv.key()) + "=" + p(kv.value())).toList();
+    }
+
+    /** setAll is that many sets: every read sees its pairs, and later writes in its span win. */
+    @Test
+    public void setAllReadsAsItsSets() {
+        put("m/0", "old", "m/9", "old", "z", "z");
+        try (Transaction tx = store.createTransaction()) {
+            tx.setAll(pairs("m/1", "1", "m/2", "2", "m/3", "3", "m/4", "4", "m/5", "5"));
+            assertArrayEquals(b("3"), tx.get(b("m/3")));
+            assertNull(tx.get(b("m/25")), "between two of its keys nothing is written");
+            assertEquals(List.of("m/0=old", "m/1=1", "m/2=2", "m/3=3", "m/4=4", "m/5=5", "m/9=old"), rows(tx, b("m/"), b("m0"), 0, false));
+            assertEquals(List.of("m/4=4", "m/3=3"), rows(tx, b("m/25"), b("m/5"), 0, true), "a range that starts inside its span");
+            assertEquals(List.of("m/5=5", "m/4=4"), rows(tx, b("m/"), b("m0"), 3, true).subList(1, 3));
+            assertArrayEquals(b("4"), tx.snapshot().get(b("m/4")));
+
+            tx.set(b("m/2"), b("two"));
+            tx.clear(b("m/4"));
+            tx.mutate(MutationType.ADD, b("m/5"), bytes(1));
+            tx.set(b("m/35"), b("between"));
+            assertEquals(List.of("m/0=old", "m/1=1", "m/2=two", "m/3=3", "m/35=between", "m/5=" + p(bytes('5' + 1)), "m/9=old"),
+                    rows(tx, b("m/"), b("m0"), 0, false));
+
+            tx.setAll(pairs("n/1", "a", "n/2", "b", "n/3", "c", "n/4", "d"));
+            tx.clear(b("n/2"), b("n/4"));
+            assertEquals(List.of("n/1=a", "n/4=d"), rows(tx, b("n/"), b("n0"), 0, false), "a range clear cuts into its span");
+            tx.clear(b("o/"), b("o0"));
+            tx.setAll(pairs("o/1", "a", "o/2", "b", "o/3", "c", "o/4", "d"));
+            tx.setAll(pairs("p/1", "a", "p/2", "b", "p/3", "c", "p/4", "d"));
+            tx.setAll(pairs("p/0", "x", "p/3", "y", "p/5", "z", "p/6", "w")); // overlaps the one before
+            assertEquals(List.of("o/1=a", "o/2=b", "o/3=c", "o/4=d"), rows(tx, b("o/"), b("o0"), 0, false), "written after a clear of its range");
+            assertEquals(List.of("p/0=x", "p/1=a", "p/2=b", "p/3=y", "p/4=d", "p/5=z", "p/6=w"), rows(tx, b("p/"), b("p0"), 0, false));
+            tx.setAll(List.of());
+            tx.commit();
+        }
+        try (Transaction tx = store.createTransaction()) {
+            assertEquals(List.of("m/0=old", "m/1=1", "m/2=two", "m/3=3", "m/35=between", "m/5=" + p(bytes('5' + 1)), "m/9=old"),
+                    rows(tx, b("m/"), b("m0"), 0, false));
+            assertEquals(List.of("n/1=a", "n/4=d"), rows(tx, b("n/"), b("n0"), 0, false));
+            assertEquals(List.of("p/0=x", "p/1=a", "p/2=b", "p/3=y", "p/4=d", "p/5=z", "p/6=w"), rows(tx, b("p/"), b("p0"), 0, false));
+        }
+    }
+
+    /** Random sets, setAlls, clears, range clears and adds; every read is checked against a sorted map. */
+    @Test
+    public void randomWritesReadBackAsAModelSays() {
+        Random r = new Random(20261122);
+        java.util.TreeMap<byte[], byte[]> committed = new java.util.TreeMap<>(Keys::compare);
+        for (int round = 0; round < 60; round++) {
+            java.util.TreeMap<byte[], byte[]> model = new java.util.TreeMap<>(committed);
+            try (Transaction tx = store.createTransaction()) {
+                List<KeyValue> lastRun = List.of();
+                for (int op = 0; op < 40; op++) {
+                    int kind = r.nextInt(10);
+                    // Half the time a key of the last setAll: writes inside a run's span are the hard case.
+                    byte[] k = !lastRun.isEmpty() && r.nextBoolean() ? lastRun.get(r.nextInt(lastRun.size())).key() : key(r.nextInt(100));
+                    if (kind < 4) {
+                        List<KeyValue> run = new ArrayList<>();
+                        for (int i = r.nextInt(100), n = 1 + r.nextInt(8); i < 100 && n > 0; i += 1 + r.nextInt(3), n--) {
+                            run.add(new KeyValue(key(i), b("s" + op)));
+                        }
+                        tx.setAll(run);
+                        for (KeyValue kv : run) model.put(kv.key(), kv.value());
+                        lastRun = run;
+                    } else if (kind < 5) {
+                        tx.set(k, b("p" + op));
+                        model.put(k, b("p" + op));
+                    } else if (kind < 6) {
+                        tx.clear(k);
+                        model.remove(k);
+                    } else if (kind < 7) {
+                        byte[] e = key(r.nextInt(100));
+                        byte[] lo = Keys.compare(k, e) <= 0 ? k : e;
+                        byte[] hi = lo == k ? e : k;
+                        tx.clear(lo, hi);
+                        model.subMap(lo, hi).clear();
+                    } else if (kind < 8) {
+                        tx.mutate(MutationType.ADD, k, bytes(1));
+                        byte[] old = model.get(k);
+                        model.put(k, old == null ? bytes(1) : bytes(old[0] + 1)); // the sum has the operand's width
+                    } else if (kind < 9 && r.nextBoolean()) {
+                        List<byte[][]> ranges = new ArrayList<>();
+                        List<List<String>> expected = new ArrayList<>();
+                        int limit = r.nextInt(3) == 0 ? 0 : 1 + r.nextInt(3);
+                        boolean reverse = r.nextBoolean();
+                        for (int n = r.nextInt(6); n >= 0; n--) {
+                            int from = r.nextInt(100);
+                            byte[] lo = key(from);
+                            byte[] hi = key(from + r.nextInt(12));
+                            ranges.add(new byte[][] {lo, hi});
+                            var rows = (reverse ? model.subMap(lo, true, hi, false).descendingMap() : model.subMap(lo, true, hi, false)).entrySet().stream()
+                                    .map(x -> p(x.getKey()) + "=" + p(x.getValue())).limit(limit == 0 ? Long.MAX_VALUE : limit).toList();
+                            expected.add(rows);
+                        }
+                        ReadTransaction view = r.nextBoolean() ? tx : tx.snapshot();
+                        assertEquals(expected, view.getRanges(ranges, limit, reverse).stream()
+                                .map(rows -> rows.stream().map(kv -> p(kv.key()) + "=" + p(kv.value())).toList()).toList());
+                    } else {
+                        assertArrayEquals(model.get(k), tx.get(k), () -> "get " + p(k));
+                        byte[] e = key(r.nextInt(110));
+                        int limit = r.nextInt(4) == 0 ? 0 : 1 + r.nextInt(5);
+                        boolean reverse = r.nextBoolean();
+                        if (Keys.compare(k, e) > 0) continue;
+                        var expected = new ArrayList<>((reverse ? model.subMap(k, true, e, false).descendingMap() : model.subMap(k, true, e, false)).entrySet().stream()
+                                .map(x -> p(x.getKey()) + "=" + p(x.getValue())).toList());
+                        if (limit > 0 && expected.size() > limit) expected.subList(limit, expected.size()).clear();
+                        assertEquals(expected, rows(tx, k, e, limit, reverse), () -> "range " + p(k) + ".." + p(e));
+                    }
+                }
+                if (r.nextInt(4) > 0) { // else abandoned
+                    tx.commit();
+                    committed = model;
+                }
+            }
+            List<String> expected = committed.entrySet().stream().map(x -> p(x.getKey()) + "=" + p(x.getValue())).toList();
+            assertEquals(expected, readRange(b("r/"), b("r0")).stream().map(kv -> p(kv.key()) + "=" + p(kv.value())).toList(), "after round " + round);
+        }
+    }
+
+    private static byte[] key(int i) {
+        return b(String.format("r/%03d", i));
+    }
+
+    /** Each read of getRanges conflicts as the same getRange read whole would; through the snapshot view none does. */
+    @Test
+    public void getRangesConflictsAsItsReads() {
+        put("d/a/1", "x", "d/c/1", "x");
+        try (Transaction reader = store.createTransaction(); Transaction writer = store.createTransaction()) {
+            List<List<KeyValue>> got = reader.getRanges(List.<byte[][]>of(new byte[][] {b("d/c/"), b("d/c0")}, new byte[][] {b("d/b/"), b("d/b0")},
+                    new byte[][] {b("d/a/"), b("d/a0")}), 1, true);
+            assertEquals(List.of(List.of("d/c/1"), List.of(), List.of("d/a/1")), got.stream().map(KvConformanceSuite::keysOf).toList());
+            reader.set(b("out"), b("x"));
+            writer.set(b("d/b/7"), b("new")); // into the read that found nothing
+            writer.commit();
+            assertKv(KvException.NOT_COMMITTED, reader::commit);
+        }
+        try (Transaction reader = store.createTransaction(); Transaction writer = store.createTransaction()) {
+            reader.getRanges(List.<byte[][]>of(new byte[][] {b("d/a/"), b("d/a0")}, new byte[][] {b("d/c/"), b("d/c0")}), 1, true);
+            reader.set(b("out"), b("y"));
+            writer.set(b("d/a/0"), b("before the row read")); // a limit-1 reverse read saw only d/a/1 and what follows it
+            writer.set(b("d/e/1"), b("elsewhere"));
+            writer.commit();
+            reader.commit();
+        }
+        try (Transaction reader = store.createTransaction(); Transaction writer = store.createTransaction()) {
+            reader.snapshot().getRanges(List.<byte[][]>of(new byte[][] {b("d/b/"), b("d/b0")}), 0, false);
+            reader.set(b("out"), b("z"));
+            writer.set(b("d/b/8"), b("new"));
+            writer.commit();
+            reader.commit();
+        }
+        try (Transaction tx = store.createTransaction()) {
+            assertEquals(List.of(List.of()), tx.getRanges(List.<byte[][]>of(new byte[][] {b("d/z"), b("d/a")}), 0, false), "an inverted range reads as empty");
+            assertEquals(List.of(), tx.getRanges(List.of(), 0, false));
+            assertKv(KvException.KEY_OUTSIDE_LEGAL_RANGE, () -> tx.getRanges(List.<byte[][]>of(new byte[][] {b("d"), bytes(0xff, 0x01)}), 0, false));
+        }
+    }
+
+    @Test
+    public void setAllChecksEveryPairBeforeWritingAny() {
+        try (Transaction tx = store.createTransaction()) {
+            List<KeyValue> tooBig = pairs("a/1", "1", "a/2", "2", "a/3", "3");
+            tooBig.add(new KeyValue(b("a/4"), new byte[KvLimits.MAX_VALUE_BYTES + 1]));
+            assertKv(KvException.VALUE_TOO_LARGE, () -> tx.setAll(tooBig));
+            assertKv(KvException.CLIENT_INVALID_OPERATION, () -> tx.setAll(pairs("b/1", "1", "b/3", "3", "b/2", "2", "b/4", "4")));
+            assertKv(KvException.CLIENT_INVALID_OPERATION, () -> tx.setAll(pairs("c/1", "1", "c/1", "2", "c/2", "3", "c/3", "4")));
+            assertEquals(List.of(), rows(tx, Keys.EMPTY, Keys.SYSTEM_PREFIX, 0, false));
+        }
+    }
+
+    /** Each pair conflicts as its own set would; after nextWriteNoWriteConflictRange none does, and the option is then used up. */
+    @Test
+    public void setAllConflictsAsItsSets() {
+        put("k/2", "v", "k/25", "v");
+        try (Transaction reader = store.createTransaction(); Transaction writer = store.createTransaction()) {
+            reader.get(b("k/25")); // between two of the pairs: not written
+            reader.set(b("out"), b("x"));
+            writer.setAll(pairs("k/1", "1", "k/2", "2", "k/3", "3", "k/4", "4"));
+            writer.commit();
+            reader.commit();
+        }
+        try (Transaction reader = store.createTransaction(); Transaction writer = store.createTransaction()) {
+            reader.get(b("k/3"));
+            reader.set(b("out"), b("y"));
+            writer.setAll(pairs("k/1", "a", "k/2", "b", "k/3", "c", "k/4", "d"));
+            writer.commit();
+            assertKv(KvException.NOT_COMMITTED, reader::commit);
+        }
+        try (Transaction reader = store.createTransaction(); Transaction writer = store.createTransaction()) {
+            reader.get(b("k/3"));
+            reader.get(b("j"));
+            reader.set(b("out"), b("z"));
+            writer.nextWriteNoWriteConflictRange();
+            writer.setAll(pairs("k/1", "e", "k/2", "f", "k/3", "g", "k/4", "h"));
+            writer.commit();
+            reader.commit(); // blind, every one of them
+        }
+        try (Transaction reader = store.createTransaction(); Transaction writer = store.createTransaction()) {
+            reader.get(b("j"));
+            reader.set(b("out"), b("w"));
+            writer.nextWriteNoWriteConflictRange();
+            writer.setAll(pairs("k/1", "i", "k/2", "j", "k/3", "k", "k/4", "l"));
+            writer.set(b("j"), b("seen")); // the option was used up by setAll
+            writer.commit();
+            assertKv(KvException.NOT_COMMITTED, reader::commit);
+        }
+        assertArrayEquals(b("k"), read(b("k/3")));
+    }
+
     @Test
     public void readsSeeOwnAtomicOpsApplied() {
         store.run(tx -> {

@@ -84,7 +84,7 @@ final class EmbeddedTransaction implements Transaction {
 
     private synchronized byte[] get(byte[] key, boolean snapshot) {
         ensureOpen();
-        WriteBuffer.Op op = writes.points.get(key);
+        WriteBuffer.Op op = writes.op(key);
         if (op instanceof WriteBuffer.SetOp s) return s.value();
         if (op == WriteBuffer.ClearOp.INSTANCE || (op == null && writes.isCleared(key))) return null;
         ensureView();
@@ -138,27 +138,78 @@ final class EmbeddedTransaction implements Transaction {
 
     private synchronized RangeIterator range(byte[] begin, byte[] end, int limit, boolean reverse, boolean snapshot) {
         ensureOpen();
-        if (limit < 0) throw new KvException(KvException.CLIENT_INVALID_OPERATION, "client_invalid_operation: negative limit");
-        if (Keys.compare(begin, end) > 0) end = begin; // FDB reads an inverted range as empty
-        if (Keys.compare(end, Keys.SYSTEM_PREFIX) > 0) {
-            throw new KvException(KvException.KEY_OUTSIDE_LEGAL_RANGE, "key_outside_legal_range: key outside legal range");
-        }
+        byte[] e = checkRange(begin, end, limit);
         ensureView();
         checkNotTooOld();
+        long start = System.nanoTime();
         // Bounds let RocksDB skip files outside the range and stop at its edges instead of
         // positioning on a neighbour's key: a reverse limit-1 read of an absent document (RFC C's
         // insert path) cost ~25 us without them.
         Slice lower = new Slice(begin);
-        Slice upper = new Slice(end);
+        Slice upper = new Slice(e);
         ReadOptions bounded = new ReadOptions().setSnapshot(view.snapshot).setIterateLowerBound(lower).setIterateUpperBound(upper);
         RocksIterator ri = store.db().newIterator(store.dataCf(), bounded);
-        var localRange = new TreeMap<>(writes.points.subMap(begin, true, end, false));
-        var cleared = new TreeMap<>(writes.cleared);
-        MergedRangeIterator it = new MergedRangeIterator(this, ri, new AutoCloseable[] {bounded, lower, upper},
-                begin, end, limit, reverse, localRange, cleared);
+        MergedRangeIterator it = new MergedRangeIterator(this, ri, new AutoCloseable[] {ri, bounded, lower, upper},
+                begin, e, limit, reverse, writes.snapshotOf(begin, e), new TreeMap<>(writes.cleared), start);
         if (!snapshot) iterators.add(it);
         else snapshotIterators.add(it);
         return it;
+    }
+
+    /** The range's end, after FDB's checks: an inverted range reads as empty; past the user key space is an error. */
+    private static byte[] checkRange(byte[] begin, byte[] end, int limit) {
+        if (limit < 0) throw new KvException(KvException.CLIENT_INVALID_OPERATION, "client_invalid_operation: negative limit");
+        byte[] e = Keys.compare(begin, end) > 0 ? begin : end;
+        if (Keys.compare(e, Keys.SYSTEM_PREFIX) > 0) {
+            throw new KvException(KvException.KEY_OUTSIDE_LEGAL_RANGE, "key_outside_legal_range: key outside legal range");
+        }
+        return e;
+    }
+
+    /**
+     * Many small reads with one RocksDB iterator, sought in key order: opening an iterator (a
+     * merge over the memtables and every L0 file) and seeking from cold cost more than the read
+     * itself, ~13-23 us per document on a bulk insert. Each read is still its own merged read
+     * with its own conflict range; it is read whole before the next, so later writes cannot
+     * change it.
+     */
+    private synchronized List<List<KeyValue>> ranges(List<byte[][]> ranges, int limit, boolean reverse, boolean snapshot) {
+        ensureOpen();
+        byte[][] ends = new byte[ranges.size()][];
+        for (int i = 0; i < ends.length; i++) ends[i] = checkRange(ranges.get(i)[0], ranges.get(i)[1], limit);
+        List<List<KeyValue>> out = new ArrayList<>(java.util.Collections.nCopies(ranges.size(), (List<KeyValue>) null));
+        if (ranges.isEmpty()) return out;
+        ensureView();
+        checkNotTooOld();
+        Integer[] order = new Integer[ranges.size()];
+        for (int i = 0; i < order.length; i++) order[i] = i;
+        Arrays.sort(order, (a, b) -> Keys.compare(ranges.get(a)[0], ranges.get(b)[0]));
+        ReadOptions ro = new ReadOptions().setSnapshot(view.snapshot);
+        RocksIterator ri = store.db().newIterator(store.dataCf(), ro);
+        try {
+            for (int i : order) {
+                byte[] begin = ranges.get(i)[0];
+                MergedRangeIterator it = new MergedRangeIterator(this, ri, new AutoCloseable[0], begin, ends[i], limit, reverse,
+                        writes.snapshotOf(begin, ends[i]), writes.cleared, System.nanoTime());
+                List<KeyValue> rows = new ArrayList<>();
+                try (it) {
+                    it.forEachRemaining(rows::add);
+                }
+                out.set(i, rows);
+                if (!snapshot) iterators.add(it);
+            }
+        } finally {
+            if (!store.isClosed()) {
+                ri.close();
+                ro.close();
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public List<List<KeyValue>> getRanges(List<byte[][]> ranges, int limit, boolean reverse) {
+        return ranges(ranges, limit, reverse, false);
     }
 
     // ---- writes
@@ -172,6 +223,30 @@ final class EmbeddedTransaction implements Transaction {
         writes.set(k, value.clone());
         size += key.length + value.length;
         writeConflict(k);
+    }
+
+    @Override
+    public synchronized void setAll(List<KeyValue> kvs) {
+        ensureOpen();
+        byte[][] keys = new byte[kvs.size()][];
+        byte[][] values = new byte[kvs.size()][];
+        long bytes = 0;
+        for (int i = 0; i < keys.length; i++) {
+            KeyValue kv = kvs.get(i);
+            KvLimits.checkWritableKey(kv.key());
+            KvLimits.checkValue(kv.value());
+            if (i > 0 && Keys.compare(keys[i - 1], kv.key()) >= 0) {
+                throw new KvException(KvException.CLIENT_INVALID_OPERATION, "client_invalid_operation: setAll keys must ascend");
+            }
+            keys[i] = kv.key().clone();
+            values[i] = kv.value().clone();
+            bytes += keys[i].length + values[i].length;
+        }
+        if (keys.length == 0) return;
+        boolean conflict = takeWriteConflict();
+        writes.setAll(keys, values);
+        size += bytes;
+        if (conflict) for (byte[] k : keys) addConflict(writeConflicts, k, Keys.keyAfter(k));
     }
 
     @Override
@@ -408,6 +483,11 @@ final class EmbeddedTransaction implements Transaction {
         @Override
         public RangeIterator getRange(byte[] begin, byte[] end, int limit, boolean reverse) {
             return range(begin, end, limit, reverse, true);
+        }
+
+        @Override
+        public List<List<KeyValue>> getRanges(List<byte[][]> ranges, int limit, boolean reverse) {
+            return ranges(ranges, limit, reverse, true);
         }
     }
 }

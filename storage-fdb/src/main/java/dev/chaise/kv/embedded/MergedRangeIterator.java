@@ -21,6 +21,7 @@ import org.rocksdb.RocksIterator;
 final class MergedRangeIterator implements RangeIterator {
     private final EmbeddedTransaction tx;
     private final RocksIterator rocks;
+    /** What this read owns and closes: the iterator first, then its options; none when the iterator is shared. */
     private final AutoCloseable[] natives;
     private final byte[] begin;
     private final byte[] end;
@@ -33,6 +34,8 @@ final class MergedRangeIterator implements RangeIterator {
     private byte[] lastSeen;
     private int returned;
     private boolean exhausted;
+    /** The storage side holds nothing more in the range. */
+    private boolean rocksDone;
     private boolean done;
     private boolean closed;
     private long nanos;
@@ -40,7 +43,7 @@ final class MergedRangeIterator implements RangeIterator {
     private boolean advancing;
 
     MergedRangeIterator(EmbeddedTransaction tx, RocksIterator rocks, AutoCloseable[] natives, byte[] begin, byte[] end, int limit, boolean reverse,
-                        NavigableMap<byte[], WriteBuffer.Op> localRange, TreeMap<byte[], byte[]> cleared) {
+                        NavigableMap<byte[], WriteBuffer.Op> localRange, TreeMap<byte[], byte[]> cleared, long createdAt) {
         this.tx = tx;
         this.rocks = rocks;
         this.natives = natives;
@@ -51,18 +54,21 @@ final class MergedRangeIterator implements RangeIterator {
         this.local = (reverse ? localRange.descendingMap() : localRange).entrySet().iterator();
         this.cleared = cleared;
         this.localPeek = local.hasNext() ? local.next() : null;
+        // The iterator may be bounded to this range or shared by several reads (natives then
+        // owns nothing), so positions are checked against the range, not only isValid().
+        rocks.seek(begin);
         if (reverse) {
-            // A forward seek first: within the bounds it answers "empty" without SeekForPrev,
-            // which opens the last block of every level (RFC C reads an absent document this way
-            // on every insert). A range with rows pays one extra, cached seek.
-            rocks.seek(begin);
-            if (rocks.isValid()) {
+            // A forward seek first: it answers "empty" without SeekForPrev, which opens the last
+            // block of every level (RFC C reads an absent document this way on every insert). A
+            // range with rows pays one extra, cached seek.
+            if (rocks.isValid() && Keys.compare(rocks.key(), end) < 0) {
                 rocks.seekForPrev(end);
                 if (rocks.isValid() && Keys.compare(rocks.key(), end) >= 0) rocks.prev();
+            } else {
+                rocksDone = true;
             }
-        } else {
-            rocks.seek(begin);
         }
+        nanos = System.nanoTime() - createdAt; // opening the iterator and the first seek count as the read's time
     }
 
     @Override
@@ -135,7 +141,7 @@ final class MergedRangeIterator implements RangeIterator {
     }
 
     private byte[] rocksKey() {
-        if (!rocks.isValid()) return null;
+        if (rocksDone || !rocks.isValid()) return null;
         byte[] k = rocks.key();
         boolean inRange = reverse ? Keys.compare(k, begin) >= 0 : Keys.compare(k, end) < 0;
         return inRange ? k : null;
@@ -175,7 +181,6 @@ final class MergedRangeIterator implements RangeIterator {
         closed = true;
         done = true;
         if (!tx.store.isClosed()) { // after close, RocksDB freed them
-            rocks.close();
             for (AutoCloseable n : natives) closeQuietly(n);
         }
         if (!advancing) recordWait(); // else advance() records it with its own time included

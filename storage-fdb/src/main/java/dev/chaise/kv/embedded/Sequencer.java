@@ -274,8 +274,10 @@ final class Sequencer implements AutoCloseable {
 
     /** Encodes what does not depend on the commit; on the committing thread. */
     private Encoded encode(WriteBuffer w) {
-        WriteBatchEncoder wb = new WriteBatchEncoder(64 * (w.points.size() + w.versionstamped.size() + w.cleared.size()));
-        List<byte[]> keys = new ArrayList<>(w.points.size() + w.versionstamped.size());
+        int runKeys = 0;
+        for (WriteBuffer.Run run : w.runs.values()) runKeys += run.keys().length;
+        WriteBatchEncoder wb = new WriteBatchEncoder(64 * (w.points.size() + runKeys + w.versionstamped.size() + w.cleared.size()));
+        List<byte[]> keys = new ArrayList<>(w.points.size() + runKeys + w.versionstamped.size());
         List<byte[][]> ranges = new ArrayList<>(w.cleared.size());
         List<Map.Entry<byte[], WriteBuffer.AtomicOp>> atomics = new ArrayList<>(2);
         for (Map.Entry<byte[], byte[]> c : w.cleared.entrySet()) {
@@ -290,6 +292,12 @@ final class Sequencer implements AutoCloseable {
                 case WriteBuffer.AtomicOp a -> atomics.add(Map.entry(e.getKey(), a));
             }
             keys.add(e.getKey());
+        }
+        for (WriteBuffer.Run run : w.runs.values()) { // no cleared range or point lies in a run's span
+            for (int i = 0; i < run.keys().length; i++) {
+                wb.put(dataCfId, run.keys()[i], run.values()[i]);
+                keys.add(run.keys()[i]);
+            }
         }
         return new Encoded(wb, keys, ranges, atomics);
     }

@@ -5,6 +5,7 @@ import static dev.chaise.kv.fdb.FdbMapping.call;
 
 import com.apple.foundationdb.StreamingMode;
 import dev.chaise.kv.KeySelector;
+import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Keys;
 import dev.chaise.kv.KvException;
 import dev.chaise.kv.KvLimits;
@@ -38,6 +39,8 @@ final class FdbTransaction implements Transaction {
     private volatile CompletableFuture<byte[]> versionstamp;
     private volatile long committedVersion = -1;
     private volatile boolean closed;
+    /** Whether FDB's next-write option is pending: setAll must repeat it for each of its sets. */
+    private volatile boolean noWriteConflictNext;
 
     FdbTransaction(com.apple.foundationdb.Transaction tr, StoreTimer timer) {
         this.tr = tr;
@@ -80,13 +83,35 @@ final class FdbTransaction implements Transaction {
         ensureOpen();
         KvLimits.checkWritableKey(key);
         KvLimits.checkValue(value);
+        noWriteConflictNext = false;
         call(() -> tr.set(key, value));
+    }
+
+    @Override
+    public void setAll(java.util.List<KeyValue> kvs) {
+        ensureOpen();
+        for (int i = 0; i < kvs.size(); i++) {
+            KvLimits.checkWritableKey(kvs.get(i).key());
+            KvLimits.checkValue(kvs.get(i).value());
+            if (i > 0 && Keys.compare(kvs.get(i - 1).key(), kvs.get(i).key()) >= 0) {
+                throw new KvException(KvException.CLIENT_INVALID_OPERATION, "client_invalid_operation: setAll keys must ascend");
+            }
+        }
+        boolean noConflict = noWriteConflictNext;
+        noWriteConflictNext = false;
+        call(() -> {
+            for (KeyValue kv : kvs) {
+                if (noConflict) tr.options().setNextWriteNoWriteConflictRange();
+                tr.set(kv.key(), kv.value());
+            }
+        });
     }
 
     @Override
     public void clear(byte[] key) {
         ensureOpen();
         KvLimits.checkWritableKey(key);
+        noWriteConflictNext = false;
         call(() -> tr.clear(key));
     }
 
@@ -97,6 +122,7 @@ final class FdbTransaction implements Transaction {
         if (Keys.compare(end, Keys.SYSTEM_PREFIX) > 0) {
             throw new KvException(KvException.KEY_OUTSIDE_LEGAL_RANGE, "key_outside_legal_range: key outside legal range");
         }
+        noWriteConflictNext = false;
         call(() -> tr.clear(begin, end));
     }
 
@@ -106,6 +132,7 @@ final class FdbTransaction implements Transaction {
         KvLimits.checkWritableKey(key);
         KvLimits.checkValue(param);
         com.apple.foundationdb.MutationType t = FdbMapping.toFdb(type);
+        noWriteConflictNext = false;
         call(() -> tr.mutate(t, key, param));
     }
 
@@ -116,6 +143,7 @@ final class FdbTransaction implements Transaction {
         KvLimits.checkWritableKey(Arrays.copyOf(key, key.length - 4));
         KvLimits.checkValue(value);
         // Operands are already in FDB's API 520+ format: passed through unchanged.
+        noWriteConflictNext = false;
         call(() -> tr.mutate(com.apple.foundationdb.MutationType.SET_VERSIONSTAMPED_KEY, key, value));
     }
 
@@ -125,12 +153,14 @@ final class FdbTransaction implements Transaction {
         KvLimits.checkWritableKey(key);
         Versionstamps.fill(value, new byte[Versionstamps.TX_BYTES]);
         KvLimits.checkValue(Arrays.copyOf(value, value.length - 4));
+        noWriteConflictNext = false;
         call(() -> tr.mutate(com.apple.foundationdb.MutationType.SET_VERSIONSTAMPED_VALUE, key, value));
     }
 
     @Override
     public void nextWriteNoWriteConflictRange() {
         ensureOpen();
+        noWriteConflictNext = true; // setAll applies it to each of its sets
         call(() -> tr.options().setNextWriteNoWriteConflictRange());
     }
 
@@ -262,6 +292,25 @@ final class FdbTransaction implements Transaction {
             FdbRangeIterator it = new FdbRangeIterator(source, timer, iterators::remove);
             iterators.add(it);
             return it;
+        }
+
+        /** Every read issued before the first is awaited: one round trip for all of them. */
+        @Override
+        public java.util.List<java.util.List<KeyValue>> getRanges(java.util.List<byte[][]> ranges, int limit, boolean reverse) {
+            ensureOpen();
+            var futures = call(() -> {
+                var fs = new ArrayList<CompletableFuture<java.util.List<com.apple.foundationdb.KeyValue>>>(ranges.size());
+                for (byte[][] r : ranges) fs.add(rt.getRange(r[0], r[1], limit, reverse, StreamingMode.WANT_ALL).asList());
+                return fs;
+            });
+            await(timer, StoreTimer.Waits.RANGE_READ, () -> CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)));
+            var out = new ArrayList<java.util.List<KeyValue>>(ranges.size());
+            for (var f : futures) {
+                var rows = new ArrayList<KeyValue>();
+                for (var kv : f.join()) rows.add(new KeyValue(kv.getKey(), kv.getValue()));
+                out.add(rows);
+            }
+            return out;
         }
     }
 }

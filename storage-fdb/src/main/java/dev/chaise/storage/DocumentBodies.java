@@ -2,12 +2,14 @@ package dev.chaise.storage;
 
 import com.apple.foundationdb.tuple.Tuple;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Keys;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
 import dev.chaise.storage.json.ExplodedJson;
 import dev.chaise.storage.rev.RevId;
-import java.util.Arrays;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * RFC A: each leaf revision's body, exploded into one KV per JSON leaf.
@@ -52,16 +54,11 @@ public final class DocumentBodies {
     record Prepared(byte[] prefix, ExplodedJson.Leaves leaves, long externalSize) {
         Sizes write(Transaction tx) {
             if (prefix == null) return Sizes.NONE;
+            List<KeyValue> kvs = new ArrayList<>(leaves.size() + 1);
+            kvs.add(new KeyValue(prefix, META));
+            kvs.addAll(leaves.withPrefix(prefix));
             tx.nextWriteNoWriteConflictRange();
-            tx.set(prefix, META);
-            byte[] paths = leaves.paths();
-            for (int i = 0; i < leaves.size(); i++) {
-                int start = leaves.pathStart(i);
-                byte[] key = Arrays.copyOf(prefix, prefix.length + leaves.ends()[i] - start);
-                System.arraycopy(paths, start, key, prefix.length, leaves.ends()[i] - start);
-                tx.nextWriteNoWriteConflictRange();
-                tx.set(key, leaves.values()[i]);
-            }
+            tx.setAll(kvs);
             return new Sizes(externalSize, leaves.activeSize(prefix.length) + prefix.length + META.length);
         }
     }

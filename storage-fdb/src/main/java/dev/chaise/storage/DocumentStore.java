@@ -270,6 +270,7 @@ public final class DocumentStore implements AutoCloseable {
         WriteContext ctx = new WriteContext(sizes);
         List<UpdateResult> results = new ArrayList<>(docs.size());
         Set<String> written = new HashSet<>(succeeded);
+        Map<String, List<Branch>> read = readAhead(tx, db, docs, newEdits, written);
         boolean failed = false;
         for (DocUpdate u : docs) {
             try {
@@ -278,7 +279,7 @@ public final class DocumentStore implements AutoCloseable {
                     // only updateAllOrNothing gets here: update() gives a repeated id its own transaction
                     throw StorageException.badRequest("A document may appear only once in an all-or-nothing batch with new_edits=false");
                 }
-                RevId rev = newEdits ? writeEdit(tx, db, u, ctx) : writeReplicated(tx, db, u, ctx);
+                RevId rev = newEdits ? writeEdit(tx, db, u, ctx, read.get(u.id())) : writeReplicated(tx, db, u, ctx, read.get(u.id()));
                 written.add(u.id());
                 results.add(new UpdateResult(u.id(), rev, null));
             } catch (StorageException e) {
@@ -291,8 +292,30 @@ public final class DocumentStore implements AutoCloseable {
         return results;
     }
 
-    /** An interactive edit (new_edits=true): reads only the branches RFC C says it must. */
-    private RevId writeEdit(Transaction tx, DbHandle db, DocUpdate u, WriteContext ctx) {
+    /**
+     * RFC C's read of each document that needs a range read, for the whole transaction at once
+     * ({@code getRanges}): new documents (reverse, limit 1) and replicated ones (every branch).
+     * Edits with a base rev read it with a point read as they go. Documents of one transaction
+     * have distinct ids, so reading before writing the others sees what reading in turn would.
+     */
+    private static Map<String, List<Branch>> readAhead(Transaction tx, DbHandle db, List<DocUpdate> docs, boolean newEdits, Set<String> written) {
+        List<String> ids = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        for (DocUpdate u : docs) {
+            if ((!newEdits || u.baseRev() == null) && !written.contains(u.id()) && !idTooLong(db, u.id()) && seen.add(u.id())) ids.add(u.id());
+        }
+        if (ids.size() < 2) return Map.of();
+        List<List<Branch>> branches = RevisionsSubspace.branchesOfEach(tx, db, ids, newEdits ? 1 : 0);
+        Map<String, List<Branch>> out = HashMap.newHashMap(ids.size());
+        for (int i = 0; i < ids.size(); i++) out.put(ids.get(i), branches.get(i));
+        return out;
+    }
+
+    /**
+     * An interactive edit (new_edits=true): reads only the branches RFC C says it must.
+     * {@code last}: for a new document, its last branch if already read ({@link #readAhead}).
+     */
+    private RevId writeEdit(Transaction tx, DbHandle db, DocUpdate u, WriteContext ctx, List<Branch> last) {
         long size = checkSize(db, u, ctx);
         String id = u.id();
         List<Branch> read = new ArrayList<>(2);
@@ -308,7 +331,7 @@ public final class DocumentStore implements AutoCloseable {
                 read.add(base); // extending the winner: 1 KV, 1 round trip
             }
         } else {
-            read.addAll(RevisionsSubspace.lastBranches(tx, db, id, 1)); // a new document: reverse read, limit 1
+            read.addAll(last != null ? last : RevisionsSubspace.lastBranches(tx, db, id, 1)); // a new document: reverse read, limit 1
         }
         Branch oldWinner = winnerRecord(read);
         List<EditBranch> branches = new ArrayList<>(read.size());
@@ -358,11 +381,11 @@ public final class DocumentStore implements AutoCloseable {
         return b;
     }
 
-    /** A replicated write (new_edits=false): merges the incoming path into every branch. */
-    private RevId writeReplicated(Transaction tx, DbHandle db, DocUpdate u, WriteContext ctx) {
+    /** A replicated write (new_edits=false): merges the incoming path into every branch ({@code all}, if already read). */
+    private RevId writeReplicated(Transaction tx, DbHandle db, DocUpdate u, WriteContext ctx, List<Branch> read) {
         long size = checkSize(db, u, ctx);
         String id = u.id();
-        List<Branch> all = RevisionsSubspace.all(tx, db, id);
+        List<Branch> all = read != null ? read : RevisionsSubspace.all(tx, db, id);
         List<EditBranch> branches = new ArrayList<>(all.size());
         for (Branch b : all) branches.add(b.branch());
         BranchUpdate update = EditBranches.merge(branches, u.path(), db.revsLimit());
@@ -381,10 +404,14 @@ public final class DocumentStore implements AutoCloseable {
     /** The longest key a branch of an interactive revision can need: top position, a hash of 16 zero bytes (each escaped to two). */
     private static final RevId LONGEST_NEW_REV = new RevId(Long.MAX_VALUE, "0".repeat(32));
 
+    private static boolean idTooLong(DbHandle db, String id) {
+        return RevisionsSubspace.key(db, id, LONGEST_NEW_REV, true).length > KvLimits.MAX_KEY_BYTES;
+    }
+
     /** Checks a document before any write and returns its body's JSON size. */
     private long checkSize(DbHandle db, DocUpdate u, WriteContext ctx) {
         // Before any write, so a key over FDB's limit fails this document only, not the batch's transaction.
-        if (RevisionsSubspace.key(db, u.id(), LONGEST_NEW_REV, true).length > KvLimits.MAX_KEY_BYTES) {
+        if (idTooLong(db, u.id())) {
             throw new StorageException(StorageException.Kind.ILLEGAL_DOCID, "Document id is too long");
         }
         if (u.path() != null && RevisionsSubspace.key(db, u.id(), u.path().leaf(), true).length > KvLimits.MAX_KEY_BYTES) {

@@ -76,6 +76,22 @@ public final class RevisionsSubspace {
         return out;
     }
 
+    /**
+     * For each document, {@link #lastBranches} ({@code n > 0}) or {@link #all} ({@code n == 0}),
+     * in one batched read: a bulk write reads every document of its batch this way.
+     */
+    static List<List<Branch>> branchesOfEach(ReadTransaction tx, DbHandle db, List<String> docIds, int n) {
+        List<byte[][]> ranges = new ArrayList<>(docIds.size());
+        for (String id : docIds) ranges.add(db.space().range(DatabaseSubspace.REVISIONS, id));
+        List<List<Branch>> out = new ArrayList<>(docIds.size());
+        for (List<KeyValue> rows : tx.getRanges(ranges, n, n > 0)) {
+            List<Branch> branches = new ArrayList<>(rows.size());
+            for (KeyValue kv : rows) branches.add(decode(db, kv));
+            out.add(branches);
+        }
+        return out;
+    }
+
     static Branch decode(DbHandle db, KeyValue kv) {
         Tuple k = db.space().unpack(kv.key());
         // (REVISIONS, DocID, NotDeleted, RevPos, RevHash)

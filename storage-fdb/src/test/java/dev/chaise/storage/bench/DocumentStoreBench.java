@@ -47,9 +47,12 @@ public final class DocumentStoreBench {
             }
             for (int writers : phases.contains("bulk") ? new int[] {1, 2, 4} : new int[0]) {
                 long conflicts = store.kv().timer().count(dev.chaise.kv.StoreTimer.Counts.CONFLICTS);
+                var waits = store.kv().timer().snapshot();
+                long before = ids.get();
                 double rate = bulk(store, writers, seconds, ids);
                 System.out.printf("batches of 1,000, %d writer(s):   %8.0f docs/s, %5.1f us CPU/doc, %d conflicts, %d docs stored%n", writers, rate,
                         BenchLoop.lastCpuNanosPerOp / 1e3, store.kv().timer().count(dev.chaise.kv.StoreTimer.Counts.CONFLICTS) - conflicts, ids.get());
+                printWaits(waits, store.kv().timer().snapshot(), ids.get() - before);
             }
             if (phases.contains("read")) {
                 System.out.print("right after the load (compactions still running), ");
@@ -63,6 +66,20 @@ public final class DocumentStoreBench {
                 s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
+    }
+
+    /** The store's named waits and counts during a phase, per batch: where a writer's time goes besides its own CPU. */
+    static void printWaits(java.util.Map<String, dev.chaise.kv.StoreTimer.Stat> before, java.util.Map<String, dev.chaise.kv.StoreTimer.Stat> after, long docs) {
+        StringBuilder sb = new StringBuilder("  per 1,000 docs:");
+        after.forEach((name, a) -> {
+            var b = before.getOrDefault(name, new dev.chaise.kv.StoreTimer.Stat(0, 0));
+            long n = a.count() - b.count();
+            long nanos = a.totalNanos() - b.totalNanos();
+            if (n == 0) return;
+            sb.append(String.format(" %s %.1f", name, n * 1000.0 / docs));
+            sb.append(nanos > 0 ? String.format(" x %.1f us;", nanos / 1e3 / n) : ";");
+        });
+        System.out.println(sb);
     }
 
     /** About 400 bytes of JSON in 10 top-level fields. */

@@ -66,14 +66,14 @@ public final class ChaiseHttp implements AutoCloseable {
         new SessionHandlers(authenticator).register(router);
         new NodeHandlers(config, configStore).register(router);
         new DatabaseHandlers(docs, access).register(router);
-        new DocumentHandlers(docs, access).register(router);
-        new BulkDocsHandler(docs, access).register(router);
+        new DocumentHandlers(docs, views, access).register(router);
+        new BulkDocsHandler(docs, views, access).register(router);
         new AllDocsHandlers(docs, access).register(router);
         changes = new ChangesHandler(docs, views, access);
         changes.register(router);
         new ReplicationHandlers(docs, access).register(router);
         new ViewHandlers(views, access).register(router);
-        new AttachmentHandlers(docs, access).register(router);
+        new AttachmentHandlers(docs, views, access).register(router);
     }
 
     public Router router() {

@@ -42,6 +42,7 @@ public final class ErrorMapper {
             case CONFLICT -> 409;
             case FILE_EXISTS, PRECONDITION_FAILED, MISSING_STUB -> 412;
             case DOCUMENT_TOO_LARGE, ATTACHMENT_TOO_LARGE -> 413;
+            case VALIDATION_FAILED -> 500; // CouchDB's status too: the database's own function failed
             case NOT_IMPLEMENTED -> 501;
         };
     }

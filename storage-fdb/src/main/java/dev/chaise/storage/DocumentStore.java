@@ -18,6 +18,8 @@ import dev.chaise.storage.rev.BranchUpdate;
 import dev.chaise.storage.rev.EditBranch;
 import dev.chaise.storage.rev.EditBranches;
 import dev.chaise.storage.rev.EditPlan;
+import dev.chaise.storage.json.Json;
+import dev.chaise.storage.rev.Revisions;
 import dev.chaise.storage.rev.RevHasher;
 import dev.chaise.storage.rev.RevId;
 import java.nio.charset.StandardCharsets;
@@ -146,15 +148,20 @@ public final class DocumentStore implements AutoCloseable {
      * read back the winner it wrote: its Sequence is a versionstamped value.)
      */
     public List<UpdateResult> update(String dbName, List<DocUpdate> given, boolean newEdits) {
+        return update(dbName, given, newEdits, DocumentValidator.NONE);
+    }
+
+    /** {@link #update(String, List, boolean)}, each document checked by {@code validator} first. */
+    public List<UpdateResult> update(String dbName, List<DocUpdate> given, boolean newEdits, DocumentValidator validator) {
         List<DocUpdate> docs = storeLargeInline(dbName, given);
         int parts = Math.min(parallelism, docs.size() / PARALLEL_MIN_DOCS);
-        if (parts < 2 || !distinctIds(docs)) return updateInOrder(dbName, docs, newEdits);
+        if (parts < 2 || !distinctIds(docs)) return updateInOrder(dbName, docs, newEdits, validator);
         // A big batch of distinct documents is independent transactions anyway (chunks), so its
         // parts run side by side: one request's latency then uses every core, not one.
         List<CompletableFuture<List<UpdateResult>>> futures = new ArrayList<>(parts);
         for (int p = 0; p < parts; p++) {
             List<DocUpdate> part = docs.subList(docs.size() * p / parts, docs.size() * (p + 1) / parts);
-            futures.add(CompletableFuture.supplyAsync(() -> updateInOrder(dbName, part, newEdits), PARTS));
+            futures.add(CompletableFuture.supplyAsync(() -> updateInOrder(dbName, part, newEdits, validator), PARTS));
         }
         List<UpdateResult> out = new ArrayList<>(docs.size());
         for (CompletableFuture<List<UpdateResult>> f : futures) {
@@ -179,7 +186,7 @@ public final class DocumentStore implements AutoCloseable {
         return true;
     }
 
-    private List<UpdateResult> updateInOrder(String dbName, List<DocUpdate> docs, boolean newEdits) {
+    private List<UpdateResult> updateInOrder(String dbName, List<DocUpdate> docs, boolean newEdits, DocumentValidator validator) {
         List<UpdateResult> out = new ArrayList<>(docs.size());
         Set<String> succeeded = new HashSet<>();
         Map<ObjectNode, Long> sizes = new IdentityHashMap<>(); // JSON sizes, measured once per body
@@ -196,7 +203,7 @@ public final class DocumentStore implements AutoCloseable {
             }
             List<DocUpdate> chunk = docs.subList(i, j);
             Set<String> before = newEdits ? Set.copyOf(succeeded) : Set.of();
-            List<UpdateResult> results = txIds.run(tx -> writeAll(tx, dbName, chunk, newEdits, false, before, sizes),
+            List<UpdateResult> results = txIds.run(tx -> writeAll(tx, dbName, chunk, newEdits, false, before, sizes, validator),
                     r -> encode(r, newEdits), b -> decode(b, chunk, newEdits));
             for (UpdateResult r : results) {
                 if (r.ok()) succeeded.add(r.id());
@@ -224,9 +231,14 @@ public final class DocumentStore implements AutoCloseable {
      * if any failed, nothing was written and the failures say why.
      */
     public List<UpdateResult> updateAllOrNothing(String dbName, List<DocUpdate> given, boolean newEdits) {
+        return updateAllOrNothing(dbName, given, newEdits, DocumentValidator.NONE);
+    }
+
+    /** {@link #updateAllOrNothing(String, List, boolean)}, each document checked by {@code validator} first. */
+    public List<UpdateResult> updateAllOrNothing(String dbName, List<DocUpdate> given, boolean newEdits, DocumentValidator validator) {
         List<DocUpdate> docs = storeLargeInline(dbName, given);
         try {
-            return txIds.run(tx -> writeAll(tx, dbName, docs, newEdits, true, Set.of(), new IdentityHashMap<>()),
+            return txIds.run(tx -> writeAll(tx, dbName, docs, newEdits, true, Set.of(), new IdentityHashMap<>(), validator),
                     r -> encode(r, newEdits), b -> decode(b, docs, newEdits));
         } catch (AllOrNothingFailed f) {
             return f.results;
@@ -243,14 +255,16 @@ public final class DocumentStore implements AutoCloseable {
         }
     }
 
-    /** One transaction's running state: the next versionstamp user version, and counter deltas. */
+    /** One transaction's running state: the next versionstamp user version, counter deltas, and the validation checks (or null). */
     private static final class WriteContext {
         final Map<ObjectNode, Long> sizes;
+        final DocumentValidator.Checks checks;
         int userVersion;
         final long[] deltas = new long[DbStats.Counter.values().length];
 
-        WriteContext(Map<ObjectNode, Long> sizes) {
+        WriteContext(Map<ObjectNode, Long> sizes, DocumentValidator.Checks checks) {
             this.sizes = sizes;
+            this.checks = checks;
         }
 
         void add(DbStats.Counter c, long d) {
@@ -265,9 +279,15 @@ public final class DocumentStore implements AutoCloseable {
 
     /** @param succeeded ids an earlier transaction of the same request wrote (a retry starts from it again) */
     private List<UpdateResult> writeAll(Transaction tx, String dbName, List<DocUpdate> docs, boolean newEdits, boolean atomic,
-                                        Set<String> succeeded, Map<ObjectNode, Long> sizes) {
+                                        Set<String> succeeded, Map<ObjectNode, Long> sizes, DocumentValidator validator) {
         DbHandle db = databases.open(tx, dbName);
-        WriteContext ctx = new WriteContext(sizes);
+        try (DocumentValidator.Checks checks = validator.open(tx.snapshot(), db)) {
+            return writeAll(tx, db, docs, newEdits, atomic, succeeded, new WriteContext(sizes, checks));
+        }
+    }
+
+    private List<UpdateResult> writeAll(Transaction tx, DbHandle db, List<DocUpdate> docs, boolean newEdits, boolean atomic,
+                                        Set<String> succeeded, WriteContext ctx) {
         List<UpdateResult> results = new ArrayList<>(docs.size());
         Set<String> written = new HashSet<>(succeeded);
         Map<String, List<Branch>> read = readAhead(tx, db, docs, newEdits, written);
@@ -319,8 +339,9 @@ public final class DocumentStore implements AutoCloseable {
         long size = checkSize(db, u, ctx);
         String id = u.id();
         List<Branch> read = new ArrayList<>(2);
+        Branch base = null;
         if (u.baseRev() != null) {
-            Branch base = RevisionsSubspace.getLive(tx, db, id, u.baseRev());
+            base = RevisionsSubspace.getLive(tx, db, id, u.baseRev());
             if (base == null) throw StorageException.conflict();
             if (!base.isWinnerRecord()) {
                 read.add(base); // extending a losing branch: 2 KVs, 2 round trips
@@ -347,6 +368,9 @@ public final class DocumentStore implements AutoCloseable {
             body = r.body();
             digests = r.digests();
         }
+        // As CouchDB: the function sees the edited revision as _rev, and that revision (none for a new document) as oldDoc.
+        if (base != null) validate(tx, db, ctx, id, base.branch().leaf(), new Revisions(base.branch().leaf().pos(), List.of(base.branch().leaf().hash())), plan.deleted(), body, base.branch());
+        else validate(tx, db, ctx, id, null, null, plan.deleted(), body, null);
         // The hash is taken over the exploded body, so the body is exploded once, before its prefix is known.
         ExplodedJson.Leaves leaves = ExplodedJson.explode(DocumentBodies.longestPrefix(db, id, newPos, plan.deleted()), body);
         RevId newRev = RevHasher.newRevId(plan.parent(), plan.deleted(), leaves, digests);
@@ -397,8 +421,52 @@ public final class DocumentStore implements AutoCloseable {
             for (Branch b : all) leaves.add(DocumentBodies.read(tx, db, id, b.branch().leaf(), b.branch().deleted()));
             body = AttachmentsSubspace.resolve(tx, db, id, u.path().deleted() ? strip(body) : body, u.path().leaf().pos(), true, leaves, maxAttachmentSize, u.stored()).body();
         }
+        if (newLeaf != null) {
+            validate(tx, db, ctx, id, newLeaf, u.path().revisions(), u.path().deleted(), u.path().deleted() ? strip(body) : body, nearestLeaf(all, u.path()));
+        }
         apply(tx, db, id, all, winnerRecord(all), update, newLeaf, u.path().deleted(), body, null, size, update.branchCount(), ctx);
         return u.path().leaf();
+    }
+
+    /**
+     * CouchDB's validate_doc_update of one document, before anything of it is written; the
+     * replaced revision's body is read only if a function asks for it.
+     */
+    private static void validate(Transaction tx, DbHandle db, WriteContext ctx, String id, RevId rev, Revisions revisions, boolean deleted,
+                                 ObjectNode body, EditBranch replaced) {
+        if (ctx.checks == null || id.startsWith(DocumentJson.DESIGN_PREFIX)) return; // design documents: admins only, checked above storage
+        ctx.checks.check(validationDoc(id, rev, revisions, deleted, body), () -> {
+            if (replaced == null) return null;
+            ObjectNode old = DocumentBodies.read(tx, db, id, replaced.leaf(), replaced.deleted());
+            return validationDoc(id, replaced.leaf(), replaced.revisions(), replaced.deleted(), old == null ? Json.NODES.objectNode() : old);
+        });
+    }
+
+    /** A document as validate_doc_update gets it (CouchDB's {@code to_json_obj(Doc, [revs])}): attachments as stubs. */
+    private static ObjectNode validationDoc(String id, RevId rev, Revisions revisions, boolean deleted, ObjectNode body) {
+        ObjectNode d = Json.NODES.objectNode();
+        d.put("_id", id);
+        if (rev != null) {
+            d.put("_rev", rev.toString());
+            ObjectNode r = d.putObject("_revisions");
+            r.put("start", revisions.start());
+            revisions.ids().forEach(r.putArray("ids")::add);
+        }
+        d.setAll(body);
+        if (deleted) d.put("_deleted", true);
+        return d;
+    }
+
+    /**
+     * The revision a replicated path replaces: its first revision after the leaf that is a leaf
+     * here, as CouchDB's nearest ancestor with a body on disk (only leaves keep bodies here). Null if none.
+     */
+    private static EditBranch nearestLeaf(List<Branch> all, EditBranch incoming) {
+        List<RevId> path = incoming.revs();
+        for (int i = 1; i < path.size(); i++) {
+            for (Branch b : all) if (b.branch().leaf().equals(path.get(i))) return b.branch();
+        }
+        return null;
     }
 
     /** The longest key a branch of an interactive revision can need: top position, a hash of 16 zero bytes (each escaped to two). */
@@ -604,6 +672,15 @@ public final class DocumentStore implements AutoCloseable {
         ObjectNode body = DocumentBodies.read(tx, db, id, br.leaf(), br.deleted());
         if (body == null) body = dev.chaise.storage.json.Json.NODES.objectNode();
         return new StoredDoc(id, br.leaf(), br.deleted(), body, withBranches ? branches(tx, db, id) : null, b.sequence());
+    }
+
+    /** The winning revision of every live design document, in id order: the by-id rows from {@code _design/} to {@code _design0}. */
+    public static List<ByIdSubspace.Row> designDocs(ReadTransaction tx, DbHandle db) {
+        List<ByIdSubspace.Row> out = new ArrayList<>();
+        for (KeyValue kv : tx.getRangeAsList(ByIdSubspace.key(db, DocumentJson.DESIGN_PREFIX), ByIdSubspace.key(db, "_design0"), 0, false)) {
+            out.add(ByIdSubspace.decode(db, kv));
+        }
+        return out;
     }
 
     /** Every edit branch of a document, winner last; empty if it never existed. */

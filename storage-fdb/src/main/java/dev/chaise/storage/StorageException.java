@@ -20,6 +20,8 @@ public final class StorageException extends RuntimeException {
         UNAUTHORIZED("unauthorized"),
         PRECONDITION_FAILED("precondition_failed"),
         MISSING_STUB("missing_stub"),
+        /** A validate_doc_update function failed (threw an error, or something other than forbidden/unauthorized): 500 in CouchDB. */
+        VALIDATION_FAILED("unknown_error"),
         NOT_IMPLEMENTED("not_implemented");
 
         private final String error;

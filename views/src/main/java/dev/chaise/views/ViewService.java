@@ -18,6 +18,7 @@ import java.time.Duration;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.views.js.FilterProgram;
 import dev.chaise.views.js.JsEngine;
+import dev.chaise.views.validate.ValidateDocUpdate;
 import dev.chaise.views.js.JsFunctionException;
 import dev.chaise.views.js.MapProgram;
 import dev.chaise.views.js.ReduceProgram;
@@ -43,6 +44,7 @@ public final class ViewService implements AutoCloseable {
     private final DocumentStore docs;
     private final KvStore kv;
     private final JsEngine js;
+    private final ValidateDocUpdate validation;
     private final ViewIndexer indexer;
     private final ViewReader reader;
     private final ConcurrentHashMap<String, ReentrantLock> building = new ConcurrentHashMap<>();
@@ -65,8 +67,14 @@ public final class ViewService implements AutoCloseable {
         this.docs = docs;
         this.kv = docs.kv();
         this.js = js;
+        this.validation = new ValidateDocUpdate(js);
         this.indexer = new ViewIndexer(kv, docs.databases(), options.segmentDocs(), docs.txIds());
         this.reader = new ViewReader(kv, docs.databases());
+    }
+
+    /** CouchDB's validate_doc_update for a write made by {@code name} (null: anonymous) with {@code roles}. */
+    public dev.chaise.storage.DocumentValidator validator(String name, List<String> roles) {
+        return validation.forUser(name, roles);
     }
 
     /**

@@ -76,5 +76,10 @@ public final class JavaMaps implements JsEngine {
     }
 
     @Override
+    public dev.chaise.views.js.ValidateProgram validateProgram(DesignSource source) throws JsFunctionException {
+        throw new JsFunctionException("compilation_error", "JavaMaps has no validate_doc_update functions");
+    }
+
+    @Override
     public void close() {}
 }

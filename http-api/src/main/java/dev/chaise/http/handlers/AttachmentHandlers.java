@@ -14,6 +14,7 @@ import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.RevId;
 import dev.chaise.storage.AttachmentsSubspace;
+import dev.chaise.views.ViewService;
 import java.util.ArrayList;
 import java.util.Map;
 import java.util.List;
@@ -29,9 +30,11 @@ public final class AttachmentHandlers {
     private static final String MISSING = "Document is missing attachment";
 
     private final DocumentStore docs;
+    private final ViewService views;
     private final Access access;
-    public AttachmentHandlers(DocumentStore docs, Access access) {
+    public AttachmentHandlers(DocumentStore docs, ViewService views, Access access) {
         this.docs = docs;
+        this.views = views;
         this.access = access;
     }
 
@@ -173,7 +176,7 @@ public final class AttachmentHandlers {
         AttachmentsSubspace.Stored stored = docs.readAttachment(db.name(), id, name, att, Bodies.stream(req));
         DocumentStore.DocUpdate u = DocumentStore.DocUpdate.edit(id, rev, false, body);
         if (stored != null) u = u.withStored(Map.of(name, stored));
-        DocumentStore.UpdateResult r = write(db.name(), u);
+        DocumentStore.UpdateResult r = write(db, u);
         return Response.json(201, DocSupport.okRow(id, r.rev().toString()))
                 .withHeader("ETag", "\"" + r.rev() + "\"")
                 .withHeader("Location", DocSupport.location(req, db.name(), id) + "/" + name);
@@ -191,7 +194,7 @@ public final class AttachmentHandlers {
         if (atts == null || atts.get(name) == null) throw StorageException.notFound(MISSING);
         ((ObjectNode) atts).remove(name);
         if (atts.isEmpty()) body.remove("_attachments");
-        DocumentStore.UpdateResult r = write(db.name(), DocumentStore.DocUpdate.edit(id, rev, false, body));
+        DocumentStore.UpdateResult r = write(db, DocumentStore.DocUpdate.edit(id, rev, false, body));
         return Response.json(200, DocSupport.okRow(id, r.rev().toString())).withHeader("ETag", "\"" + r.rev() + "\"");
     }
 
@@ -225,8 +228,8 @@ public final class AttachmentHandlers {
         return body;
     }
 
-    private DocumentStore.UpdateResult write(String db, DocumentStore.DocUpdate u) {
-        DocumentStore.UpdateResult r = docs.update(db, List.of(u), true).getFirst();
+    private DocumentStore.UpdateResult write(Access.Db db, DocumentStore.DocUpdate u) {
+        DocumentStore.UpdateResult r = docs.update(db.name(), List.of(u), true, DocSupport.validator(views, db)).getFirst();
         if (!r.ok()) throw r.error();
         return r;
     }

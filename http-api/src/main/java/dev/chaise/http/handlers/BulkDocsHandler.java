@@ -15,6 +15,7 @@ import dev.chaise.storage.DocumentStore.UpdateResult;
 import dev.chaise.storage.LocalDocuments;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
+import dev.chaise.views.ViewService;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -27,10 +28,12 @@ import java.util.List;
  */
 public final class BulkDocsHandler {
     private final DocumentStore docs;
+    private final ViewService views;
     private final Access access;
 
-    public BulkDocsHandler(DocumentStore docs, Access access) {
+    public BulkDocsHandler(DocumentStore docs, ViewService views, Access access) {
         this.docs = docs;
+        this.views = views;
         this.access = access;
     }
 
@@ -92,7 +95,8 @@ public final class BulkDocsHandler {
         }
         if (allOrNothing && failed) return aborted(items, rows);
         List<UpdateResult> results = updates.isEmpty() ? List.of()
-                : allOrNothing ? docs.updateAllOrNothing(db.name(), updates, newEdits) : docs.update(db.name(), updates, newEdits);
+                : allOrNothing ? docs.updateAllOrNothing(db.name(), updates, newEdits, DocSupport.validator(views, db))
+                : docs.update(db.name(), updates, newEdits, DocSupport.validator(views, db));
         int k = 0;
         for (int i = 0; i < items.size(); i++) {
             Item it = items.get(i);

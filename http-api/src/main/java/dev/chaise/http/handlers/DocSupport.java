@@ -113,6 +113,11 @@ final class DocSupport {
     }
 
     /** A design document's index definitions must parse before it is saved, as CouchDB checks them: 400 invalid_design_doc. */
+    /** The request user's validate_doc_update checks: every write of a document by a client goes through them. */
+    static dev.chaise.storage.DocumentValidator validator(dev.chaise.views.ViewService views, Access.Db db) {
+        return views.validator(db.user().name(), db.user().roles());
+    }
+
     static void validateDesign(DocumentJson.Parsed p) {
         if (p.id() != null && p.id().startsWith(DocumentJson.DESIGN_PREFIX) && !p.deleted()) {
             dev.chaise.views.index.DesignDoc.parse(p.id(), p.body());

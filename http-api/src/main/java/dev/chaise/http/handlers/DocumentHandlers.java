@@ -17,6 +17,7 @@ import dev.chaise.storage.LocalDocuments;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.RevId;
+import dev.chaise.views.ViewService;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -32,10 +33,12 @@ public final class DocumentHandlers {
     private static final Logger log = LoggerFactory.getLogger(DocumentHandlers.class);
 
     private final DocumentStore docs;
+    private final ViewService views;
     private final Access access;
 
-    public DocumentHandlers(DocumentStore docs, Access access) {
+    public DocumentHandlers(DocumentStore docs, ViewService views, Access access) {
         this.docs = docs;
+        this.views = views;
         this.access = access;
     }
 
@@ -197,7 +200,7 @@ public final class DocumentHandlers {
         boolean batch = "ok".equals(req.query("batch"));
         DocumentStore.DocUpdate u = DocumentJson.toUpdate(p, newEdits);
         if (multipart != null) u = u.withStored(multipart.stored());
-        UpdateResult r = write(db.name(), u, newEdits, batch);
+        UpdateResult r = write(db, u, newEdits, batch);
         if (batch) return Response.json(202, DocSupport.okRow(id, null));
         return Response.json(p.deleted() ? 200 : 201, DocSupport.okRow(id, r.rev().toString()))
                 .withHeader("ETag", "\"" + r.rev() + "\"")
@@ -209,8 +212,8 @@ public final class DocumentHandlers {
      * outcome, so its failures are only logged there; here the write is done first (it is
      * durable when acknowledged anyway) and its failure likewise not reported.
      */
-    private UpdateResult write(String db, DocumentStore.DocUpdate u, boolean newEdits, boolean batch) {
-        UpdateResult r = docs.update(db, List.of(u), newEdits).getFirst();
+    private UpdateResult write(Access.Db db, DocumentStore.DocUpdate u, boolean newEdits, boolean batch) {
+        UpdateResult r = docs.update(db.name(), List.of(u), newEdits, DocSupport.validator(views, db)).getFirst();
         if (r.ok()) return r;
         if (batch) {
             log.debug("batch=ok write of {} failed: {}", u.id(), r.error().getMessage());
@@ -235,7 +238,7 @@ public final class DocumentHandlers {
         DocSupport.checkDesignWriter(db, id);
         DocSupport.validateDesign(p);
         boolean batch = "ok".equals(req.query("batch"));
-        UpdateResult r = write(db.name(), DocumentJson.toUpdate(p, true), true, batch);
+        UpdateResult r = write(db, DocumentJson.toUpdate(p, true), true, batch);
         if (batch) return Response.json(202, DocSupport.okRow(id, null));
         return Response.json(201, DocSupport.okRow(id, r.rev().toString())).withHeader("Location", DocSupport.location(req, db.name(), id));
     }
@@ -252,7 +255,7 @@ public final class DocumentHandlers {
         if (rev == null) throw StorageException.conflict();
         RevId base = RevId.parse(rev);
         DocSupport.checkDesignWriter(db, id);
-        UpdateResult r = write(db.name(), DocumentStore.DocUpdate.edit(id, base, true, Json.NODES.objectNode()), true, false);
+        UpdateResult r = write(db, DocumentStore.DocUpdate.edit(id, base, true, Json.NODES.objectNode()), true, false);
         return Response.json(200, DocSupport.okRow(id, r.rev().toString())).withHeader("ETag", "\"" + r.rev() + "\"");
     }
 
@@ -296,7 +299,7 @@ public final class DocumentHandlers {
         } else {
             RevId base = destRev == null ? null : RevId.parse(destRev);
             DocSupport.checkDesignWriter(db, destId);
-            newRev = write(db.name(), DocumentStore.DocUpdate.edit(destId, base, false, body), true, false).rev().toString();
+            newRev = write(db, DocumentStore.DocUpdate.edit(destId, base, false, body), true, false).rev().toString();
         }
         return Response.json(201, DocSupport.okRow(destId, newRev))
                 .withHeader("Location", DocSupport.location(req, db.name(), destId))

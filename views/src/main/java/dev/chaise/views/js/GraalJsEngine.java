@@ -444,6 +444,38 @@ public final class GraalJsEngine implements JsEngine {
         };
     }
 
+    // ---------------------------------------------------------------- validate_doc_update
+
+    @Override
+    public ValidateProgram validateProgram(DesignSource source) throws JsFunctionException {
+        String rootJson = json(source.ddoc());
+        Slot slot = borrow("validate\u0000" + source.ddocId() + "\u0000" + rootJson, s -> {
+            s.api.invokeMember("init", rootJson);
+            s.api.invokeMember("compileValidate", rootJson);
+        });
+        return new ValidateProgram() {
+            @Override
+            public JsonNode validate(String newDocJson, String oldDocJson, String userCtxJson, String secObjJson) throws JsFunctionException {
+                try {
+                    record Verdict(String thrown, String logs) {}
+                    Verdict v = slot.call(() -> new Verdict(
+                            slot.api.invokeMember("validate", newDocJson, oldDocJson, userCtxJson, secObjJson).asString(),
+                            slot.api.invokeMember("logs").asString()));
+                    logLines(source.ddocId(), parse(v.logs()));
+                    return v.thrown().isEmpty() ? null : parse(v.thrown());
+                } catch (PolyglotException e) {
+                    Failure why = slot.failure(e, "unknown_error");
+                    throw new JsFunctionException(why.error(), why.reason());
+                }
+            }
+
+            @Override
+            public void close() {
+                slot.release();
+            }
+        };
+    }
+
     /**
      * Runs typical map and reduce functions over {@code docs} synthetic documents and throws the
      * results away. In interpreter mode a document costs ~60 µs until HotSpot has compiled the

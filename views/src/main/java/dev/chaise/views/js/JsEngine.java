@@ -23,6 +23,13 @@ public interface JsEngine extends AutoCloseable {
     /** A design document's {@code filters} functions, for {@code _changes?filter=ddoc/name}. */
     FilterProgram filterProgram(DesignSource source) throws JsFunctionException;
 
+    /**
+     * A design document's {@code validate_doc_update} function.
+     *
+     * @throws JsFunctionException {@code compilation_error} if it does not compile
+     */
+    ValidateProgram validateProgram(DesignSource source) throws JsFunctionException;
+
     @Override
     void close();
 

@@ -107,6 +107,8 @@
   }
   let reduces = [];
   let filters = null;
+  let validate = null;
+  let designDoc = null;
 
   global.__chaise = {
     init: function (rootJson) {
@@ -162,6 +164,23 @@
         return !!filters[name](freeze(JSON.parse(docJson)), JSON.parse(reqJson));
       } catch (e) {
         throw new Error('filter ' + name + ' threw: ' + message(e)); // fails the request, as in CouchDB
+      }
+    },
+    // validate_doc_update, called with the design document as `this`, as couchjs does.
+    compileValidate: function (ddocJson) {
+      designDoc = JSON.parse(ddocJson);
+      validate = compile(designDoc.validate_doc_update, 'validate_doc_update');
+    },
+    // "" if it passed; otherwise what it threw, as JSON. An Error (a bug in the function, not a
+    // verdict) propagates, as in couchjs.
+    validate: function (newJson, oldJson, ctxJson, secJson) {
+      try {
+        validate.call(designDoc, JSON.parse(newJson), JSON.parse(oldJson), JSON.parse(ctxJson), JSON.parse(secJson));
+        return '';
+      } catch (e) {
+        if (e && e.name && e.stack) throw e;
+        const s = JSON.stringify(e === undefined ? null : e);
+        return s === undefined ? 'null' : s;
       }
     },
     logs: function () {

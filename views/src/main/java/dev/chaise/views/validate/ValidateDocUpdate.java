@@ -1,0 +1,140 @@
+package dev.chaise.views.validate;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.ReadTransaction;
+import dev.chaise.storage.ByIdSubspace;
+import dev.chaise.storage.DbHandle;
+import dev.chaise.storage.DocumentJson;
+import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.DocumentValidator;
+import dev.chaise.storage.StorageException;
+import dev.chaise.storage.json.Json;
+import dev.chaise.storage.rev.RevId;
+import dev.chaise.views.js.JsEngine;
+import dev.chaise.views.js.JsFunctionException;
+import dev.chaise.views.js.ValidateProgram;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+/**
+ * CouchDB's {@code validate_doc_update}: every design document of a database that has one is a
+ * check every other document write must pass, in design document id order, with
+ * {@code (newDoc, oldDoc, userCtx, secObj)} and the design document as {@code this}. Throwing
+ * {@code {forbidden: msg}} fails the document with 403, {@code {unauthorized: msg}} with 401;
+ * throwing anything else, or an {@code Error}, fails it with 500 {@code unknown_error}, as in CouchDB.
+ *
+ * <p>Runs inside each write transaction ({@link DocumentValidator}): a snapshot read of the
+ * database's design document ids finds the functions, so a database without any pays one small
+ * range read per transaction. Bodies are read again only when a design document's revision changes.
+ */
+public final class ValidateDocUpdate {
+    private final JsEngine js;
+    /** The function-bearing design documents seen, by database uuid and id; a new revision replaces its entry. */
+    private final Map<Key, Seen> seen = new ConcurrentHashMap<>();
+
+    private record Key(String dbUuid, String ddocId) {}
+
+    /** @param ddoc the design document as {@code this}, or null if it has no validate_doc_update */
+    private record Seen(RevId rev, ObjectNode ddoc) {}
+
+    /** @param js null: a database with validate_doc_update functions then refuses writes (500) */
+    public ValidateDocUpdate(JsEngine js) {
+        this.js = js;
+    }
+
+    /** The checks of one request, made by {@code name} (null: anonymous) with {@code roles}. */
+    public DocumentValidator forUser(String name, List<String> roles) {
+        return (tx, db) -> open(tx, db, name, roles);
+    }
+
+    private DocumentValidator.Checks open(ReadTransaction tx, DbHandle db, String name, List<String> roles) {
+        List<ObjectNode> ddocs = functions(tx, db);
+        if (ddocs.isEmpty()) return null;
+        ObjectNode ctx = Json.NODES.objectNode();
+        ctx.put("db", db.name());
+        ctx.put("name", name);
+        roles.forEach(ctx.putArray("roles")::add);
+        String ctxJson = ctx.toString();
+        String secJson = db.securityJson() == null || db.securityJson().isBlank() ? "{}" : db.securityJson();
+        return new DocumentValidator.Checks() {
+            /** Opened on the first document, then reused: the programs belong to this thread. */
+            private final List<ValidateProgram> programs = new ArrayList<>();
+
+            @Override
+            public void check(ObjectNode newDoc, Supplier<ObjectNode> oldDoc) {
+                if (js == null) throw failed("validate_doc_update functions need the JavaScript engine, which this server runs without");
+                String newJson = newDoc.toString();
+                String oldJson = null;
+                for (int i = 0; i < ddocs.size(); i++) {
+                    ObjectNode ddoc = ddocs.get(i);
+                    try {
+                        if (programs.size() == i) programs.add(js.validateProgram(new JsEngine.DesignSource(ddoc.get("_id").textValue(), ddoc)));
+                        if (oldJson == null) {
+                            ObjectNode old = oldDoc.get();
+                            oldJson = old == null ? "null" : old.toString();
+                        }
+                        JsonNode thrown = programs.get(i).validate(newJson, oldJson, ctxJson, secJson);
+                        if (thrown != null) throw verdict(thrown);
+                    } catch (JsFunctionException e) {
+                        throw failed(e.reason());
+                    }
+                }
+            }
+
+            @Override
+            public void close() {
+                for (ValidateProgram p : programs) p.close();
+            }
+        };
+    }
+
+    /** The database's design documents with a validate_doc_update string, in id order. */
+    private List<ObjectNode> functions(ReadTransaction tx, DbHandle db) {
+        List<ByIdSubspace.Row> rows = DocumentStore.designDocs(tx, db);
+        if (rows.isEmpty()) return List.of();
+        List<ObjectNode> out = new ArrayList<>(1);
+        for (ByIdSubspace.Row row : rows) {
+            Key key = new Key(db.uuid(), row.id());
+            Seen s = seen.get(key);
+            if (s == null || !s.rev().equals(row.rev())) {
+                ObjectNode ddoc = DocumentJson.render(DocumentStore.get(tx, db, row.id(), row.rev(), false));
+                s = new Seen(row.rev(), ddoc.path("validate_doc_update").isTextual() ? ddoc : null);
+                seen.put(key, s);
+            }
+            if (s.ddoc() != null) out.add(s.ddoc());
+        }
+        return out;
+    }
+
+    /** What the function threw, as CouchDB's couch_query_servers reads it. */
+    static StorageException verdict(JsonNode thrown) {
+        if (thrown.isObject() && thrown.size() == 1) {
+            Map.Entry<String, JsonNode> e = thrown.properties().iterator().next();
+            String reason = text(e.getValue());
+            return switch (e.getKey()) {
+                case "forbidden" -> new StorageException(StorageException.Kind.FORBIDDEN, reason);
+                case "unauthorized" -> new StorageException(StorageException.Kind.UNAUTHORIZED, reason);
+                default -> failed(reason);
+            };
+        }
+        return failed(text(thrown));
+    }
+
+    private static String text(JsonNode n) {
+        if (n.isTextual()) return n.textValue();
+        try {
+            return Json.MAPPER.writeValueAsString(n);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static StorageException failed(String reason) {
+        return new StorageException(StorageException.Kind.VALIDATION_FAILED, reason);
+    }
+}

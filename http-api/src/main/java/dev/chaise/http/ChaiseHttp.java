@@ -12,6 +12,7 @@ import dev.chaise.http.handlers.ChangesHandler;
 import dev.chaise.http.handlers.DatabaseHandlers;
 import dev.chaise.http.handlers.DocumentHandlers;
 import dev.chaise.http.handlers.NodeHandlers;
+import dev.chaise.http.handlers.NotImplementedHandlers;
 import dev.chaise.http.handlers.ReplicationHandlers;
 import dev.chaise.http.handlers.ServerHandlers;
 import dev.chaise.http.handlers.SessionHandlers;
@@ -74,6 +75,7 @@ public final class ChaiseHttp implements AutoCloseable {
         new ReplicationHandlers(docs, access).register(router);
         new ViewHandlers(views, access).register(router);
         new AttachmentHandlers(docs, views, access).register(router);
+        new NotImplementedHandlers(access).register(router);
     }
 
     public Router router() {

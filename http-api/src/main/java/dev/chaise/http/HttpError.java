@@ -88,6 +88,11 @@ public final class HttpError extends RuntimeException {
         return new HttpError(416, "requested_range_not_satisfiable", "Requested range not satisfiable");
     }
 
+    /** A CouchDB endpoint Chaise does not serve: said plainly, rather than a 404 or 405 that reads like a client mistake. */
+    public static HttpError notImplemented(String reason) {
+        return new HttpError(501, "not_implemented", reason);
+    }
+
     public static HttpError expectationFailed(String reason) {
         return new HttpError(417, "expectation_failed", reason);
     }

@@ -1,0 +1,51 @@
+package dev.chaise.http;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** CouchDB endpoints Chaise does not serve say so with 501, for every method, after the usual database checks. */
+class NotImplementedEndpointsTest {
+    static HttpTestServer s;
+
+    @BeforeAll
+    static void start() throws Exception {
+        s = new HttpTestServer();
+        s.asAdmin("PUT", "/ni", null).status(201);
+        s.asAdmin("PUT", "/ni/_design/d", "{\"_attachments\":{\"a.txt\":{\"content_type\":\"text/plain\",\"data\":\"aGk=\"}}}").status(201);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        s.close();
+    }
+
+    @Test
+    void serverEndpoints() throws Exception {
+        for (String path : new String[] {"/_replicate", "/_scheduler/jobs", "/_scheduler/docs/_replicator/x", "/_reshard", "/_reshard/jobs",
+                "/_cluster_setup", "/_db_updates", "/_search_analyze", "/_node/_local/_stats", "/_node/_local/_stats/couchdb/request_time",
+                "/_node/_local/_system", "/_node/_local/_prometheus", "/_node/_local/_versions"}) {
+            s.asAdmin("GET", path, null).error(501, "not_implemented", null);
+            s.asAdmin("POST", path, "{}").error(501, "not_implemented", null);
+        }
+        s.asAdmin("POST", "/_replicate", "{}").error(501, "not_implemented", "Not implemented by Chaise: server-side replication (Chaise is a replication peer: replicate with PouchDB or a CouchDB server)");
+        s.asAdmin("GET", "/_node/_local/_config/admins", null).status(200); // the served neighbours still are
+        s.asAdmin("GET", "/_schedulerx", null).error(400, "illegal_database_name", null);
+    }
+
+    @Test
+    void databaseEndpoints() throws Exception {
+        for (String path : new String[] {"/ni/_find", "/ni/_explain", "/ni/_index", "/ni/_index/_design/x/json/y", "/ni/_purge", "/ni/_purged_infos_limit",
+                "/ni/_shards", "/ni/_shards/doc", "/ni/_sync_shards", "/ni/_partition/p/_all_docs", "/ni/_design/d/_show/s", "/ni/_design/d/_show/s/doc",
+                "/ni/_design/d/_list/l/v", "/ni/_design/d/_update/u", "/ni/_design/d/_update/u/doc", "/ni/_design/d/_rewrite",
+                "/ni/_design/d/_rewrite/a/b", "/ni/_design/d/_search/idx"}) {
+            for (String method : new String[] {"GET", "POST", "PUT", "DELETE"}) {
+                s.asAdmin(method, path, method.equals("GET") || method.equals("DELETE") ? null : "{}").error(501, "not_implemented", null);
+            }
+        }
+        s.asAdmin("POST", "/ni/_find", "{\"selector\":{}}").error(501, "not_implemented", "Not implemented by Chaise: Mango queries");
+        s.asAdmin("POST", "/nodb/_find", "{}").error(404, "not_found", "Database does not exist.");
+        s.send("POST", "/ni/_find", "{}", "Content-Type", "application/json").error(401, "unauthorized", null);
+        s.asAdmin("GET", "/ni/_design/d/a.txt", null).status(200); // design document attachments are still served
+    }
+}

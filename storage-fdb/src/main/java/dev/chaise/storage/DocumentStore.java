@@ -435,10 +435,14 @@ public final class DocumentStore implements AutoCloseable {
     private static void validate(Transaction tx, DbHandle db, WriteContext ctx, String id, RevId rev, Revisions revisions, boolean deleted,
                                  ObjectNode body, EditBranch replaced) {
         if (ctx.checks == null || id.startsWith(DocumentJson.DESIGN_PREFIX)) return; // design documents: admins only, checked above storage
+        ObjectNode[] old = new ObjectNode[1]; // read at most once, however many functions ask
         ctx.checks.check(validationDoc(id, rev, revisions, deleted, body), () -> {
             if (replaced == null) return null;
-            ObjectNode old = DocumentBodies.read(tx, db, id, replaced.leaf(), replaced.deleted());
-            return validationDoc(id, replaced.leaf(), replaced.revisions(), replaced.deleted(), old == null ? Json.NODES.objectNode() : old);
+            if (old[0] == null) {
+                ObjectNode b = DocumentBodies.read(tx, db, id, replaced.leaf(), replaced.deleted());
+                old[0] = validationDoc(id, replaced.leaf(), replaced.revisions(), replaced.deleted(), b == null ? Json.NODES.objectNode() : b);
+            }
+            return old[0];
         });
     }
 

@@ -30,12 +30,45 @@ public interface DocumentValidator {
      */
     Checks open(ReadTransaction snapshot, DbHandle db);
 
+    /** This validator's checks, then {@code next}'s; a document must pass both. */
+    default DocumentValidator andThen(DocumentValidator next) {
+        return (snapshot, db) -> {
+            Checks first = open(snapshot, db);
+            Checks second;
+            try {
+                second = next.open(snapshot, db);
+            } catch (RuntimeException e) {
+                if (first != null) first.close();
+                throw e;
+            }
+            if (first == null) return second;
+            if (second == null) return first;
+            return new Checks() {
+                @Override
+                public void check(ObjectNode newDoc, Supplier<ObjectNode> oldDoc) {
+                    first.check(newDoc, oldDoc);
+                    second.check(newDoc, oldDoc);
+                }
+
+                @Override
+                public void close() {
+                    try {
+                        first.close();
+                    } finally {
+                        second.close();
+                    }
+                }
+            };
+        };
+    }
+
     interface Checks extends AutoCloseable {
         /**
          * @param newDoc the document as the function sees it: {@code _id}, {@code _rev} and
          *     {@code _revisions} (the edited revision for an interactive edit, the new one for a
          *     replicated write), the body, {@code _deleted}, attachment stubs
-         * @param oldDoc the revision the write replaces, rendered the same way; null inside if none
+         * @param oldDoc the revision the write replaces, rendered the same way; null inside if
+         *     none. Read once, however often it is asked for
          * @throws StorageException {@code forbidden}, {@code unauthorized}, or
          *     {@link StorageException.Kind#VALIDATION_FAILED} (the function failed)
          */

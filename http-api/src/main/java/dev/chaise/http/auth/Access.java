@@ -62,7 +62,9 @@ public final class Access {
         SecurityObject sec = SecurityObject.parse(h.securityJson());
         switch (level) {
             case MEMBER -> {
-                if (!sec.isMember(u)) throw denied(u, "You are not allowed to access this db.", "You are not authorized to access this db.");
+                // _users: anyone may use their own user document (and sign up), whoever the members are.
+                boolean own = name.equals(UsersDatabase.NAME) && UsersDatabase.ownDocument(req, u);
+                if (!own && !sec.isMember(u)) throw denied(u, "You are not allowed to access this db.", "You are not authorized to access this db.");
             }
             case DB_ADMIN -> {
                 if (!sec.isAdmin(u)) throw denied(u, "You are not a db or server admin.", "You are not a db or server admin.");

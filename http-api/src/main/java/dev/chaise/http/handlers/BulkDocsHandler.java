@@ -9,6 +9,7 @@ import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
 import dev.chaise.http.auth.Access;
+import dev.chaise.http.auth.UsersDatabase;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.DocumentStore.UpdateResult;
@@ -29,11 +30,13 @@ import java.util.List;
 public final class BulkDocsHandler {
     private final DocumentStore docs;
     private final ViewService views;
+    private final UsersDatabase users;
     private final Access access;
 
-    public BulkDocsHandler(DocumentStore docs, ViewService views, Access access) {
+    public BulkDocsHandler(DocumentStore docs, ViewService views, UsersDatabase users, Access access) {
         this.docs = docs;
         this.views = views;
+        this.users = users;
         this.access = access;
     }
 
@@ -66,7 +69,7 @@ public final class BulkDocsHandler {
                 items.add(new Item(u.id(), u.rev(), null, u, null));
                 continue;
             }
-            DocumentJson.Parsed p = DocumentJson.parse(doc, null); // any failure fails the request, as CouchDB
+            DocumentJson.Parsed p = DocSupport.beforeUpdate(users, db, DocumentJson.parse(doc, null)); // any failure fails the request, as CouchDB
             if (p.id() == null) p = new DocumentJson.Parsed(DocSupport.newId(), p.rev(), p.deleted(), p.body(), p.revisions());
             if (!newEdits && p.rev() == null) {
                 throw HttpError.badRequest(DocSupport.NEEDS_REV);

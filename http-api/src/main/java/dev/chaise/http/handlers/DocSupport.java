@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
 import dev.chaise.http.auth.Access;
+import dev.chaise.http.auth.UsersDatabase;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.DocumentStore.StoredDoc;
@@ -115,7 +116,14 @@ final class DocSupport {
     /** A design document's index definitions must parse before it is saved, as CouchDB checks them: 400 invalid_design_doc. */
     /** The request user's validate_doc_update checks: every write of a document by a client goes through them. */
     static dev.chaise.storage.DocumentValidator validator(dev.chaise.views.ViewService views, Access.Db db) {
-        return views.validator(db.user().name(), db.user().roles());
+        dev.chaise.storage.DocumentValidator functions = views.validator(db.user().name(), db.user().roles());
+        return db.name().equals(UsersDatabase.NAME) ? UsersDatabase.rules(db.user(), db.security()).andThen(functions) : functions;
+    }
+
+    /** The document as it is stored: in {@code _users}, a plaintext password hashed. */
+    static DocumentJson.Parsed beforeUpdate(UsersDatabase users, Access.Db db, DocumentJson.Parsed p) {
+        com.fasterxml.jackson.databind.node.ObjectNode body = users.hashPassword(db.name(), p.body());
+        return body == p.body() ? p : new DocumentJson.Parsed(p.id(), p.rev(), p.deleted(), body, p.revisions());
     }
 
     static void validateDesign(DocumentJson.Parsed p) {

@@ -8,6 +8,7 @@ import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
 import dev.chaise.http.auth.Access;
+import dev.chaise.http.auth.UsersDatabase;
 import dev.chaise.http.handlers.DocSupport.Meta;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.DocumentStore;
@@ -34,11 +35,13 @@ public final class DocumentHandlers {
 
     private final DocumentStore docs;
     private final ViewService views;
+    private final UsersDatabase users;
     private final Access access;
 
-    public DocumentHandlers(DocumentStore docs, ViewService views, Access access) {
+    public DocumentHandlers(DocumentStore docs, ViewService views, UsersDatabase users, Access access) {
         this.docs = docs;
         this.views = views;
+        this.users = users;
         this.access = access;
     }
 
@@ -191,7 +194,7 @@ public final class DocumentHandlers {
                 : null;
         JsonNode json = multipart != null ? multipart.doc() : Bodies.json(req); // CouchDB does not insist on a JSON Content-Type here
         boolean newEdits = !"false".equals(req.query("new_edits"));
-        DocumentJson.Parsed p = DocumentJson.parse(json, id);
+        DocumentJson.Parsed p = DocSupport.beforeUpdate(users, db, DocumentJson.parse(json, id));
         String rev = DocSupport.requestRev(req, p.rev() == null ? null : p.rev().toString());
         if (rev != null && p.rev() == null) p = new DocumentJson.Parsed(id, RevId.parse(rev), p.deleted(), p.body(), p.revisions());
         if (!newEdits && p.rev() == null) throw HttpError.badRequest(DocSupport.NEEDS_REV);
@@ -232,7 +235,7 @@ public final class DocumentHandlers {
             LocalDocuments.LocalDoc d = DocSupport.writeLocal(docs, db.name(), u.id(), u.deleted(), u.body());
             return Response.json(201, DocSupport.okRow(u.id(), d.rev())).withHeader("Location", DocSupport.location(req, db.name(), u.id()));
         }
-        DocumentJson.Parsed p = DocumentJson.parse(json, null);
+        DocumentJson.Parsed p = DocSupport.beforeUpdate(users, db, DocumentJson.parse(json, null));
         String id = p.id() != null ? p.id() : DocSupport.newId();
         p = new DocumentJson.Parsed(id, p.rev(), p.deleted(), p.body(), p.revisions());
         DocSupport.checkDesignWriter(db, id);

@@ -1,0 +1,165 @@
+package dev.chaise.http.auth;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.http.HttpConfig;
+import dev.chaise.http.HttpError;
+import dev.chaise.http.Request;
+import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.DocumentValidator;
+import dev.chaise.storage.StorageException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * CouchDB's {@code _users} database: users besides the server admins, and the rules that guard
+ * their documents ({@code org.couchdb.user:NAME}).
+ *
+ * <ul>
+ *   <li>A {@link UserDirectory}: a user document with a password hash signs its user in, with its
+ *       roles. A database that does not exist knows no one.
+ *   <li>Writes: a plaintext {@code password} is stored as its PBKDF2 hash ({@code [chttpd_auth]}
+ *       iterations and PRF), never as given.
+ *   <li>Access: besides the database's members, anyone may read, update and delete their own
+ *       document, and an anonymous caller may create one (sign up).
+ *   <li>{@link #rules}: the checks CouchDB's {@code _design/_auth} makes (types, ids, names, and
+ *       that only admins set roles or touch other users' documents), with its reasons.
+ * </ul>
+ */
+public final class UsersDatabase implements UserDirectory {
+    public static final String NAME = "_users";
+    public static final String PREFIX = "org.couchdb.user:";
+    private static final Set<String> PASSWORD_FIELDS =
+            Set.of("password", "password_scheme", "password_sha", "pbkdf2_prf", "salt", "iterations", "derived_key", "preserve_salt");
+    private static final Set<String> SCHEMES = Set.of("simple", "pbkdf2", "simple+pbkdf2");
+
+    private final DocumentStore docs;
+    private final HttpConfig.Auth auth;
+
+    public UsersDatabase(DocumentStore docs, HttpConfig.Auth auth) {
+        this.docs = docs;
+        this.auth = auth;
+    }
+
+    @Override
+    public Optional<Credentials> lookup(String name) {
+        ObjectNode d;
+        try {
+            DocumentStore.StoredDoc stored = docs.get(NAME, PREFIX + name, null, false);
+            d = stored.body();
+        } catch (StorageException e) {
+            if (e.kind() == StorageException.Kind.NOT_FOUND) return Optional.empty(); // no such user, or no _users database
+            throw e;
+        }
+        if (!"user".equals(d.path("type").asText(null)) || !name.equals(d.path("name").asText(null))) return Optional.empty();
+        List<String> roles = new ArrayList<>();
+        for (JsonNode r : d.path("roles")) if (r.isTextual()) roles.add(r.textValue());
+        String salt = d.path("salt").asText(null);
+        if (salt == null) return Optional.empty();
+        try {
+            if ("pbkdf2".equals(d.path("password_scheme").asText(null)) && d.path("derived_key").isTextual() && d.path("iterations").canConvertToInt()) {
+                PasswordHash h = new PasswordHash(PasswordHash.Scheme.PBKDF2, d.path("pbkdf2_prf").asText("sha"),
+                        d.get("derived_key").textValue(), salt, d.get("iterations").intValue());
+                return Optional.of(new Credentials(name, roles, h));
+            }
+            if (d.path("password_sha").isTextual()) {
+                return Optional.of(new Credentials(name, roles, new PasswordHash(PasswordHash.Scheme.SIMPLE, "sha", d.get("password_sha").textValue(), salt, 1)));
+            }
+        } catch (IllegalArgumentException e) {
+            return Optional.empty(); // an unknown PRF or a bad iteration count: this document signs no one in
+        }
+        return Optional.empty();
+    }
+
+    /** For a document of {@code _users}, the body to store: a plaintext password becomes its hash (CouchDB's before_doc_update). */
+    public ObjectNode hashPassword(String db, ObjectNode body) {
+        if (!NAME.equals(db) || !body.has("password") || body.get("password").isNull()) return body;
+        JsonNode password = body.get("password");
+        if (!password.isTextual()) throw HttpError.badRequest("password must be a string");
+        PasswordHash h = PasswordHash.create(password.textValue(), auth.pbkdf2Prf(), auth.iterations());
+        ObjectNode out = body.deepCopy();
+        out.remove(PASSWORD_FIELDS);
+        out.put("password_scheme", "pbkdf2");
+        out.put("pbkdf2_prf", h.prf());
+        out.put("salt", h.salt());
+        out.put("iterations", h.iterations());
+        out.put("derived_key", h.derivedKey());
+        return out;
+    }
+
+    /**
+     * Whether {@code req} is a request on the caller's own user document that the database's
+     * membership does not decide: reading, updating or deleting it, or creating one when anonymous.
+     */
+    static boolean ownDocument(Request req, UserCtx u) {
+        List<String> p = req.path();
+        if (p.size() != 2 || !NAME.equals(p.get(0)) || !p.get(1).startsWith(PREFIX)) return false;
+        String name = p.get(1).substring(PREFIX.length());
+        return switch (req.method()) {
+            case "GET", "HEAD", "DELETE" -> name.equals(u.name());
+            case "PUT" -> u.isAnonymous() || name.equals(u.name());
+            default -> false;
+        };
+    }
+
+    /** CouchDB's {@code _design/_auth} checks, for writes to {@code _users} by {@code user}. */
+    public static DocumentValidator rules(UserCtx user, SecurityObject security) {
+        boolean admin = security.isAdmin(user);
+        return (snapshot, db) -> new DocumentValidator.Checks() {
+            @Override
+            public void check(ObjectNode doc, Supplier<ObjectNode> oldDoc) {
+                ObjectNode old = oldDoc.get();
+                if (doc.path("_deleted").asBoolean(false)) {
+                    if (user.isServerAdmin() || (old != null && Objects.equals(user.name(), old.path("name").asText(null)))) return;
+                    throw forbidden("Only admins may delete other user docs.");
+                }
+                if (!"user".equals(doc.path("type").asText(null))) throw forbidden("doc.type must be user");
+                String name = doc.path("name").isTextual() ? doc.get("name").textValue() : "";
+                if (name.isEmpty()) throw forbidden("doc.name is required");
+                JsonNode roles = doc.get("roles");
+                if (roles == null || roles.isNull()) throw forbidden("doc.roles must exist");
+                if (!roles.isArray()) throw forbidden("doc.roles must be an array");
+                List<String> newRoles = new ArrayList<>();
+                for (JsonNode r : roles) {
+                    if (!r.isTextual()) throw forbidden("doc.roles can only contain strings");
+                    newRoles.add(r.textValue());
+                }
+                if (!doc.path("_id").asText().equals(PREFIX + name)) throw forbidden("Doc ID must be of the form org.couchdb.user:name");
+                if (old != null && !name.equals(old.path("name").asText(null))) throw forbidden("Usernames can not be changed.");
+                if (doc.hasNonNull("password_sha") && !doc.hasNonNull("salt")) throw forbidden("Users with password_sha must have a salt.");
+                String scheme = doc.path("password_scheme").asText(null);
+                if (scheme != null && !scheme.isEmpty() && !SCHEMES.contains(scheme)) throw forbidden("Password scheme `" + scheme + "` not supported.");
+                if ("pbkdf2".equals(scheme)) {
+                    if (!doc.path("iterations").isNumber()) throw forbidden("iterations must be a number.");
+                    if (!doc.path("derived_key").isTextual()) throw forbidden("derived_key must be a string.");
+                }
+                if (!admin) {
+                    if (old != null) {
+                        if (!name.equals(user.name())) throw forbidden("You may only update your own user document.");
+                        List<String> oldRoles = new ArrayList<>();
+                        for (JsonNode r : old.path("roles")) oldRoles.add(r.asText());
+                        if (!oldRoles.stream().sorted().toList().equals(newRoles.stream().sorted().toList())) throw forbidden("Only _admin may edit roles");
+                    } else if (!newRoles.isEmpty()) {
+                        throw forbidden("Only _admin may set roles");
+                    }
+                }
+                for (String r : newRoles) {
+                    if (r.startsWith("_") && !r.equals("_metrics")) throw forbidden("No system roles (starting with underscore) in users db.");
+                }
+                if (name.startsWith("_")) throw forbidden("Username may not start with underscore.");
+                if (name.contains(":")) throw forbidden("Character `:` is not allowed in usernames.");
+            }
+
+            @Override
+            public void close() {}
+        };
+    }
+
+    private static StorageException forbidden(String reason) {
+        return new StorageException(StorageException.Kind.FORBIDDEN, reason);
+    }
+}

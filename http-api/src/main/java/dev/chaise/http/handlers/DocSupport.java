@@ -113,7 +113,6 @@ final class DocSupport {
         if (id.startsWith(DocumentJson.DESIGN_PREFIX) && !db.security().isAdmin(db.user())) throw HttpError.unauthorized(NOT_DB_ADMIN);
     }
 
-    /** A design document's index definitions must parse before it is saved, as CouchDB checks them: 400 invalid_design_doc. */
     /** The request user's validate_doc_update checks: every write of a document by a client goes through them. */
     static dev.chaise.storage.DocumentValidator validator(dev.chaise.views.ViewService views, Access.Db db) {
         dev.chaise.storage.DocumentValidator functions = views.validator(db.user().name(), db.user().roles());
@@ -126,6 +125,7 @@ final class DocSupport {
         return body == p.body() ? p : new DocumentJson.Parsed(p.id(), p.rev(), p.deleted(), body, p.revisions());
     }
 
+    /** A design document's index definitions must parse before it is saved, as CouchDB checks them: 400 invalid_design_doc. */
     static void validateDesign(DocumentJson.Parsed p) {
         if (p.id() != null && p.id().startsWith(DocumentJson.DESIGN_PREFIX) && !p.deleted()) {
             dev.chaise.views.index.DesignDoc.parse(p.id(), p.body());

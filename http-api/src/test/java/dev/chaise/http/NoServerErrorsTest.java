@@ -73,6 +73,23 @@ class NoServerErrorsTest {
         return r.status() == 501 && (method.equals("HEAD") ? r.text().isEmpty() : r.text().contains("\"error\":\"not_implemented\""));
     }
 
+    /**
+     * {@link HttpTestServer#send}, once more if java.net.http lost the answer, most likely to its
+     * own pool's race: a reply that arrives before the client has moved a pooled connection from its idle
+     * watcher to the new exchange is taken for "data received while in pool", the connection is
+     * dropped, and the request fails with "header parser received no bytes" (seen once in a CI
+     * run). {@link #everyAnswerIsFramedForTheNext} checks on a raw socket that the server sends
+     * nothing past an answer, so the retry hides no stray bytes; the sweep only looks for 500s.
+     */
+    static HttpTestServer.Resp send(String method, String path, String body, String... headers) throws Exception {
+        try {
+            return s.send(method, path, body, headers);
+        } catch (java.io.IOException e) {
+            if (e.getMessage() == null || !e.getMessage().contains("received no bytes")) throw e;
+            return s.send(method, path, body, headers);
+        }
+    }
+
     /** The sweep's database and a document in it, so database and document paths reach their handlers. */
     static void restore() throws Exception {
         int db = s.asAdmin("PUT", "/db", null).status();
@@ -97,7 +114,7 @@ class NoServerErrorsTest {
                                 : List.of("application/json")) {
                             List<String> h = new ArrayList<>(List.of("Content-Type", ct));
                             if (auth != null) h.addAll(List.of("Authorization", auth));
-                            var r = s.send(method, path, body, h.toArray(String[]::new));
+                            var r = send(method, path, body, h.toArray(String[]::new));
                             if (r.status() >= 500 && !honestNotImplemented(method, r)) failures.add(method + " " + path + " body=" + body + " ct=" + ct + " auth=" + (auth != null) + " -> " + r.status() + " " + r.text());
                         }
                     }
@@ -107,6 +124,38 @@ class NoServerErrorsTest {
         // and the server still serves.
         s.get("/_up").status(200);
         assertTrue(failures.isEmpty(), String.join("\n", failures));
+    }
+
+    /**
+     * Every answer of the sweep ends where its framing says, so the next request on a kept-alive
+     * connection finds the next response and nothing else: requests go one after another on one
+     * raw connection (a new one after {@code Connection: close}), and a stray byte would be read
+     * as the next status line.
+     */
+    @Test
+    void everyAnswerIsFramedForTheNext() throws Exception {
+        int port = Integer.parseInt(s.base.substring(s.base.lastIndexOf(':') + 1));
+        RawHttp c = new RawHttp(port);
+        int answered = 0;
+        try {
+            for (String path : PATHS) {
+                restore();
+                for (String method : List.of("HEAD", "GET", "DELETE", "POST", "PUT", "COPY")) {
+                    String body = method.equals("POST") || method.equals("PUT") ? "{\"a\":1}" : "";
+                    c.send(method + " " + path + " HTTP/1.1\r\nHost: t\r\nAuthorization: " + ADMIN + "\r\nContent-Type: application/json\r\n"
+                            + "Content-Length: " + body.length() + "\r\n\r\n" + body);
+                    RawHttp.Resp r = c.read(method.equals("HEAD"));
+                    answered++;
+                    if ("close".equalsIgnoreCase(r.header("connection"))) {
+                        c.close();
+                        c = new RawHttp(port);
+                    }
+                }
+            }
+        } finally {
+            c.close();
+        }
+        assertTrue(answered == PATHS.size() * 6);
     }
 
     @Test

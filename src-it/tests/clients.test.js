@@ -87,3 +87,17 @@ test('PouchDB over HTTP: put, get, bulkDocs, allDocs, changes, conflicts, remove
   assert.ok(removed.ok);
   await assert.rejects(db.get('p2'), (e) => e.status === 404);
 });
+
+test('nano: find on the special _all_docs index, paged by bookmark', async () => {
+  const nano = Nano(authedUrl);
+  const name = unique('find');
+  await nano.db.create(name);
+  const db = nano.use(name);
+  await db.bulk({ docs: Array.from({ length: 12 }, (_, i) => ({ _id: `k${String(i).padStart(2, '0')}`, even: i % 2 === 0, i })) });
+  const first = await db.find({ selector: { even: true, i: { $gte: 2 } }, fields: ['_id', 'i'], limit: 3 });
+  assert.deepEqual(first.docs, [{ _id: 'k02', i: 2 }, { _id: 'k04', i: 4 }, { _id: 'k06', i: 6 }]);
+  assert.match(first.warning, /No matching index found/);
+  const next = await db.find({ selector: { even: true, i: { $gte: 2 } }, fields: ['_id'], limit: 3, bookmark: first.bookmark });
+  assert.deepEqual(next.docs.map((d) => d._id), ['k08', 'k10']);
+  await assert.rejects(db.find({ selector: {}, sort: ['i'] }), (e) => e.statusCode === 400 && e.error === 'no_usable_index');
+});

@@ -1,0 +1,204 @@
+package dev.chaise.views.mango;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.storage.DocumentJson;
+import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.RangeCursor;
+import dev.chaise.storage.StorageException;
+import dev.chaise.storage.json.Json;
+import dev.chaise.storage.rev.EditBranch;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * CouchDB's {@code _find} on the one index every database has, the special {@code _all_docs}:
+ * documents are read in id order, design documents left out, and matched against the selector
+ * in the scan's own transactions (a {@link RangeCursor}, so a long scan resumes in the next
+ * transaction). This is what CouchDB does when no index fits a query, and it answers with the
+ * same warning; sorting is possible on {@code _id} only, as there. JSON and text indexes
+ * ({@code POST _index}) are not built yet.
+ */
+public final class Find {
+    public static final String NO_INDEX_WARNING = "No matching index found, create an index to optimize query time.";
+    private static final Set<String> KEYS = Set.of("selector", "limit", "skip", "sort", "fields", "r", "conflicts", "use_index", "bookmark",
+            "update", "stable", "stale", "execution_stats", "allow_fallback", "partition");
+
+    /**
+     * A parsed request.
+     *
+     * @param fields dotted paths to keep, or null for whole documents
+     * @param after the bookmark's document id: results start after it
+     */
+    public record Query(Selector selector, int limit, int skip, boolean descending, List<List<String>> fields, boolean conflicts,
+                        String after, boolean executionStats, JsonNode useIndex) {}
+
+    /** @param bookmark where the next page starts */
+    public record Result(List<ObjectNode> docs, String bookmark, List<String> warnings, Stats stats) {}
+
+    public record Stats(long docsExamined, long resultsReturned, double millis) {}
+
+    private Find() {}
+
+    /** Parses a {@code _find} body with CouchDB's errors. */
+    public static Query parse(JsonNode body) {
+        if (body == null || !body.isObject()) throw new MangoException("bad_request", "Request body must be a JSON object");
+        for (Map.Entry<String, JsonNode> e : body.properties()) {
+            if (!KEYS.contains(e.getKey())) throw new MangoException("invalid_key", "Invalid key " + e.getKey() + " for this request.");
+        }
+        JsonNode sel = body.get("selector");
+        if (sel == null) throw new MangoException("missing_required_key", "Missing required key: selector");
+        if (!sel.isObject()) throw new MangoException("invalid_selector_json", "Selector must be a JSON object, not: " + sel);
+        Selector selector = Selector.parse(sel);
+        int limit = nonNegative(body, "limit", 25);
+        int skip = nonNegative(body, "skip", 0);
+        boolean descending = sortDescending(body.get("sort"));
+        List<List<String>> fields = null;
+        JsonNode f = body.get("fields");
+        if (f != null && !f.isNull()) {
+            if (!f.isArray()) throw new MangoException("invalid_fields", "Fields must be an array of strings, not: " + f);
+            fields = new ArrayList<>();
+            for (JsonNode x : f) {
+                if (!x.isTextual()) throw new MangoException("invalid_field", "Invalid JSON for field spec: " + x);
+                fields.add(Selector.parseField(x.textValue()));
+            }
+            if (fields.isEmpty()) fields = null; // CouchDB: an empty list means the whole document
+        }
+        String after = null;
+        JsonNode b = body.get("bookmark");
+        if (b != null && !b.isNull() && !(b.isTextual() && (b.textValue().equals("nil") || b.textValue().isEmpty()))) {
+            after = decodeBookmark(b);
+        }
+        return new Query(selector, limit, skip, descending, fields, flag(body, "conflicts"), after, flag(body, "execution_stats"), body.get("use_index"));
+    }
+
+    private static boolean flag(JsonNode body, String name) {
+        JsonNode v = body.get(name);
+        if (v == null || v.isNull()) return false;
+        if (!v.isBoolean()) throw new MangoException("invalid_boolean", "Invalid boolean value: " + v);
+        return v.booleanValue();
+    }
+
+    private static int nonNegative(JsonNode body, String name, int fallback) {
+        JsonNode v = body.get(name);
+        if (v == null || v.isNull()) return fallback;
+        if (!v.canConvertToInt() || !v.isIntegralNumber() || v.intValue() < 0) {
+            throw new MangoException("invalid_non_neg_integer", v + " is not an integer greater than or equal to zero");
+        }
+        return v.intValue();
+    }
+
+    /** The special index sorts by {@code _id} only; any other field needs an index CouchDB would have to have. */
+    private static boolean sortDescending(JsonNode sort) {
+        if (sort == null || sort.isNull()) return false;
+        if (!sort.isArray()) throw new MangoException("invalid_sort_json", "Sort must be an array of sort specs, not: " + sort);
+        Boolean descending = null;
+        for (JsonNode s : sort) {
+            String field;
+            String dir = "asc";
+            if (s.isTextual()) {
+                field = s.textValue();
+            } else if (s.isObject() && s.size() == 1) {
+                Map.Entry<String, JsonNode> e = s.properties().iterator().next();
+                field = e.getKey();
+                dir = e.getValue().asText();
+                if (!dir.equals("asc") && !dir.equals("desc")) throw new MangoException("invalid_sort_dir", "Invalid sort direction: " + e.getValue());
+            } else {
+                throw new MangoException("invalid_sort_field", "Invalid sort field: " + s);
+            }
+            if (!field.equals("_id")) {
+                throw new MangoException("no_usable_index", "No global index exists for this sort, try indexing by the sort fields.");
+            }
+            descending = dir.equals("desc");
+        }
+        return descending != null && descending;
+    }
+
+    static String encodeBookmark(String id) {
+        ArrayNode a = Json.NODES.arrayNode().add(id);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(a.toString().getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static String decodeBookmark(JsonNode b) {
+        try {
+            JsonNode a = Json.MAPPER.readTree(Base64.getUrlDecoder().decode(b.asText()));
+            if (a.isArray() && a.size() == 1 && a.get(0).isTextual()) return a.get(0).textValue();
+        } catch (Exception e) {
+            // falls through to the error
+        }
+        throw new MangoException("invalid_bookmark", "Invalid bookmark value: " + b);
+    }
+
+    /** Runs {@code q} over the database's documents. */
+    public static Result run(DocumentStore docs, String dbName, Query q) {
+        long start = System.nanoTime();
+        long[] examined = {0};
+        String startKey = q.after();
+        RangeCursor<ObjectNode> cursor = docs.allDocs(dbName, startKey, null, true, q.descending(), (long) q.skip() + q.limit(), (tx, db, kv) -> {
+            DocumentStore.DocInfo row = DocumentStore.byIdRow(tx, db, kv);
+            if (row.id().equals(startKey) || row.id().startsWith(DocumentJson.DESIGN_PREFIX)) return null;
+            DocumentStore.StoredDoc d;
+            try {
+                d = DocumentStore.get(tx, db, row.id(), row.rev(), q.conflicts());
+            } catch (StorageException e) {
+                if (e.kind() == StorageException.Kind.NOT_FOUND) return null; // removed since the row was read
+                throw e;
+            }
+            examined[0]++;
+            ObjectNode doc = DocumentJson.render(d);
+            if (!q.selector().matches(doc)) return null;
+            if (q.conflicts()) addConflicts(doc, d);
+            return doc;
+        });
+        List<ObjectNode> out = new ArrayList<>();
+        String last = null;
+        int seen = 0;
+        boolean more = q.limit() > 0;
+        while (more && cursor.hasNext()) {
+            ObjectNode doc = cursor.next();
+            if (seen++ < q.skip()) continue;
+            last = doc.get("_id").textValue();
+            out.add(q.fields() == null ? doc : project(doc, q.fields()));
+        }
+        List<String> warnings = new ArrayList<>();
+        warnings.add(NO_INDEX_WARNING);
+        if (q.useIndex() != null && !q.useIndex().isNull()) {
+            warnings.add(q.useIndex() + " was not used because it does not contain a valid index for this query.");
+        }
+        String bookmark = last != null ? encodeBookmark(last) : q.after() != null ? encodeBookmark(q.after()) : "nil";
+        return new Result(out, bookmark, warnings, new Stats(examined[0], out.size(), (System.nanoTime() - start) / 1e6));
+    }
+
+    private static void addConflicts(ObjectNode doc, DocumentStore.StoredDoc d) {
+        if (d.branches() == null) return;
+        ArrayNode c = Json.NODES.arrayNode();
+        for (EditBranch b : d.branches()) {
+            if (!b.deleted() && !b.leaf().equals(d.rev())) c.add(b.leaf().toString());
+        }
+        if (!c.isEmpty()) doc.set("_conflicts", c);
+    }
+
+    /** Only the named fields (dotted paths), nested as in the document; missing ones are left out. */
+    static ObjectNode project(ObjectNode doc, List<List<String>> fields) {
+        ObjectNode out = Json.NODES.objectNode();
+        for (List<String> path : fields) {
+            JsonNode v = doc;
+            for (String p : path) {
+                v = v != null && v.isObject() ? v.get(p) : null;
+            }
+            if (v == null) continue;
+            ObjectNode at = out;
+            for (int i = 0; i < path.size() - 1; i++) {
+                JsonNode next = at.get(path.get(i));
+                at = next instanceof ObjectNode o ? o : at.putObject(path.get(i));
+            }
+            at.set(path.getLast(), v.deepCopy());
+        }
+        return out;
+    }
+}

@@ -61,6 +61,11 @@ class UsersDatabaseTest {
         as(basic("joe", "s3cret"), "GET", "/_users/_changes", null).error(403, "forbidden", null);
         as(null, "PUT", "/_users/org.couchdb.user:joe", "{\"_rev\":\"" + rev + "\",\"name\":\"joe\",\"password\":\"mine\",\"roles\":[],\"type\":\"user\"}")
                 .error(403, "forbidden", "You may only update your own user document.");
+        // Nor may anyone add a branch of their own to it, which could win.
+        as(null, "PUT", "/_users/org.couchdb.user:joe?new_edits=false", "{\"_rev\":\"9-ffff\",\"name\":\"joe\",\"password\":\"mine\",\"roles\":[],\"type\":\"user\"}")
+                .error(401, "unauthorized", null);
+        as(basic("joe", "s3cret"), "PUT", "/_users/org.couchdb.user:joe?new_edits=false", "{\"_rev\":\"9-ffff\",\"name\":\"joe\",\"roles\":[],\"type\":\"user\"}")
+                .error(403, "forbidden", null);
 
         // joe changes his password; his old cookie dies with the old salt.
         rev = as(basic("joe", "s3cret"), "PUT", "/_users/org.couchdb.user:joe",

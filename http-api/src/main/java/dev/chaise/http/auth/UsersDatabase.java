@@ -94,10 +94,13 @@ public final class UsersDatabase implements UserDirectory {
     /**
      * Whether {@code req} is a request on the caller's own user document that the database's
      * membership does not decide: reading, updating or deleting it, or creating one when anonymous.
+     * Not a replicated write ({@code new_edits=false}): it could add a branch to someone else's
+     * document with no revision of theirs to check against, and win.
      */
     static boolean ownDocument(Request req, UserCtx u) {
         List<String> p = req.path();
         if (p.size() != 2 || !NAME.equals(p.get(0)) || !p.get(1).startsWith(PREFIX)) return false;
+        if ("false".equals(req.query("new_edits"))) return false;
         String name = p.get(1).substring(PREFIX.length());
         return switch (req.method()) {
             case "GET", "HEAD", "DELETE" -> name.equals(u.name());

@@ -51,7 +51,7 @@ public final class ErrorMapper {
         return switch (kind) {
             case QUERY_PARSE_ERROR, INVALID_DESIGN_DOC, COMPILATION_ERROR -> 400;
             case NOT_FOUND -> 404;
-            case REDUCE_ERROR, FILTER_ERROR -> 500; // CouchDB's status too: the user's function failed at query time
+            case REDUCE_ERROR, FILTER_ERROR, OS_PROCESS_ERROR -> 500; // CouchDB's status too: the user's function failed
         };
     }
 

@@ -165,6 +165,21 @@ class ValidateDocUpdateTest {
     }
 
     @Test
+    void aRunawayFunctionFailsTheRequestInsteadOfRetryingIt() throws Exception {
+        createDb("vt");
+        ddoc("vt", "slow", "function (n) { if (n.spin) { while (true) {} } if (n.wait) { var t = Date.now(); while (Date.now() - t < n.wait) {} } }");
+        HttpTestServer.Resp r = s.asAdmin("PUT", "/vt/a", "{\"spin\":true}").error(500, "os_process_error", null);
+        assertTrue(r.json().get("reason").asText().contains("_design/slow"), r.text());
+        // The function's time, all documents of the transaction together, is bounded too.
+        StringBuilder docs = new StringBuilder("{\"docs\":[");
+        for (int i = 0; i < 5; i++) docs.append(i == 0 ? "" : ",").append("{\"_id\":\"w").append(i).append("\",\"wait\":700}");
+        s.asAdmin("POST", "/vt/_bulk_docs", docs.append("]}").toString()).error(500, "os_process_error", null);
+        s.get("/vt/a", "Authorization", HttpTestServer.ADMIN).error(404, "not_found", null);
+        s.get("/vt/w0", "Authorization", HttpTestServer.ADMIN).error(404, "not_found", null);
+        s.asAdmin("PUT", "/vt/b", "{\"wait\":1}").status(201); // the engine still serves
+    }
+
+    @Test
     void everyFunctionMustPassInDesignDocumentOrderAndFollowsItsEdits() throws Exception {
         createDb("vo");
         ddoc("vo", "b", "function () { throw {forbidden: 'b says no'}; }");

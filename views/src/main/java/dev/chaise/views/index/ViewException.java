@@ -15,7 +15,13 @@ public final class ViewException extends RuntimeException {
         /** 500 in CouchDB too: a filter function threw on a document of the feed. */
         FILTER_ERROR("filter_error"),
         /** 400: the view's map function does not compile. */
-        COMPILATION_ERROR("compilation_error");
+        COMPILATION_ERROR("compilation_error"),
+        /**
+         * 500, the whole request: a validate_doc_update function ran out of time or memory, or
+         * the functions together ran too long for the write's transaction (CouchDB fails the
+         * request when its JavaScript process times out).
+         */
+        OS_PROCESS_ERROR("os_process_error");
 
         private final String error;
 

@@ -12,6 +12,7 @@ import dev.chaise.storage.DocumentValidator;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.RevId;
+import dev.chaise.views.index.ViewException;
 import dev.chaise.views.js.JsEngine;
 import dev.chaise.views.js.JsFunctionException;
 import dev.chaise.views.js.ValidateProgram;
@@ -64,6 +65,7 @@ public final class ValidateDocUpdate {
         return new DocumentValidator.Checks() {
             /** Opened on the first document, then reused: the programs belong to this thread. */
             private final List<ValidateProgram> programs = new ArrayList<>();
+            private long nanos;
 
             @Override
             public void check(ObjectNode newDoc, Supplier<ObjectNode> oldDoc) {
@@ -78,9 +80,22 @@ public final class ValidateDocUpdate {
                             ObjectNode old = oldDoc.get();
                             oldJson = old == null ? "null" : old.toString();
                         }
-                        JsonNode thrown = programs.get(i).validate(newJson, oldJson, ctxJson, secJson);
+                        long start = System.nanoTime();
+                        JsonNode thrown;
+                        try {
+                            thrown = programs.get(i).validate(newJson, oldJson, ctxJson, secJson);
+                        } finally {
+                            nanos += System.nanoTime() - start;
+                        }
+                        if (nanos > BUDGET_NANOS) throw overBudget();
                         if (thrown != null) throw verdict(thrown);
                     } catch (JsFunctionException e) {
+                        // A runaway function fails the request, not the document: the transaction it ran in is
+                        // past FoundationDB's 5 s by now, and a retry would run it again, and again.
+                        if (e.error().equals("timeout") || e.error().equals("memory_limit")) {
+                            throw new ViewException(ViewException.Kind.OS_PROCESS_ERROR,
+                                    "validate_doc_update of " + ddoc.get("_id").textValue() + ": " + e.reason());
+                        }
                         throw failed(e.reason());
                     }
                 }
@@ -91,6 +106,19 @@ public final class ValidateDocUpdate {
                 for (ValidateProgram p : programs) p.close();
             }
         };
+    }
+
+    /**
+     * The time the functions may take in one write transaction, all documents together: past it
+     * the request fails rather than the transaction, which FoundationDB ends at 5 s and the retry
+     * loop would only run again. A batch that needs more should be smaller.
+     */
+    static final long BUDGET_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(3);
+
+    private static ViewException overBudget() {
+        return new ViewException(ViewException.Kind.OS_PROCESS_ERROR,
+                "validate_doc_update functions ran over " + java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(BUDGET_NANOS)
+                        + " s for one transaction's documents; send fewer documents per request");
     }
 
     /** The database's design documents with a validate_doc_update string, in id order. */

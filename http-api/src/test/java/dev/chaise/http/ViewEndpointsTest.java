@@ -70,6 +70,18 @@ class ViewEndpointsTest {
     }
 
     @Test
+    void aRunawayInteractiveMapFailsTheWriteInsteadOfRetryingIt() throws Exception {
+        s.asAdmin("PUT", "/ivr", null).status(201);
+        s.asAdmin("PUT", "/ivr/_design/d", "{\"views\":{\"m\":{\"map\":\"function(doc){ if (doc.spin) { while (true) {} } emit(doc._id, 1); }\"}},"
+                + "\"options\":{\"interactive\":true}}").status(201);
+        s.asAdmin("PUT", "/ivr/ok", "{}").status(201);
+        HttpTestServer.Resp r = s.asAdmin("PUT", "/ivr/spin", "{\"spin\":true}").error(500, "os_process_error", null);
+        assertTrue(r.json().get("reason").asText().contains("_design/d"), r.text());
+        s.asAdmin("GET", "/ivr/spin", null).error(404, "not_found", "missing");
+        assertEquals("[{'id':'ok','key':'ok','value':1}]", rows("/ivr/_design/d/_view/m"));
+    }
+
+    @Test
     void missingDesignDocsAndViews() throws Exception {
         s.asAdmin("GET", "/v/_design/nope/_view/m", null).error(404, "not_found", "missing");
         s.asAdmin("GET", "/v/_design/d/_view/nope", null).error(404, "not_found", "missing_named_view");

@@ -74,7 +74,15 @@ public final class InteractiveViews implements DocumentWriteHook {
             throw new IllegalStateException(e);
         }
         try (MapProgram program = js.mapProgram(new JsEngine.MapSource(ddoc.id(), ddoc.maps(), ddoc.lib()))) {
-            ViewIndexer.indexDoc(tx, c.db(), ddoc, c.docId(), c.newWinner().toString(), program.map(json));
+            List<dev.chaise.views.js.MapOutcome> outcomes = program.map(json);
+            for (dev.chaise.views.js.MapOutcome o : outcomes) {
+                // As for validate_doc_update: the write's transaction has run as long as the function was
+                // allowed to, past FoundationDB's 5 s at the default, and a retry would run it again.
+                if (o instanceof dev.chaise.views.js.MapOutcome.Failed f && (f.error().equals("timeout") || f.error().equals("memory_limit"))) {
+                    throw new ViewException(ViewException.Kind.OS_PROCESS_ERROR, "interactive view of " + ddoc.id() + ": " + f.reason());
+                }
+            }
+            ViewIndexer.indexDoc(tx, c.db(), ddoc, c.docId(), c.newWinner().toString(), outcomes);
         } catch (JsFunctionException e) {
             log.warn("interactive index {} of {} does not compile: {}", d.sig(), d.ddocId(), e.reason());
         }

@@ -41,7 +41,8 @@ class NoServerErrorsTest {
             "/_node/_local/_config/admins/x", "/_node/x/_config/a/b", "/_node/_local/_config/a/b/c",
             "/db", "/db/_security", "/db/_revs_limit", "/db/_compact", "/db/_ensure_full_commit", "/db/_security/extra",
             "/missing", "/missing/_security", "/Bad", "/%00", "/%C3%28", "/..", "/db/..", "/_", "/a%2F", "/%2F", "/db?rev=",
-            "/db?partitioned=x", "/favicon.ico", "/_replicator", "/_users/_security",
+            "/db?partitioned=x", "/favicon.ico", "/_replicator", "/_users/_security", "/_users", "/_users/org.couchdb.user:x",
+            "/_users/org.couchdb.user:x?new_edits=false", "/db/_find", "/db/_index", "/db/_explain", "/_replicate",
             // documents
             "/db/doc", "/db/doc?rev=", "/db/doc?rev=1-x", "/db/doc?rev=0-x", "/db/doc?revs=maybe", "/db/doc?open_revs=all",
             "/db/doc?open_revs=%5B", "/db/doc?open_revs=%5B%22bad%22%5D", "/db/doc?latest=true&rev=1-a", "/db/doc?new_edits=false",
@@ -90,12 +91,14 @@ class NoServerErrorsTest {
         }
     }
 
-    /** The sweep's database and a document in it, so database and document paths reach their handlers. */
+    /** The sweep's database and a document in it, and {@code _users}, so database and document paths reach their handlers. */
     static void restore() throws Exception {
         int db = s.asAdmin("PUT", "/db", null).status();
         if (db != 201 && db != 412) throw new AssertionError("cannot restore /db: " + db);
         int doc = s.asAdmin("PUT", "/db/doc", "{}").status();
         if (doc != 201 && doc != 409) throw new AssertionError("cannot restore /db/doc: " + doc);
+        int users = s.asAdmin("PUT", "/_users", null).status(); // so its own-document paths meet a database
+        if (users != 201 && users != 412) throw new AssertionError("cannot restore /_users: " + users);
     }
 
     static final List<String> METHODS = List.of("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "COPY");

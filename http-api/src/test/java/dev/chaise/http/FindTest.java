@@ -91,6 +91,18 @@ class FindTest {
     }
 
     @Test
+    void explainDescribesTheScan() throws Exception {
+        JsonNode e = s.asAdmin("POST", "/f/_explain", "{\"selector\":{\"n\":{\"$gt\":3},\"type\":\"a\"},\"limit\":5,\"fields\":[\"_id\"]}").status(200).json();
+        assertEquals("f", e.get("dbname").asText());
+        assertEquals("{\"ddoc\":null,\"name\":\"_all_docs\",\"type\":\"special\",\"def\":{\"fields\":[{\"_id\":\"asc\"}]}}", e.get("index").toString());
+        assertEquals("{\"$and\":[{\"n\":{\"$gt\":3}},{\"type\":{\"$eq\":\"a\"}}]}", e.get("selector").toString());
+        assertEquals(5, e.get("limit").asInt());
+        assertEquals("[\"_id\"]", e.get("fields").toString());
+        assertEquals("fwd", e.at("/mrargs/direction").asText());
+        s.asAdmin("POST", "/f/_explain", "{}").error(400, "missing_required_key", null);
+    }
+
+    @Test
     void couchDbsErrors() throws Exception {
         s.asAdmin("POST", "/f/_find", "{}").error(400, "missing_required_key", "Missing required key: selector");
         s.asAdmin("POST", "/f/_find", "{\"selector\":[]}").error(400, "invalid_selector_json", null);

@@ -12,8 +12,8 @@ import dev.chaise.storage.json.Json;
 import dev.chaise.views.mango.Find;
 
 /**
- * {@code POST /{db}/_find} and {@code GET /{db}/_index} on the special {@code _all_docs} index
- * ({@link Find}). Creating indexes ({@code POST _index}) and {@code _explain} stay 501
+ * {@code POST /{db}/_find}, {@code _explain} and {@code GET /{db}/_index} on the special
+ * {@code _all_docs} index ({@link Find}). Creating indexes ({@code POST _index}) stays 501
  * ({@link NotImplementedHandlers}).
  */
 public final class MangoHandlers {
@@ -29,6 +29,7 @@ public final class MangoHandlers {
     public void register(Router r) {
         r.add("POST", "/{db}/_find", this::find);
         r.add("GET", "/{db}/_index", this::indexes);
+        r.add("POST", "/{db}/_explain", this::explain);
     }
 
     private Response find(Request req) {
@@ -50,6 +51,13 @@ public final class MangoHandlers {
             s.put("execution_time_ms", r.stats().millis());
         }
         return Response.json(200, out);
+    }
+
+    private Response explain(Request req) {
+        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        Bodies.requireContentType(req, Response.JSON);
+        com.fasterxml.jackson.databind.JsonNode body = Bodies.json(req);
+        return Response.json(200, Find.explain(db.name(), Find.parse(body), body));
     }
 
     private Response indexes(Request req) {

@@ -134,6 +134,44 @@ public final class Find {
         throw new MangoException("invalid_bookmark", "Invalid bookmark value: " + b);
     }
 
+    /** CouchDB's {@code _explain} for {@code q}: the special index, the normalized selector, the options and the scan's range. */
+    public static ObjectNode explain(String dbName, Query q, JsonNode body) {
+        ObjectNode out = Json.NODES.objectNode();
+        out.put("dbname", dbName);
+        ObjectNode index = out.putObject("index");
+        index.putNull("ddoc");
+        index.put("name", "_all_docs");
+        index.put("type", "special");
+        index.putObject("def").putArray("fields").addObject().put("_id", "asc");
+        out.put("partitioned", false);
+        out.set("selector", q.selector().toJson());
+        ObjectNode opts = out.putObject("opts");
+        JsonNode use = body.get("use_index");
+        opts.set("use_index", use == null || use.isNull() ? Json.NODES.arrayNode() : use);
+        opts.put("bookmark", q.after() == null ? "nil" : encodeBookmark(q.after()));
+        opts.put("limit", q.limit());
+        opts.put("skip", q.skip());
+        JsonNode sort = body.get("sort");
+        opts.set("sort", sort == null || sort.isNull() ? Json.NODES.objectNode() : sort);
+        JsonNode fields = body.get("fields");
+        opts.set("fields", q.fields() == null ? Json.NODES.textNode("all_fields") : fields);
+        opts.put("conflicts", q.conflicts());
+        opts.put("execution_stats", q.executionStats());
+        out.put("limit", q.limit());
+        out.put("skip", q.skip());
+        out.set("fields", q.fields() == null ? Json.NODES.textNode("all_fields") : fields);
+        ObjectNode mr = out.putObject("mrargs");
+        mr.put("include_docs", true);
+        mr.put("view_type", "map");
+        mr.put("reduce", false);
+        mr.put("start_key", q.after());
+        mr.putNull("end_key");
+        mr.put("direction", q.descending() ? "rev" : "fwd");
+        mr.put("conflicts", q.conflicts());
+        out.put("covering", false);
+        return out;
+    }
+
     /** Runs {@code q} over the database's documents. */
     public static Result run(DocumentStore docs, String dbName, Query q) {
         long start = System.nanoTime();

@@ -40,6 +40,8 @@ public final class ValidateDocUpdate {
 
     private record Key(String dbUuid, String ddocId) {}
 
+    private static final int SEEN_LIMIT = 10_000;
+
     /** @param ddoc the design document as {@code this}, or null if it has no validate_doc_update */
     private record Seen(RevId rev, ObjectNode ddoc) {}
 
@@ -132,6 +134,7 @@ public final class ValidateDocUpdate {
             if (s == null || !s.rev().equals(row.rev())) {
                 ObjectNode ddoc = DocumentJson.render(DocumentStore.get(tx, db, row.id(), row.rev(), false));
                 s = new Seen(row.rev(), ddoc.path("validate_doc_update").isTextual() ? ddoc : null);
+                if (seen.size() >= SEEN_LIMIT) seen.clear(); // deleted databases and design documents leave entries behind
                 seen.put(key, s);
             }
             if (s.ddoc() != null) out.add(s.ddoc());

@@ -31,6 +31,17 @@ public final class KvLimits {
         }
     }
 
+    /** {@code Transaction.setAll}'s checks, before anything is written: every pair as {@code set} checks it, keys ascending. */
+    public static void checkSetAll(java.util.List<KeyValue> kvs) {
+        for (int i = 0; i < kvs.size(); i++) {
+            checkWritableKey(kvs.get(i).key());
+            checkValue(kvs.get(i).value());
+            if (i > 0 && Keys.compare(kvs.get(i - 1).key(), kvs.get(i).key()) >= 0) {
+                throw new KvException(KvException.CLIENT_INVALID_OPERATION, "client_invalid_operation: setAll keys must ascend");
+            }
+        }
+    }
+
     public static void checkRange(byte[] begin, byte[] end) {
         if (Keys.compare(begin, end) > 0) {
             throw new KvException(KvException.INVERTED_RANGE, "inverted_range: range begin key larger than end key");

@@ -228,16 +228,12 @@ final class EmbeddedTransaction implements Transaction {
     @Override
     public synchronized void setAll(List<KeyValue> kvs) {
         ensureOpen();
+        KvLimits.checkSetAll(kvs);
         byte[][] keys = new byte[kvs.size()][];
         byte[][] values = new byte[kvs.size()][];
         long bytes = 0;
         for (int i = 0; i < keys.length; i++) {
             KeyValue kv = kvs.get(i);
-            KvLimits.checkWritableKey(kv.key());
-            KvLimits.checkValue(kv.value());
-            if (i > 0 && Keys.compare(keys[i - 1], kv.key()) >= 0) {
-                throw new KvException(KvException.CLIENT_INVALID_OPERATION, "client_invalid_operation: setAll keys must ascend");
-            }
             keys[i] = kv.key().clone();
             values[i] = kv.value().clone();
             bytes += keys[i].length + values[i].length;

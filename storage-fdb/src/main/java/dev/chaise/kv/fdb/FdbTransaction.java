@@ -90,13 +90,7 @@ final class FdbTransaction implements Transaction {
     @Override
     public void setAll(java.util.List<KeyValue> kvs) {
         ensureOpen();
-        for (int i = 0; i < kvs.size(); i++) {
-            KvLimits.checkWritableKey(kvs.get(i).key());
-            KvLimits.checkValue(kvs.get(i).value());
-            if (i > 0 && Keys.compare(kvs.get(i - 1).key(), kvs.get(i).key()) >= 0) {
-                throw new KvException(KvException.CLIENT_INVALID_OPERATION, "client_invalid_operation: setAll keys must ascend");
-            }
-        }
+        KvLimits.checkSetAll(kvs);
         boolean noConflict = noWriteConflictNext;
         noWriteConflictNext = false;
         call(() -> {

@@ -15,6 +15,8 @@ import java.util.Map;
  */
 public final class DocumentJson {
     public static final String DESIGN_PREFIX = "_design/";
+    /** The first id after every {@code _design/} id ('0' follows '/'); no valid document has it. */
+    public static final String DESIGN_END = "_design0";
     public static final String LOCAL_PREFIX = "_local/";
 
     private DocumentJson() {}

@@ -369,8 +369,8 @@ public final class DocumentStore implements AutoCloseable {
             digests = r.digests();
         }
         // As CouchDB: the function sees the edited revision as _rev, and that revision (none for a new document) as oldDoc.
-        if (base != null) validate(tx, db, ctx, id, base.branch().leaf(), new Revisions(base.branch().leaf().pos(), List.of(base.branch().leaf().hash())), plan.deleted(), body, base.branch());
-        else validate(tx, db, ctx, id, null, null, plan.deleted(), body, null);
+        EditBranch edited = base == null ? null : base.branch();
+        validate(tx, db, ctx, id, edited == null ? null : EditBranch.root(edited.leaf(), false), plan.deleted(), body, edited);
         // The hash is taken over the exploded body, so the body is exploded once, before its prefix is known.
         ExplodedJson.Leaves leaves = ExplodedJson.explode(DocumentBodies.longestPrefix(db, id, newPos, plan.deleted()), body);
         RevId newRev = RevHasher.newRevId(plan.parent(), plan.deleted(), leaves, digests);
@@ -422,7 +422,7 @@ public final class DocumentStore implements AutoCloseable {
             body = AttachmentsSubspace.resolve(tx, db, id, u.path().deleted() ? strip(body) : body, u.path().leaf().pos(), true, leaves, maxAttachmentSize, u.stored()).body();
         }
         if (newLeaf != null) {
-            validate(tx, db, ctx, id, newLeaf, u.path().revisions(), u.path().deleted(), u.path().deleted() ? strip(body) : body, nearestLeaf(all, u.path()));
+            validate(tx, db, ctx, id, u.path(), u.path().deleted(), body, nearestLeaf(all, u.path())); // a deletion's attachments were stripped above
         }
         apply(tx, db, id, all, winnerRecord(all), update, newLeaf, u.path().deleted(), body, null, size, update.branchCount(), ctx);
         return u.path().leaf();
@@ -431,30 +431,33 @@ public final class DocumentStore implements AutoCloseable {
     /**
      * CouchDB's validate_doc_update of one document, before anything of it is written; the
      * replaced revision's body is read only if a function asks for it.
+     *
+     * @param revs whose leaf and revisions the function sees as {@code _rev} and {@code _revisions}; null for none
      */
-    private static void validate(Transaction tx, DbHandle db, WriteContext ctx, String id, RevId rev, Revisions revisions, boolean deleted,
+    private static void validate(Transaction tx, DbHandle db, WriteContext ctx, String id, EditBranch revs, boolean deleted,
                                  ObjectNode body, EditBranch replaced) {
         if (ctx.checks == null || id.startsWith(DocumentJson.DESIGN_PREFIX)) return; // design documents: admins only, checked above storage
         ObjectNode[] old = new ObjectNode[1]; // read at most once, however many functions ask
-        ctx.checks.check(validationDoc(id, rev, revisions, deleted, body), () -> {
+        ctx.checks.check(validationDoc(id, revs, deleted, body), () -> {
             if (replaced == null) return null;
             if (old[0] == null) {
                 ObjectNode b = DocumentBodies.read(tx, db, id, replaced.leaf(), replaced.deleted());
-                old[0] = validationDoc(id, replaced.leaf(), replaced.revisions(), replaced.deleted(), b == null ? Json.NODES.objectNode() : b);
+                old[0] = validationDoc(id, replaced, replaced.deleted(), b == null ? Json.NODES.objectNode() : b);
             }
             return old[0];
         });
     }
 
     /** A document as validate_doc_update gets it (CouchDB's {@code to_json_obj(Doc, [revs])}): attachments as stubs. */
-    private static ObjectNode validationDoc(String id, RevId rev, Revisions revisions, boolean deleted, ObjectNode body) {
+    private static ObjectNode validationDoc(String id, EditBranch revs, boolean deleted, ObjectNode body) {
         ObjectNode d = Json.NODES.objectNode();
         d.put("_id", id);
-        if (rev != null) {
-            d.put("_rev", rev.toString());
-            ObjectNode r = d.putObject("_revisions");
-            r.put("start", revisions.start());
-            revisions.ids().forEach(r.putArray("ids")::add);
+        if (revs != null) {
+            Revisions r = revs.revisions();
+            d.put("_rev", revs.leaf().toString());
+            ObjectNode o = d.putObject("_revisions");
+            o.put("start", r.start());
+            r.ids().forEach(o.putArray("ids")::add);
         }
         d.setAll(body);
         if (deleted) d.put("_deleted", true);
@@ -681,7 +684,7 @@ public final class DocumentStore implements AutoCloseable {
     /** The winning revision of every live design document, in id order: the by-id rows from {@code _design/} to {@code _design0}. */
     public static List<ByIdSubspace.Row> designDocs(ReadTransaction tx, DbHandle db) {
         List<ByIdSubspace.Row> out = new ArrayList<>();
-        for (KeyValue kv : tx.getRangeAsList(ByIdSubspace.key(db, DocumentJson.DESIGN_PREFIX), ByIdSubspace.key(db, "_design0"), 0, false)) {
+        for (KeyValue kv : tx.getRangeAsList(ByIdSubspace.key(db, DocumentJson.DESIGN_PREFIX), ByIdSubspace.key(db, DocumentJson.DESIGN_END), 0, false)) {
             out.add(ByIdSubspace.decode(db, kv));
         }
         return out;

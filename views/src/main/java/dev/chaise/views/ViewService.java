@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.chaise.kv.KvStore;
 import dev.chaise.storage.ChangesSubspace;
 import dev.chaise.storage.DbHandle;
+import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.Sequence;
 import dev.chaise.storage.StorageException;
@@ -533,7 +534,7 @@ public final class ViewService implements AutoCloseable {
     /** The ids of the database's live design documents. */
     private List<String> designDocIds(String dbName) {
         List<String> ids = new ArrayList<>();
-        var cursor = docs.allDocs(dbName, "_design/", "_design0", false, false, 0, (tx, db, row) -> DocumentStore.byIdRow(tx, db, row).id());
+        var cursor = docs.allDocs(dbName, DocumentJson.DESIGN_PREFIX, DocumentJson.DESIGN_END, false, false, 0, (tx, db, row) -> DocumentStore.byIdRow(tx, db, row).id());
         while (cursor.hasNext()) ids.add(cursor.next());
         return ids;
     }

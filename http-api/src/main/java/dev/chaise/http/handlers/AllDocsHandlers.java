@@ -32,8 +32,7 @@ import java.util.List;
  */
 public final class AllDocsHandlers {
     static final String DESIGN_FIRST = DocumentJson.DESIGN_PREFIX;
-    /** The first id after every {@code _design/} id ('0' follows '/'); no valid document has it. */
-    static final String DESIGN_END = "_design0";
+    static final String DESIGN_END = DocumentJson.DESIGN_END;
     private static final int KEYS_PER_TRANSACTION = 100;
 
     private enum Namespace { ALL, DESIGN, LOCAL }

@@ -64,11 +64,7 @@ public final class MangoHandlers {
         access.database(req, req.param("db"), Access.Level.MEMBER);
         ObjectNode out = Json.NODES.objectNode();
         out.put("total_rows", 1);
-        ObjectNode all = out.putArray("indexes").addObject();
-        all.putNull("ddoc");
-        all.put("name", "_all_docs");
-        all.put("type", "special");
-        all.putObject("def").putArray("fields").addObject().put("_id", "asc");
+        out.putArray("indexes").add(Find.specialIndex());
         return Response.json(200, out);
     }
 }

@@ -76,9 +76,7 @@ public final class InteractiveViews implements DocumentWriteHook {
         try (MapProgram program = js.mapProgram(new JsEngine.MapSource(ddoc.id(), ddoc.maps(), ddoc.lib()))) {
             List<dev.chaise.views.js.MapOutcome> outcomes = program.map(json);
             for (dev.chaise.views.js.MapOutcome o : outcomes) {
-                // As for validate_doc_update: the write's transaction has run as long as the function was
-                // allowed to, past FoundationDB's 5 s at the default, and a retry would run it again.
-                if (o instanceof dev.chaise.views.js.MapOutcome.Failed f && (f.error().equals("timeout") || f.error().equals("memory_limit"))) {
+                if (o instanceof dev.chaise.views.js.MapOutcome.Failed f && JsEngine.stoppedByEngine(f.error())) {
                     throw new ViewException(ViewException.Kind.OS_PROCESS_ERROR, "interactive view of " + ddoc.id() + ": " + f.reason());
                 }
             }

@@ -34,6 +34,16 @@ public interface JsEngine extends AutoCloseable {
     void close();
 
     /**
+     * Whether a failure's error word means the engine stopped the call ({@code timeout},
+     * {@code memory_limit}) rather than the function failing on its own: a call made inside a
+     * write's transaction must then fail the request, since the transaction has run as long as
+     * the call and a retry would only run it again.
+     */
+    static boolean stoppedByEngine(String error) {
+        return error.equals("timeout") || error.equals("memory_limit");
+    }
+
+    /**
      * @param ddocId e.g. {@code _design/foo}, for messages
      * @param maps the {@code map} source of each view, in the order results are returned
      * @param lib the design document's {@code views.lib} object (CommonJS modules for

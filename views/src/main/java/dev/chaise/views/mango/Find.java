@@ -134,15 +134,21 @@ public final class Find {
         throw new MangoException("invalid_bookmark", "Invalid bookmark value: " + b);
     }
 
-    /** CouchDB's {@code _explain} for {@code q}: the special index, the normalized selector, the options and the scan's range. */
-    public static ObjectNode explain(String dbName, Query q, JsonNode body) {
-        ObjectNode out = Json.NODES.objectNode();
-        out.put("dbname", dbName);
-        ObjectNode index = out.putObject("index");
+    /** The one index every database has, as {@code GET _index} and {@code _explain} describe it. */
+    public static ObjectNode specialIndex() {
+        ObjectNode index = Json.NODES.objectNode();
         index.putNull("ddoc");
         index.put("name", "_all_docs");
         index.put("type", "special");
         index.putObject("def").putArray("fields").addObject().put("_id", "asc");
+        return index;
+    }
+
+    /** CouchDB's {@code _explain} for {@code q}: the special index, the normalized selector, the options and the scan's range. */
+    public static ObjectNode explain(String dbName, Query q, JsonNode body) {
+        ObjectNode out = Json.NODES.objectNode();
+        out.put("dbname", dbName);
+        out.set("index", specialIndex());
         out.put("partitioned", false);
         out.set("selector", q.selector().toJson());
         ObjectNode opts = out.putObject("opts");

@@ -92,9 +92,7 @@ public final class ValidateDocUpdate {
                         if (nanos > BUDGET_NANOS) throw overBudget();
                         if (thrown != null) throw verdict(thrown);
                     } catch (JsFunctionException e) {
-                        // A runaway function fails the request, not the document: the transaction it ran in is
-                        // past FoundationDB's 5 s by now, and a retry would run it again, and again.
-                        if (e.error().equals("timeout") || e.error().equals("memory_limit")) {
+                        if (JsEngine.stoppedByEngine(e.error())) {
                             throw new ViewException(ViewException.Kind.OS_PROCESS_ERROR,
                                     "validate_doc_update of " + ddoc.get("_id").textValue() + ": " + e.reason());
                         }

@@ -112,6 +112,22 @@ public final class DocumentJson {
         return DocumentStore.DocUpdate.replicated(p.id(), path, p.body());
     }
 
+    /**
+     * {@link #render}, plus {@code _conflicts} (CouchDB's order) when the document was read with
+     * its branches and has any: as map functions, {@code include_docs=true&conflicts=true} and
+     * {@code _find} with {@code conflicts} see it.
+     */
+    public static ObjectNode renderWithConflicts(DocumentStore.StoredDoc d) {
+        ObjectNode out = render(d);
+        if (d.branches() == null) return out;
+        java.util.List<dev.chaise.storage.rev.RevId> conflicts = dev.chaise.storage.rev.EditBranches.conflicts(d.branches());
+        if (!conflicts.isEmpty()) {
+            var a = out.putArray("_conflicts");
+            conflicts.forEach(r -> a.add(r.toString()));
+        }
+        return out;
+    }
+
     /** {@code {"_id", "_rev", ...body, "_deleted": true}}: the document as CouchDB returns it. */
     public static ObjectNode render(DocumentStore.StoredDoc d) {
         ObjectNode out = Json.NODES.objectNode();

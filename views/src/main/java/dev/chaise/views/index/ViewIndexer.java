@@ -17,8 +17,6 @@ import dev.chaise.storage.Sequence;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.TxIds;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.EditBranches;
-import dev.chaise.storage.rev.RevId;
 import dev.chaise.views.collation.ViewCollation;
 import dev.chaise.views.collation.ViewKeyCodec;
 import dev.chaise.views.collation.ViewKeyTooLargeException;
@@ -347,14 +345,7 @@ public final class ViewIndexer {
      * @param d read with its branches, or without them when it has only one
      */
     static ObjectNode mapDoc(DocumentStore.StoredDoc d) {
-        ObjectNode doc = DocumentJson.render(d);
-        if (d.branches() == null) return doc;
-        List<RevId> conflicts = EditBranches.conflicts(d.branches());
-        if (!conflicts.isEmpty()) {
-            var a = doc.putArray("_conflicts");
-            conflicts.forEach(r -> a.add(r.toString()));
-        }
-        return doc;
+        return DocumentJson.renderWithConflicts(d);
     }
 
     /** Views whose reduce keeps per-key aggregates (see {@link MapIndexSubspace}). */

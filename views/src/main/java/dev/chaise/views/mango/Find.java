@@ -8,7 +8,6 @@ import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.RangeCursor;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.EditBranch;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -195,9 +194,8 @@ public final class Find {
             }
             examined[0]++;
             ObjectNode doc = DocumentJson.render(d);
-            if (!q.selector().matches(doc)) return null;
-            if (q.conflicts()) addConflicts(doc, d);
-            return doc;
+            if (!q.selector().matches(doc)) return null; // on the document itself, without _conflicts
+            return q.conflicts() ? DocumentJson.renderWithConflicts(d) : doc;
         });
         List<ObjectNode> out = new ArrayList<>();
         String last = null;
@@ -216,15 +214,6 @@ public final class Find {
         }
         String bookmark = last != null ? encodeBookmark(last) : q.after() != null ? encodeBookmark(q.after()) : "nil";
         return new Result(out, bookmark, warnings, new Stats(examined[0], out.size(), (System.nanoTime() - start) / 1e6));
-    }
-
-    private static void addConflicts(ObjectNode doc, DocumentStore.StoredDoc d) {
-        if (d.branches() == null) return;
-        ArrayNode c = Json.NODES.arrayNode();
-        for (EditBranch b : d.branches()) {
-            if (!b.deleted() && !b.leaf().equals(d.rev())) c.add(b.leaf().toString());
-        }
-        if (!c.isEmpty()) doc.set("_conflicts", c);
     }
 
     /** Only the named fields (dotted paths), nested as in the document; missing ones are left out. */

@@ -12,7 +12,6 @@ import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.RangeCursor;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.EditBranches;
 import dev.chaise.storage.rev.RevId;
 import dev.chaise.views.collation.ViewKeyCodec;
 import dev.chaise.views.index.MapIndexSubspace;
@@ -278,14 +277,7 @@ public final class ViewReader {
         }
         try {
             DocumentStore.StoredDoc d = DocumentStore.get(tx, db, id, rev, conflicts); // the cursor reads at snapshot already
-            ObjectNode out = DocumentJson.render(d);
-            if (conflicts) {
-                List<RevId> c = EditBranches.conflicts(d.branches());
-                if (!c.isEmpty()) {
-                    var a = out.putArray("_conflicts");
-                    c.forEach(x -> a.add(x.toString()));
-                }
-            }
+            ObjectNode out = DocumentJson.renderWithConflicts(d); // branches were read only if conflicts was asked for
             if (attachments) dev.chaise.storage.AttachmentsSubspace.inline(tx, db, id, out, 0);
             return out;
         } catch (StorageException e) {

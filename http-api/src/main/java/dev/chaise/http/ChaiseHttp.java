@@ -19,8 +19,8 @@ import dev.chaise.http.handlers.ReplicationHandlers;
 import dev.chaise.http.handlers.ServerHandlers;
 import dev.chaise.http.handlers.SessionHandlers;
 import dev.chaise.http.handlers.ViewHandlers;
-import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.ServerMetadata;
+import dev.chaise.storage.Storage;
 import dev.chaise.views.ViewService;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,7 +33,7 @@ import java.util.UUID;
  */
 public final class ChaiseHttp implements AutoCloseable {
     private final HttpConfig config;
-    private final DocumentStore docs;
+    private final Storage storage;
     private final Router router = new Router();
     private final Authenticator authenticator;
     private final Access access;
@@ -44,43 +44,43 @@ public final class ChaiseHttp implements AutoCloseable {
     /**
      * @param users directories consulted after the server admins (a {@code _users} database, later)
      */
-    public ChaiseHttp(HttpConfig config, DocumentStore docs, ConfigStore configStore, List<UserDirectory> users) {
-        this(config, docs, new ViewService(docs, null), configStore, users);
+    public ChaiseHttp(HttpConfig config, Storage storage, ConfigStore configStore, List<UserDirectory> users) {
+        this(config, storage, new ViewService(storage, null), configStore, users);
     }
 
     /**
      * @param views map indexes and queries; its JS engine also runs {@code _changes} filter functions
      */
-    public ChaiseHttp(HttpConfig config, DocumentStore docs, ViewService views, ConfigStore configStore, List<UserDirectory> users) {
+    public ChaiseHttp(HttpConfig config, Storage storage, ViewService views, ConfigStore configStore, List<UserDirectory> users) {
         this.config = config;
-        this.docs = docs;
+        this.storage = storage;
         this.configStore = configStore;
         String secret = config.auth().secret() != null ? config.auth().secret()
                 : configStore.get("chttpd_auth", "secret")
-                        .orElseGet(() -> ServerMetadata.getOrCreate(docs.kv(), ServerMetadata.COOKIE_SECRET, SessionCookies::newSecret));
+                        .orElseGet(() -> storage.serverValue(ServerMetadata.COOKIE_SECRET, SessionCookies::newSecret));
         String uuid = configStore.get("couchdb", "uuid")
-                .orElseGet(() -> ServerMetadata.getOrCreate(docs.kv(), ServerMetadata.UUID, () -> UUID.randomUUID().toString().replace("-", "")));
+                .orElseGet(() -> storage.serverValue(ServerMetadata.UUID, () -> UUID.randomUUID().toString().replace("-", "")));
         List<UserDirectory> dirs = new ArrayList<>();
         dirs.add(new ServerAdmins(configStore));
         dirs.addAll(users);
-        UsersDatabase usersDb = new UsersDatabase(docs, config.auth());
+        this.access = new Access(storage);
+        UsersDatabase usersDb = new UsersDatabase(storage, config.auth());
         dirs.add(usersDb);
         this.authenticator = new Authenticator(dirs, new SessionCookies(secret, config.auth(), () -> System.currentTimeMillis() / 1000));
-        this.access = new Access(docs.databases());
-        new ServerHandlers(config, docs, uuid, views::activeTasks).register(router);
+        new ServerHandlers(config, storage, uuid, views::activeTasks).register(router);
         new SessionHandlers(authenticator).register(router);
         new NodeHandlers(config, configStore).register(router);
-        new DatabaseHandlers(docs, access).register(router);
-        new DocumentHandlers(docs, views, usersDb, access).register(router);
-        new BulkDocsHandler(docs, views, usersDb, access).register(router);
-        new AllDocsHandlers(docs, access).register(router);
-        changes = new ChangesHandler(docs, views, access);
+        new DatabaseHandlers(storage, access).register(router);
+        new DocumentHandlers(views, usersDb, access).register(router);
+        new BulkDocsHandler(views, usersDb, access).register(router);
+        new AllDocsHandlers(access).register(router);
+        changes = new ChangesHandler(views, access);
         changes.register(router);
-        new ReplicationHandlers(docs, access).register(router);
+        new ReplicationHandlers(access).register(router);
         new ViewHandlers(views, access).register(router);
-        new AttachmentHandlers(docs, views, access).register(router);
+        new AttachmentHandlers(views, access).register(router);
         new NotImplementedHandlers(access).register(router);
-        new MangoHandlers(docs, access).register(router); // after: its GET _index replaces a 501
+        new MangoHandlers(access).register(router); // after: its GET _index replaces a 501
     }
 
     public Router router() {
@@ -100,8 +100,8 @@ public final class ChaiseHttp implements AutoCloseable {
         return changes.openFeeds();
     }
 
-    public DocumentStore docs() {
-        return docs;
+    public Storage storage() {
+        return storage;
     }
 
     public HttpConfig config() {

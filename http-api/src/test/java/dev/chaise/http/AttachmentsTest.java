@@ -246,14 +246,14 @@ class AttachmentsTest {
 
     @Test
     void tooLargeStreamsAre413AndTheConnectionIsNotReused() throws Exception {
-        s.docs.withMaxAttachmentSize(2 << 20);
+        s.docs.maxAttachmentSize(2 << 20);
         try {
             var r = sendBytes("PUT", "/a/toolarge/x.bin", java.net.http.HttpRequest.BodyPublishers.ofByteArray(random(3 << 20, 4)));
             assertEquals(413, r.statusCode());
             assertEquals("{\"error\":\"attachment_too_large\",\"reason\":\"x.bin\"}", Json.MAPPER.readTree(r.body()).toString());
             s.asAdmin("GET", "/a/toolarge", null).error(404, "not_found", null);
         } finally {
-            s.docs.withMaxAttachmentSize(dev.chaise.storage.DocumentStore.DEFAULT_MAX_ATTACHMENT_SIZE);
+            s.docs.maxAttachmentSize(dev.chaise.storage.Storage.DEFAULT_MAX_ATTACHMENT_SIZE);
         }
         // The server answered before the body ended, so it closed that connection; the next request works.
         s.asAdmin("GET", "/a", null).status(200);

@@ -10,8 +10,7 @@ import dev.chaise.http.auth.UserDirectory;
 import dev.chaise.kv.KvStore;
 import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
-import dev.chaise.storage.DatabaseDirectory;
-import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.Storage;
 import dev.chaise.storage.json.Json;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -35,7 +34,7 @@ final class HttpTestServer implements AutoCloseable {
     static final String EVE = "Basic " + b64("eve:evepw");
 
     final KvStore kv;
-    final DocumentStore docs;
+    final Storage docs;
     final InMemoryConfigStore config;
     final ChaiseHttp http;
     final dev.chaise.views.js.GraalJsEngine js;
@@ -49,8 +48,7 @@ final class HttpTestServer implements AutoCloseable {
 
     HttpTestServer(java.util.function.UnaryOperator<HttpConfig> tweak, Consumer<ChaiseHttp> extraRoutes) throws Exception {
         kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
-        DatabaseDirectory dirs = new DatabaseDirectory(kv, SecurityObject.ADMIN_ONLY_JSON);
-        docs = new DocumentStore(kv, dirs, DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE);
+        docs = new Storage(kv, SecurityObject.ADMIN_ONLY_JSON);
         config = new InMemoryConfigStore(Map.of("admins", Map.of("admin", PasswordHash.create("pass", "sha256", 10).toAdminString())));
         HttpConfig cfg = tweak.apply(HttpConfig.defaults().withPort(0).withAuth(HttpConfig.Auth.defaults().withIterations(10)));
         Map<String, Credentials> users = Map.of(

@@ -10,8 +10,7 @@ import dev.chaise.kv.KvStore;
 import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.kv.fdb.FdbKvStore;
-import dev.chaise.storage.DatabaseDirectory;
-import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.Storage;
 import dev.chaise.views.ViewService;
 import dev.chaise.views.jobs.JobQueue;
 import dev.chaise.views.js.GraalJsEngine;
@@ -60,13 +59,12 @@ public final class Main {
         hashPlainTextAdmins(live, http);
 
         KvStore store = openStorage(config);
-        DatabaseDirectory databases = new DatabaseDirectory(store, SecurityObject.ADMIN_ONLY_JSON);
-        long maxDoc = config.get("couchdb", "max_document_size").map(Long::parseLong).orElse(DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE);
-        DocumentStore docs = new DocumentStore(store, databases, maxDoc);
-        config.get("couchdb", "max_attachment_size").map(Long::parseLong).ifPresent(docs::withMaxAttachmentSize);
+        Storage storage = new Storage(store, SecurityObject.ADMIN_ONLY_JSON);
+        config.get("couchdb", "max_document_size").map(Long::parseLong).ifPresent(storage::maxDocumentSize);
+        config.get("couchdb", "max_attachment_size").map(Long::parseLong).ifPresent(storage::maxAttachmentSize);
         long jsTimeout = config.get("couchdb", "os_process_timeout").map(Long::parseLong).orElse(5000L);
         GraalJsEngine js = GraalJsEngine.create(new GraalJsEngine.Options(Duration.ofMillis(jsTimeout), GraalJsEngine.Options.defaults().poolSize()));
-        ViewService views = new ViewService(docs, js).enableInteractiveViews()
+        ViewService views = new ViewService(storage, js).enableInteractiveViews()
                 .useJobQueue(new JobQueue(store), 2, Duration.ofSeconds(60));
         // CouchDB's background indexer; 0 turns it off (indexes are then built by queries only).
         long autoupdateMs = config.get("chaise", "view_autoupdate_delay_ms").map(Long::parseLong).orElse(1000L);
@@ -83,10 +81,10 @@ public final class Main {
         }
         ChaiseHttp server;
         try {
-            server = new ChaiseHttp(http, docs, views, live, List.of()).start();
+            server = new ChaiseHttp(http, storage, views, live, List.of()).start();
         } catch (Exception e) {
             log.error("cannot serve on {}:{}", http.bindAddress(), http.port(), e);
-            docs.close();
+            storage.close();
             store.close();
             System.exit(1);
             return;
@@ -100,7 +98,7 @@ public final class Main {
             server.close();
             views.close();
             js.close();
-            docs.close();
+            storage.close();
             store.close();
             stopped.countDown();
         }, "chaise-shutdown"));

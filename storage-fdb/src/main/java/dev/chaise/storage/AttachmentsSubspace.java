@@ -30,20 +30,17 @@ import java.util.Map;
  * ({@code _compact}).
  *
  * <p>A small attachment is written in its document's transaction. A large one would not fit FDB's
- * 10 MB transactions, so it is stored first ({@code DocumentStore.storeAttachment}): streamed into
+ * 10 MB transactions, so it is stored first ({@link AttachmentStore}): streamed into
  * UPLOADS a megabyte per transaction, then moved under its md5 once the stream has ended, and the
  * document's transaction only checks that the chunks are there. Uploads a crash or a broken
  * connection abandons are cleared by the sweep once they are an hour old.
  */
-public final class AttachmentsSubspace {
+final class AttachmentsSubspace {
     static final int CHUNK = 65_536;
     /** Chunks per transaction when storing or moving a large attachment: 1 MB, far under FDB's 10 MB. */
     static final int CHUNKS_PER_TX = 16;
     /** Uploads older than this are abandoned: no request streams for an hour. */
     static final long ABANDONED_MILLIS = 3_600_000;
-
-    /** An attachment body stored ahead of its document's transaction, under its digest. */
-    public record Stored(String digest, long length) {}
 
     /** A large body's place while it streams in. */
     record Upload(long startMillis, long nonce) {
@@ -102,7 +99,7 @@ public final class AttachmentsSubspace {
     }
 
     /** Whether a stored attachment's first and last chunks are in place (a sweep may have raced its document). */
-    static boolean present(ReadTransaction tx, DbHandle db, String docId, Stored s) {
+    static boolean present(ReadTransaction tx, DbHandle db, String docId, StoredAttachment s) {
         byte[] md5 = md5Of(s.digest());
         long last = Math.max(0, (s.length() - 1) / CHUNK);
         return tx.get(chunkKey(db, docId, md5, 0)) != null && tx.get(chunkKey(db, docId, md5, last)) != null;
@@ -126,7 +123,7 @@ public final class AttachmentsSubspace {
     }
 
     /** The whole attachment, or null if its chunks are gone. */
-    public static byte[] read(ReadTransaction tx, DbHandle db, String docId, String digest) {
+    static byte[] read(ReadTransaction tx, DbHandle db, String docId, String digest) {
         byte[][] r = range(db, docId, md5Of(digest));
         List<KeyValue> chunks = tx.getRangeAsList(r[0], r[1], 0, false);
         if (chunks.isEmpty()) return null;
@@ -140,7 +137,7 @@ public final class AttachmentsSubspace {
      * no {@code stub} or {@code length}): all of them for {@code sincePos} 0, those with a revpos
      * above it for {@code atts_since}; a negative {@code sincePos} leaves stubs.
      */
-    public static void inline(ReadTransaction tx, DbHandle db, String docId, ObjectNode doc, long sincePos) {
+    static void inline(ReadTransaction tx, DbHandle db, String docId, ObjectNode doc, long sincePos) {
         if (sincePos < 0) return;
         JsonNode atts = doc.get("_attachments");
         if (atts == null || !atts.isObject()) return;
@@ -156,7 +153,7 @@ public final class AttachmentsSubspace {
     }
 
     /** Chunks {@code from} onwards, at most {@code limit}: for streaming across transactions (chunks never change). */
-    public static List<byte[]> chunks(ReadTransaction tx, DbHandle db, String docId, String digest, long from, int limit) {
+    static List<byte[]> chunks(ReadTransaction tx, DbHandle db, String docId, String digest, long from, int limit) {
         byte[] md5 = md5Of(digest);
         byte[][] r = range(db, docId, md5);
         byte[] begin = chunkKey(db, docId, md5, from);
@@ -212,7 +209,7 @@ public final class AttachmentsSubspace {
      * @param ahead bodies stored ahead of this transaction, for entries marked {@code follows}
      */
     static Resolved resolve(Transaction tx, DbHandle db, String docId, ObjectNode body, long newPos, boolean replicated,
-                            List<ObjectNode> parents, long maxAttachmentSize, Map<String, Stored> ahead) {
+                            List<ObjectNode> parents, long maxAttachmentSize, Map<String, StoredAttachment> ahead) {
         JsonNode atts = body.get("_attachments");
         ObjectNode hashBody = body.deepCopy();
         hashBody.remove("_attachments");
@@ -240,7 +237,7 @@ public final class AttachmentsSubspace {
                 write(tx, db, docId, md5, data);
                 meta = newMeta(a, replicated, newPos, digestOf(md5), data.length);
             } else if (a.path("follows").asBoolean(false) && ahead.containsKey(name)) {
-                Stored st = ahead.get(name);
+                StoredAttachment st = ahead.get(name);
                 // A compaction that ran between storing and now may have taken the chunks: try again.
                 if (!present(tx, db, docId, st)) throw StorageException.conflict();
                 meta = newMeta(a, replicated, newPos, st.digest(), st.length());

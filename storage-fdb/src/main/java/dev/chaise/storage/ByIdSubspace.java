@@ -3,7 +3,6 @@ package dev.chaise.storage;
 import com.apple.foundationdb.tuple.Tuple;
 import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Transaction;
-import dev.chaise.storage.rev.RevId;
 
 /**
  * RFC B: one key per live document, for {@code _all_docs}. Written blind on every update (the
@@ -15,8 +14,6 @@ import dev.chaise.storage.rev.RevId;
  */
 public final class ByIdSubspace {
     static final long FORMAT = 0;
-
-    public record Row(String id, RevId rev) {}
 
     private ByIdSubspace() {}
 
@@ -34,14 +31,14 @@ public final class ByIdSubspace {
         tx.clear(key(db, docId));
     }
 
-    /** The range of every document id from {@code begin} (inclusive) to {@code end} (exclusive); null means open. */
-    public static byte[][] range(DbHandle db) {
+    /** Every document id. */
+    static byte[][] range(DbHandle db) {
         return db.space().range(DatabaseSubspace.BY_ID);
     }
 
-    public static Row decode(DbHandle db, KeyValue kv) {
+    static DocInfo decode(DbHandle db, KeyValue kv) {
         String id = db.space().unpack(kv.key()).getString(1);
         Tuple v = Tuple.fromBytes(kv.value());
-        return new Row(id, RevId.fromKey(v.getLong(1), v.getBytes(2)));
+        return new DocInfo(id, RevId.fromKey(v.getLong(1), v.getBytes(2)), false);
     }
 }

@@ -8,7 +8,6 @@ import dev.chaise.kv.Keys;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
 import dev.chaise.kv.Versionstamps;
-import dev.chaise.storage.rev.RevId;
 
 /**
  * RFC D: the changes feed, one key per document at the sequence of its last change.
@@ -23,8 +22,6 @@ import dev.chaise.storage.rev.RevId;
  */
 public final class ChangesSubspace {
     static final long FORMAT = 0;
-
-    public record Change(Sequence seq, String id, RevId rev, int branchCount, boolean deleted) {}
 
     private ChangesSubspace() {}
 
@@ -44,16 +41,21 @@ public final class ChangesSubspace {
         tx.clear(key(db, seq));
     }
 
-    public static byte[][] range(DbHandle db) {
+    static byte[][] range(DbHandle db) {
         return db.space().range(DatabaseSubspace.CHANGES);
     }
 
+    /** What a changes cursor's continuations are relative to: they are then (Incarnation, Versionstamp), a {@link Sequence}. */
+    static byte[] prefix(DbHandle db) {
+        return db.space().pack(DatabaseSubspace.CHANGES);
+    }
+
     /** The first key after {@code since} (exclusive), or the start of the feed for null. */
-    public static byte[] after(DbHandle db, Sequence since) {
+    static byte[] after(DbHandle db, Sequence since) {
         return since == null ? range(db)[0] : Keys.keyAfter(key(db, since));
     }
 
-    public static Change decode(DbHandle db, KeyValue kv) {
+    static Change decode(DbHandle db, KeyValue kv) {
         Tuple k = db.space().unpack(kv.key());
         Tuple v = Tuple.fromBytes(kv.value());
         Sequence seq = new Sequence((int) k.getLong(1), k.getVersionstamp(2));
@@ -61,11 +63,27 @@ public final class ChangesSubspace {
     }
 
     /** The database's update_seq: the last change's sequence, or null for an empty feed. One key selector read. */
-    public static Sequence lastSequence(ReadTransaction tx, DbHandle db) {
+    static Sequence lastSequence(ReadTransaction tx, DbHandle db) {
         byte[][] r = range(db);
         byte[] k = tx.getKey(KeySelector.lastLessThan(r[1]));
         if (Keys.compare(k, r[0]) < 0) return null;
         Tuple t = db.space().unpack(k);
         return new Sequence((int) t.getLong(1), t.getVersionstamp(2));
+    }
+
+    /** Changes after {@code after} and up to {@code through} (null: that end open), counted up to {@code cap}. */
+    static long count(ReadTransaction tx, DbHandle db, Sequence after, Sequence through, long cap) {
+        byte[][] r = range(db);
+        byte[] lo = after == null ? r[0] : after(db, after);
+        byte[] hi = through == null ? r[1] : after(db, through);
+        if (Keys.compare(lo, hi) >= 0) return 0;
+        long n = 0;
+        try (var it = tx.getRange(lo, hi, (int) Math.min(cap + 1, Integer.MAX_VALUE), false)) {
+            while (it.hasNext() && n < cap) {
+                it.next();
+                n++;
+            }
+        }
+        return n;
     }
 }

@@ -8,6 +8,7 @@ import dev.chaise.kv.KvStore;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
 import dev.chaise.kv.Versionstamps;
+import dev.chaise.storage.rev.EditBranches;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
@@ -16,6 +17,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
@@ -35,9 +37,7 @@ import java.util.regex.Pattern;
  * with deletion) and makes a concurrent deletion conflict with the transaction. A write in one
  * database never invalidates another's handle.
  */
-public final class DatabaseDirectory {
-    public static final int DEFAULT_REVS_LIMIT = 1000;
-    public static final int MAX_REVS_LIMIT = 4000;
+final class DatabaseDirectory {
     private static final Pattern NAME = Pattern.compile("^[a-z][a-z0-9_$()+/-]*$");
     private static final int MAX_NAME_LENGTH = 238;
     private static final Set<String> SYSTEM_DBS = Set.of("_users", "_replicator", "_global_changes");
@@ -47,16 +47,12 @@ public final class DatabaseDirectory {
     private final ConcurrentHashMap<String, DbHandle> cache = new ConcurrentHashMap<>();
 
     /** @param defaultSecurityJson the {@code _security} object of a new database */
-    public DatabaseDirectory(KvStore kv, String defaultSecurityJson) {
+    DatabaseDirectory(KvStore kv, String defaultSecurityJson) {
         this.kv = kv;
         this.defaultSecurityJson = defaultSecurityJson;
     }
 
-    public KvStore kv() {
-        return kv;
-    }
-
-    public static void validateName(String name) {
+    static void validateName(String name) {
         if (name == null || name.length() > MAX_NAME_LENGTH || !(NAME.matcher(name).matches() || SYSTEM_DBS.contains(name))) {
             throw new StorageException(StorageException.Kind.ILLEGAL_DATABASE_NAME,
                     "Name: '" + name + "'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.");
@@ -67,7 +63,7 @@ public final class DatabaseDirectory {
      * Creates a database. After a 1021 (commit_unknown_result) the next attempt first looks for the
      * uuid this call chose, so a create that did commit is not answered {@code file_exists}.
      */
-    public DbHandle create(String name) {
+    DbHandle create(String name) {
         validateName(name);
         String uuid = HexFormat.of().formatHex(randomBytes(16));
         kv.run(tx -> {
@@ -80,7 +76,7 @@ public final class DatabaseDirectory {
             tx.set(KeySpace.dbIdCounter(), Tuple.from(id).pack());
             DatabaseSubspace space = DatabaseSubspace.of(id);
             tx.set(space.pack(DatabaseSubspace.META, "uuid"), Tuple.from(uuid).pack());
-            tx.set(space.pack(DatabaseSubspace.META, "revs_limit"), Tuple.from((long) DEFAULT_REVS_LIMIT).pack());
+            tx.set(space.pack(DatabaseSubspace.META, "revs_limit"), Tuple.from((long) EditBranches.DEFAULT_REVS_LIMIT).pack());
             tx.set(space.pack(DatabaseSubspace.META, "security"), Tuple.from(defaultSecurityJson).pack());
             tx.set(space.pack(DatabaseSubspace.META, "incarnation"), Tuple.from(0L).pack());
             stampEntry(tx, name, id);
@@ -95,7 +91,7 @@ public final class DatabaseDirectory {
     }
 
     /** Deletes the database and every key it had. */
-    public void delete(String name) {
+    void delete(String name) {
         validateName(name);
         kv.run(tx -> {
             DbHandle h = open(tx, name);
@@ -111,7 +107,7 @@ public final class DatabaseDirectory {
      * the entry changed since the handle was cached, the metadata is re-read in the same
      * transaction.
      */
-    public DbHandle open(ReadTransaction tx, String name) {
+    DbHandle open(ReadTransaction tx, String name) {
         byte[] entry = tx.get(KeySpace.dbEntry(name));
         if (entry == null) {
             cache.remove(name);
@@ -125,11 +121,11 @@ public final class DatabaseDirectory {
     }
 
     /** Opens the database in a transaction of its own. */
-    public DbHandle open(String name) {
+    DbHandle open(String name) {
         return kv.run(tx -> open(tx, name));
     }
 
-    public boolean exists(String name) {
+    boolean exists(String name) {
         return kv.run(tx -> tx.get(KeySpace.dbEntry(name)) != null);
     }
 
@@ -138,7 +134,7 @@ public final class DatabaseDirectory {
         DatabaseSubspace space = DatabaseSubspace.of(id);
         String uuid = null;
         String security = "{}";
-        int revsLimit = DEFAULT_REVS_LIMIT;
+        int revsLimit = EditBranches.DEFAULT_REVS_LIMIT;
         int incarnation = 0;
         byte[][] r = space.range(DatabaseSubspace.META);
         for (KeyValue kv : tx.getRangeAsList(r[0], r[1], 0, false)) {
@@ -155,22 +151,23 @@ public final class DatabaseDirectory {
         return new DbHandle(name, id, space, uuid, revsLimit, security, incarnation, entry);
     }
 
-    public void setRevsLimit(String name, int limit) {
-        if (limit < 1 || limit > MAX_REVS_LIMIT) {
-            throw StorageException.badRequest("revs_limit must be a positive integer no larger than " + MAX_REVS_LIMIT);
+    /** @param open opens the database in a transaction, checked to be the one meant ({@link Database#handle}) */
+    void setRevsLimit(Function<ReadTransaction, DbHandle> open, int limit) {
+        if (limit < 1 || limit > EditBranches.MAX_REVS_LIMIT) {
+            throw StorageException.badRequest("revs_limit must be a positive integer no larger than " + EditBranches.MAX_REVS_LIMIT);
         }
-        setMeta(name, "revs_limit", Tuple.from((long) limit).pack());
+        setMeta(open, "revs_limit", Tuple.from((long) limit).pack());
     }
 
-    public void setSecurity(String name, String securityJson) {
-        setMeta(name, "security", Tuple.from(securityJson).pack());
+    void setSecurity(Function<ReadTransaction, DbHandle> open, String securityJson) {
+        setMeta(open, "security", Tuple.from(securityJson).pack());
     }
 
-    private void setMeta(String name, String field, byte[] value) {
+    private void setMeta(Function<ReadTransaction, DbHandle> open, String field, byte[] value) {
         kv.run(tx -> {
-            DbHandle h = open(tx, name);
+            DbHandle h = open.apply(tx);
             tx.set(h.space().pack(DatabaseSubspace.META, field), value);
-            stampEntry(tx, name, h.id());
+            stampEntry(tx, h.name(), h.id());
             return null;
         }, tx -> Optional.empty()); // setting it again is harmless: after a 1021, just retry
     }
@@ -184,7 +181,7 @@ public final class DatabaseDirectory {
      * Database names in order, as {@code _all_dbs} wants them: inclusive bounds (null for none),
      * {@code limit} 0 for all.
      */
-    public List<String> list(String startKey, String endKey, boolean descending, int skip, int limit) {
+    List<String> list(String startKey, String endKey, boolean descending, int skip, int limit) {
         return kv.run(tx -> {
             byte[] begin = KeySpace.dbEntriesBegin();
             byte[] end = KeySpace.dbEntriesEnd();

@@ -58,6 +58,15 @@ public record DatabaseSubspace(byte[] prefix) {
         return Tuple.fromBytes(key, prefix.length, key.length - prefix.length);
     }
 
+    /**
+     * The end of a tuple-encoded key's own subtree: {@code key + ff}, not {@code strinc(key)},
+     * which would take in the keys of a longer string or byte string that continues past the key's
+     * terminating 00 (a NUL there encodes as {@code 00 ff ...}). No tuple element starts with ff.
+     */
+    public static byte[] subtreeEnd(byte[] key) {
+        return Keys.concat(key, new byte[] {(byte) 0xff});
+    }
+
     public byte[] begin() {
         return prefix;
     }

@@ -7,7 +7,6 @@ import dev.chaise.kv.Keys;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
 import dev.chaise.storage.json.ExplodedJson;
-import dev.chaise.storage.rev.RevId;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -80,13 +79,9 @@ public final class DocumentBodies {
         return new Prepared(prefix, l, externalSize);
     }
 
-    /**
-     * The end of the prefix's own keys: {@code prefix + ff}, not {@code strinc(prefix)}, which
-     * would take in the keys of a hash that continues past the prefix's terminating 00 (a longer
-     * byte string with a NUL there encodes as {@code 00 ff ...}). Path elements never start with ff.
-     */
+    /** The end of a body's keys: {@link DatabaseSubspace#subtreeEnd}. */
     static byte[] end(byte[] prefix) {
-        return Keys.concat(prefix, new byte[] {(byte) 0xff});
+        return DatabaseSubspace.subtreeEnd(prefix);
     }
 
     static void clear(Transaction tx, DbHandle db, String docId, RevId rev, boolean deleted) {

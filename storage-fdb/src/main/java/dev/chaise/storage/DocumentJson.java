@@ -3,15 +3,17 @@ package dev.chaise.storage;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.json.Json;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.RevId;
+import dev.chaise.storage.rev.EditBranches;
+import dev.chaise.storage.rev.RevInfo;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 /**
- * A client's document JSON to a {@link DocumentStore.DocUpdate} and back, with CouchDB's rules for
- * ids and for the special {@code _} members.
+ * A client's document JSON to a {@link DocUpdate} and back, with CouchDB's rules for ids and for
+ * the special {@code _} members: one parser for every kind of document, {@code _local} ones included.
  */
 public final class DocumentJson {
     public static final String DESIGN_PREFIX = "_design/";
@@ -33,8 +35,30 @@ public final class DocumentJson {
         return id.startsWith(LOCAL_PREFIX);
     }
 
-    /** What a client's document says, before it is turned into an update. */
-    public record Parsed(String id, RevId rev, boolean deleted, ObjectNode body, EditBranch revisions) {}
+    /**
+     * What a client's document says, before it is turned into an update.
+     *
+     * @param revisions {@code _revisions}, or null; where it and {@code _rev} disagree it wins, as in CouchDB
+     */
+    public record Parsed(String id, RevId rev, boolean deleted, ObjectNode body, Revisions revisions) {
+        public Parsed withId(String newId) {
+            return new Parsed(newId, rev, deleted, body, revisions);
+        }
+
+        public Parsed withRev(RevId newRev) {
+            return new Parsed(id, newRev, deleted, body, revisions);
+        }
+
+        public Parsed withBody(ObjectNode newBody) {
+            return new Parsed(id, rev, deleted, newBody, revisions);
+        }
+    }
+
+    /** A {@code _local} document as a client sends it: its revision is CouchDB's {@code 0-N}, kept as text. */
+    public record LocalUpdate(String id, String rev, boolean deleted, ObjectNode body) {}
+
+    /** A document's special members and the user's body, as the one parser below splits them. */
+    private record Fields(String id, String rev, boolean deleted, Revisions revisions, ObjectNode body) {}
 
     /**
      * Splits a document into its special members and the user's body.
@@ -42,9 +66,28 @@ public final class DocumentJson {
      * @param urlId the id from the URL, which wins over {@code _id} as in CouchDB; null for _bulk_docs
      */
     public static Parsed parse(JsonNode json, String urlId) {
+        Fields f = fields(json, urlId);
+        RevId rev = f.rev() == null ? null : RevId.parse(f.rev());
+        Revisions revs = f.revisions();
+        // Where _rev and _revisions disagree, _revisions wins, as in CouchDB (PouchDB can send both that way).
+        return new Parsed(f.id(), revs != null ? new RevId(revs.start(), revs.ids().getFirst()) : rev, f.deleted(), f.body(), revs);
+    }
+
+    /**
+     * A {@code _local} document, by the same rules as any other: its {@code _rev} stays text
+     * ({@code 0-N}), and its attachments are dropped, as CouchDB keeps none for local documents.
+     */
+    public static LocalUpdate parseLocal(JsonNode json, String urlId) {
+        Fields f = fields(json, urlId);
+        ObjectNode body = f.body();
+        body.remove("_attachments");
+        return new LocalUpdate(f.id(), f.rev(), f.deleted(), body);
+    }
+
+    private static Fields fields(JsonNode json, String urlId) {
         if (json == null || !json.isObject()) throw StorageException.badRequest("Document must be a JSON object");
         String id = urlId;
-        RevId rev = null;
+        String rev = null;
         boolean deleted = false;
         JsonNode revisions = null;
         ObjectNode body = Json.NODES.objectNode();
@@ -62,9 +105,13 @@ public final class DocumentJson {
                 }
                 case "_rev" -> {
                     if (!v.isTextual()) throw StorageException.badRequest(RevId.INVALID);
-                    rev = RevId.parse(v.textValue());
+                    rev = v.textValue();
                 }
-                case "_deleted" -> deleted = v.isBoolean() && v.booleanValue();
+                case "_deleted" -> {
+                    // CouchDB takes only a boolean; anything else is an unknown special member
+                    if (!v.isBoolean()) throw new StorageException(StorageException.Kind.DOC_VALIDATION, "Bad special document member: _deleted");
+                    deleted = v.booleanValue();
+                }
                 case "_revisions" -> revisions = v;
                 case "_attachments" -> {
                     if (!v.isObject()) throw StorageException.badRequest("_attachments must be an object");
@@ -78,12 +125,10 @@ public final class DocumentJson {
             }
         }
         if (id != null) validateId(id);
-        EditBranch path = revisions == null ? null : revisionsPath(revisions, deleted);
-        // Where _rev and _revisions disagree, _revisions wins, as in CouchDB (PouchDB can send both that way).
-        return new Parsed(id, path != null ? path.leaf() : rev, deleted, body, path);
+        return new Fields(id, rev, deleted, revisions == null ? null : revisions(revisions), body);
     }
 
-    private static EditBranch revisionsPath(JsonNode r, boolean deleted) {
+    private static Revisions revisions(JsonNode r) {
         JsonNode start = r.get("start");
         JsonNode ids = r.get("ids");
         if (start == null || !start.canConvertToLong() || ids == null || !ids.isArray() || ids.isEmpty() || start.asLong() < ids.size()) {
@@ -94,22 +139,20 @@ public final class DocumentJson {
             if (!h.isTextual()) throw StorageException.badRequest(RevId.INVALID);
             hashes.add(RevId.parseHash(h.textValue()));
         }
-        return EditBranch.fromRevisions(start.asLong(), hashes, deleted);
+        return new Revisions(start.asLong(), hashes);
     }
 
     /**
      * The update for a parsed document. With {@code newEdits} false the incoming path is
      * {@code _revisions}, or the single {@code _rev}.
      */
-    public static DocumentStore.DocUpdate toUpdate(Parsed p, boolean newEdits) {
+    public static DocUpdate toUpdate(Parsed p, boolean newEdits) {
         if (p.id() == null) throw new StorageException(StorageException.Kind.ILLEGAL_DOCID, "Document id must not be empty");
-        if (newEdits) {
-            RevId base = p.revisions() != null ? p.revisions().leaf() : p.rev();
-            return DocumentStore.DocUpdate.edit(p.id(), base, p.deleted(), p.body());
-        }
-        EditBranch path = p.revisions() != null ? p.revisions() : p.rev() == null ? null : EditBranch.root(p.rev(), p.deleted());
+        if (newEdits) return DocUpdate.edit(p.id(), p.rev(), p.deleted(), p.body());
+        EditBranch path = p.revisions() != null ? EditBranch.fromRevisions(p.revisions().start(), p.revisions().ids(), p.deleted())
+                : p.rev() == null ? null : EditBranch.root(p.rev(), p.deleted());
         if (path == null) throw StorageException.badRequest("When `new_edits: false`, the document needs `_rev` or `_revisions` specified.");
-        return DocumentStore.DocUpdate.replicated(p.id(), path, p.body());
+        return DocUpdate.replicated(p.id(), path, p.body());
     }
 
     /**
@@ -117,19 +160,65 @@ public final class DocumentJson {
      * its branches and has any: as map functions, {@code include_docs=true&conflicts=true} and
      * {@code _find} with {@code conflicts} see it.
      */
-    public static ObjectNode renderWithConflicts(DocumentStore.StoredDoc d) {
-        ObjectNode out = render(d);
-        if (d.branches() == null) return out;
-        java.util.List<dev.chaise.storage.rev.RevId> conflicts = dev.chaise.storage.rev.EditBranches.conflicts(d.branches());
-        if (!conflicts.isEmpty()) {
-            var a = out.putArray("_conflicts");
-            conflicts.forEach(r -> a.add(r.toString()));
+    public static ObjectNode renderWithConflicts(StoredDoc d) {
+        return render(d, Meta.CONFLICTS);
+    }
+
+    /** What a read may add to a document ({@code GET /{db}/{doc}}'s options), in the order CouchDB writes them. */
+    public record Meta(boolean revs, boolean revsInfo, boolean conflicts, boolean deletedConflicts, boolean localSeq) {
+        public static final Meta NONE = new Meta(false, false, false, false, false);
+        public static final Meta CONFLICTS = new Meta(false, false, true, false, false);
+
+        /** Whether the document must be read with its branches for this. */
+        public boolean needsBranches() {
+            return revs || revsInfo || conflicts || deletedConflicts;
         }
+    }
+
+    /** {@code _id}, {@code _rev}, the body, {@code _deleted}, then what {@code meta} asks for of a document read with its branches. */
+    public static ObjectNode render(StoredDoc d, Meta meta) {
+        ObjectNode out = render(d);
+        List<EditBranch> branches = d.branches();
+        if (branches != null) {
+            if (meta.revs()) {
+                Revisions h = EditBranches.history(branches, d.rev());
+                if (h != null) {
+                    ObjectNode r = out.putObject("_revisions");
+                    r.put("start", h.start());
+                    ArrayNode ids = r.putArray("ids");
+                    h.ids().forEach(ids::add);
+                }
+            }
+            if (meta.revsInfo()) {
+                EditBranch b = EditBranches.findLeaf(branches, d.rev());
+                if (b != null) {
+                    ArrayNode a = out.putArray("_revs_info");
+                    for (RevInfo i : EditBranches.revsInfo(b)) a.addObject().put("rev", i.rev().toString()).put("status", i.status().json());
+                }
+            }
+            if (meta.conflicts()) addRevs(out, "_conflicts", EditBranches.conflicts(branches));
+            if (meta.deletedConflicts()) addRevs(out, "_deleted_conflicts", EditBranches.deletedConflicts(branches));
+        }
+        if (meta.localSeq() && d.seq() != null) out.put("_local_seq", d.seq().toHex());
+        return out;
+    }
+
+    /** CouchDB leaves an empty list out. */
+    private static void addRevs(ObjectNode out, String name, List<RevId> revs) {
+        if (revs.isEmpty()) return;
+        ArrayNode a = out.putArray(name);
+        revs.forEach(r -> a.add(r.toString()));
+    }
+
+    /** A {@code _local} document as CouchDB returns it. */
+    public static ObjectNode render(LocalDoc d) {
+        ObjectNode out = Json.NODES.objectNode().put("_id", d.id()).put("_rev", d.rev());
+        if (d.body() != null) out.setAll(d.body());
         return out;
     }
 
     /** {@code {"_id", "_rev", ...body, "_deleted": true}}: the document as CouchDB returns it. */
-    public static ObjectNode render(DocumentStore.StoredDoc d) {
+    public static ObjectNode render(StoredDoc d) {
         ObjectNode out = Json.NODES.objectNode();
         out.put("_id", d.id());
         out.put("_rev", d.rev().toString());

@@ -1,7 +1,6 @@
 package dev.chaise.storage;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.kv.ReadTransaction;
 import java.util.function.Supplier;
 
 /**
@@ -19,7 +18,7 @@ import java.util.function.Supplier;
 public interface DocumentValidator {
 
     /** Checks nothing: internal writes. */
-    DocumentValidator NONE = (tx, db) -> null;
+    DocumentValidator NONE = snapshot -> null;
 
     /**
      * The checks of one transaction attempt, or null when the database has nothing to check.
@@ -28,15 +27,15 @@ public interface DocumentValidator {
      * @param snapshot the write's transaction, read without conflicts: what the checks read (the
      *     database's functions) does not make a write conflict with another
      */
-    Checks open(ReadTransaction snapshot, DbHandle db);
+    Checks open(DbReader snapshot);
 
     /** This validator's checks, then {@code next}'s; a document must pass both. */
     default DocumentValidator andThen(DocumentValidator next) {
-        return (snapshot, db) -> {
-            Checks first = open(snapshot, db);
+        return snapshot -> {
+            Checks first = open(snapshot);
             Checks second;
             try {
-                second = next.open(snapshot, db);
+                second = next.open(snapshot);
             } catch (RuntimeException e) {
                 if (first != null) first.close();
                 throw e;

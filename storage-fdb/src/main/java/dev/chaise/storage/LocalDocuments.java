@@ -19,19 +19,13 @@ import java.util.List;
 public final class LocalDocuments {
     static final long FORMAT = 0;
 
-    public record LocalDoc(String id, long revNumber, ObjectNode body) {
-        public String rev() {
-            return "0-" + revNumber;
-        }
-    }
-
     private LocalDocuments() {}
 
     static byte[] prefix(DbHandle db, String docId) {
         return db.space().pack(DatabaseSubspace.LOCAL, docId);
     }
 
-    public static LocalDoc read(ReadTransaction tx, DbHandle db, String docId) {
+    static LocalDoc read(ReadTransaction tx, DbHandle db, String docId) {
         byte[] prefix = prefix(db, docId);
         try (var it = tx.getRange(prefix, DocumentBodies.end(prefix), 0, false)) {
             if (!it.hasNext()) return null;
@@ -63,5 +57,13 @@ public final class LocalDocuments {
         tx.set(prefix, Tuple.from(FORMAT, n + 1).pack());
         for (KeyValue kv : kvs) tx.set(kv.key(), kv.value());
         return new LocalDoc(docId, n + 1, body);
+    }
+
+    /** A row of the LOCAL range as {@code _local_docs} lists it: the document's own key, not its body's KVs (null for those). */
+    static LocalDoc decodeRow(DbReader reader, KeyValue row, boolean includeBodies) {
+        Tuple t = reader.handle().space().unpack(row.key());
+        if (t.size() != 2) return null;
+        String id = t.getString(1);
+        return includeBodies ? reader.local(id) : new LocalDoc(id, Tuple.fromBytes(row.value()).getLong(1), null);
     }
 }

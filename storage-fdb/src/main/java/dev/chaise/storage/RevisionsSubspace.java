@@ -7,7 +7,6 @@ import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
 import dev.chaise.kv.Versionstamps;
 import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.RevId;
 import java.util.ArrayList;
 import java.util.List;
 

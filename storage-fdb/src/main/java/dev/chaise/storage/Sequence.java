@@ -29,6 +29,12 @@ public record Sequence(int incarnation, Versionstamp versionstamp) implements Co
         return new Sequence(b[0] & 0xff, Versionstamp.fromBytes(vs));
     }
 
+    /** The sequence a changes cursor's continuation names ({@link Database#changes}). */
+    public static Sequence fromContinuation(byte[] continuation) {
+        com.apple.foundationdb.tuple.Tuple t = com.apple.foundationdb.tuple.Tuple.fromBytes(continuation);
+        return new Sequence((int) t.getLong(0), t.getVersionstamp(1));
+    }
+
     @Override
     public int compareTo(Sequence o) {
         int c = Integer.compare(incarnation, o.incarnation);

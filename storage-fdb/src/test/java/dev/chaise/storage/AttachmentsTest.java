@@ -8,11 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.storage.DocumentStore.DocUpdate;
-import dev.chaise.storage.DocumentStore.UpdateResult;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.RevId;
 import java.util.Base64;
 import java.util.List;
 import java.util.Random;
@@ -48,7 +45,7 @@ class AttachmentsTest {
     }
 
     UpdateResult put(String id, RevId base, ObjectNode body) {
-        return f.store.update(db, List.of(DocUpdate.edit(id, base, false, body)), true).getFirst();
+        return f.store.open(db).update(List.of(DocUpdate.edit(id, base, false, body)), true).getFirst();
     }
 
     int chunkCount() {
@@ -65,25 +62,25 @@ class AttachmentsTest {
         new Random(1).nextBytes(big);
         UpdateResult r1 = put("d", null, withData(Json.NODES.objectNode().put("v", 1), "a.bin", big));
         assertTrue(r1.ok(), String.valueOf(r1.error()));
-        JsonNode meta = f.store.get(db, "d", null, false).body().get("_attachments").get("a.bin");
+        JsonNode meta = f.store.open(db).get("d", null, false).body().get("_attachments").get("a.bin");
         assertEquals(1, meta.get("revpos").asInt());
         assertEquals(200_000, meta.get("length").asInt());
         assertTrue(meta.get("stub").asBoolean());
         assertTrue(meta.get("digest").asText().startsWith("md5-"));
-        assertArrayEquals(big, f.store.attachmentData(db, "d", meta.get("digest").asText()));
+        assertArrayEquals(big, f.store.open(db).<byte[]>read(r -> r.attachment("d", meta.get("digest").asText())));
         int chunks = chunkCount();
         assertEquals(4, chunks);
 
         // Edit keeping it as a stub: same metadata, no new chunks.
         UpdateResult r2 = put("d", r1.rev(), stub(Json.NODES.objectNode().put("v", 2), "a.bin"));
         assertTrue(r2.ok());
-        assertEquals(meta, f.store.get(db, "d", null, false).body().get("_attachments").get("a.bin"));
+        assertEquals(meta, f.store.open(db).get("d", null, false).body().get("_attachments").get("a.bin"));
         assertEquals(chunks, chunkCount());
 
         // Dropping it leaves garbage until a sweep; the sweep keeps what a leaf still names.
         UpdateResult r3 = put("d", r2.rev(), Json.NODES.objectNode().put("v", 3));
-        assertNull(f.store.get(db, "d", null, false).body().get("_attachments"));
-        assertEquals(1, f.store.sweepAttachments(db));
+        assertNull(f.store.open(db).get("d", null, false).body().get("_attachments"));
+        assertEquals(1, f.store.open(db).sweepAttachments());
         assertEquals(0, chunkCount());
         assertTrue(r3.ok());
     }
@@ -112,22 +109,22 @@ class AttachmentsTest {
         other.get("_attachments").get("x").deepCopy();
         ((ObjectNode) other.get("_attachments").get("x")).put("revpos", 1);
         RevId leaf = RevId.parse("1-ffffffffffffffffffffffffffffffff");
-        assertTrue(f.store.update(db, List.of(DocUpdate.replicated("d", EditBranch.root(leaf, false), other)), false).getFirst().ok());
-        assertEquals(0, f.store.sweepAttachments(db), "both leaves name their own");
-        String d1 = f.store.get(db, "d", r1.rev(), false).body().get("_attachments").get("x").get("digest").asText();
-        String d2 = f.store.get(db, "d", leaf, false).body().get("_attachments").get("x").get("digest").asText();
-        assertEquals("one", new String(f.store.attachmentData(db, "d", d1)));
-        assertEquals("two", new String(f.store.attachmentData(db, "d", d2)));
+        assertTrue(f.store.open(db).update(List.of(DocUpdate.replicated("d", EditBranch.root(leaf, false), other)), false).getFirst().ok());
+        assertEquals(0, f.store.open(db).sweepAttachments(), "both leaves name their own");
+        String d1 = f.store.open(db).get("d", r1.rev(), false).body().get("_attachments").get("x").get("digest").asText();
+        String d2 = f.store.open(db).get("d", leaf, false).body().get("_attachments").get("x").get("digest").asText();
+        assertEquals("one", new String(f.store.open(db).<byte[]>read(r -> r.attachment("d", d1))));
+        assertEquals("two", new String(f.store.open(db).<byte[]>read(r -> r.attachment("d", d2))));
     }
 
     @Test
     void tooLargeIs413AndDocumentSizeIgnoresAttachments() {
-        f.store.withMaxAttachmentSize(1000);
+        f.store.maxAttachmentSize(1000);
         UpdateResult r = put("d", null, withData(Json.NODES.objectNode(), "x", new byte[1001]));
         assertEquals(StorageException.Kind.ATTACHMENT_TOO_LARGE, r.error().kind());
-        f.store.withMaxAttachmentSize(DocumentStore.DEFAULT_MAX_ATTACHMENT_SIZE);
-        try (DocumentStore small = new DocumentStore(f.kv, f.dirs, 500)) {
-            UpdateResult ok = small.update(db, List.of(DocUpdate.edit("e", null, false, withData(Json.NODES.objectNode(), "x", new byte[5000]))), true).getFirst();
+        f.store.maxAttachmentSize(Storage.DEFAULT_MAX_ATTACHMENT_SIZE);
+        try (Storage small = new Storage(f.kv, "{}").maxDocumentSize(500)) {
+            UpdateResult ok = small.open(db).update(List.of(DocUpdate.edit("e", null, false, withData(Json.NODES.objectNode(), "x", new byte[5000]))), true).getFirst();
             assertTrue(ok.ok(), "a 5 KB attachment on a small document is not a document_too_large");
         }
     }
@@ -155,7 +152,7 @@ class AttachmentsTest {
     byte[] readStreamed(String docId, String digest) {
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
         for (long next = 0; ; ) {
-            List<byte[]> chunks = f.store.attachmentChunks(db, docId, digest, next, 16);
+            List<byte[]> chunks = f.store.open(db).attachmentChunks(docId, digest, next, 16);
             for (byte[] c : chunks) out.writeBytes(c);
             if (chunks.size() < 16) break;
             next += chunks.size();
@@ -167,20 +164,20 @@ class AttachmentsTest {
     @Test
     void aLargeBodyIsStoredAheadInStepsAndNamedByItsDocument() throws Exception {
         byte[] big = random(25 << 20, 7);
-        AttachmentsSubspace.Stored st = f.store.storeAttachment(db, "d", "a", new java.io.ByteArrayInputStream(big));
+        StoredAttachment st = f.store.open(db).storeAttachment("d", "a", new java.io.ByteArrayInputStream(big));
         assertEquals(big.length, st.length());
         String digest = "md5-" + Base64.getEncoder().encodeToString(java.security.MessageDigest.getInstance("MD5").digest(big));
         assertEquals(digest, st.digest());
         assertEquals(0, uploadCount(), "the upload moved under its md5");
-        UpdateResult r = f.store.update(db, List.of(DocUpdate.edit("d", null, false, follows(Json.NODES.objectNode().put("v", 1), "big.bin"))
+        UpdateResult r = f.store.open(db).update(List.of(DocUpdate.edit("d", null, false, follows(Json.NODES.objectNode().put("v", 1), "big.bin"))
                 .withStored(java.util.Map.of("big.bin", st))), true).getFirst();
         assertTrue(r.ok(), String.valueOf(r.error()));
-        JsonNode meta = f.store.get(db, "d", null, false).body().get("_attachments").get("big.bin");
+        JsonNode meta = f.store.open(db).get("d", null, false).body().get("_attachments").get("big.bin");
         assertEquals(digest, meta.get("digest").asText());
         assertEquals(big.length, meta.get("length").asLong());
         assertEquals(1, meta.get("revpos").asInt());
         assertArrayEquals(big, readStreamed("d", digest));
-        assertEquals(0, f.store.sweepAttachments(db), "its document names it");
+        assertEquals(0, f.store.open(db).sweepAttachments(), "its document names it");
     }
 
     @Test
@@ -188,7 +185,7 @@ class AttachmentsTest {
         byte[] big = random(12 << 20, 8); // 16 MB of base64 in one document
         UpdateResult r = put("d", null, withData(Json.NODES.objectNode(), "x", big));
         assertTrue(r.ok(), String.valueOf(r.error()));
-        String digest = f.store.get(db, "d", null, false).body().get("_attachments").get("x").get("digest").asText();
+        String digest = f.store.open(db).get("d", null, false).body().get("_attachments").get("x").get("digest").asText();
         assertArrayEquals(big, readStreamed("d", digest));
         // The same content in another edit is not stored twice.
         int chunks = chunkCount();
@@ -200,10 +197,10 @@ class AttachmentsTest {
 
     @Test
     void aStreamPastTheLimitStopsAndLeavesNothing() {
-        f.store.withMaxAttachmentSize(3 << 20);
+        f.store.maxAttachmentSize(3 << 20);
         byte[] big = random(5 << 20, 9);
         StorageException e = org.junit.jupiter.api.Assertions.assertThrows(StorageException.class,
-                () -> f.store.storeAttachment(db, "d", "a", new java.io.ByteArrayInputStream(big)));
+                () -> f.store.open(db).storeAttachment("d", "a", new java.io.ByteArrayInputStream(big)));
         assertEquals(StorageException.Kind.ATTACHMENT_TOO_LARGE, e.kind());
         assertEquals(0, uploadCount());
         assertEquals(0, chunkCount());
@@ -220,7 +217,7 @@ class AttachmentsTest {
                 return 1;
             }
         };
-        org.junit.jupiter.api.Assertions.assertThrows(java.io.UncheckedIOException.class, () -> f.store.storeAttachment(db, "d", "a", broken));
+        org.junit.jupiter.api.Assertions.assertThrows(java.io.UncheckedIOException.class, () -> f.store.open(db).storeAttachment("d", "a", broken));
         assertEquals(0, uploadCount());
     }
 
@@ -234,11 +231,11 @@ class AttachmentsTest {
             AttachmentsSubspace.writeUpload(tx, h, recent, 0, List.of(new byte[] {3}));
             return null;
         });
-        AttachmentsSubspace.Stored st = f.store.storeAttachment(db, "d", "a", new java.io.ByteArrayInputStream(random(3 << 20, 10)));
-        assertEquals(1, f.store.sweepAttachments(db), "the stored body nobody named");
+        StoredAttachment st = f.store.open(db).storeAttachment("d", "a", new java.io.ByteArrayInputStream(random(3 << 20, 10)));
+        assertEquals(1, f.store.open(db).sweepAttachments(), "the stored body nobody named");
         assertEquals(1, uploadCount(), "the recent upload may still be streaming");
         // A document naming a body a sweep took is a conflict (the client sends it again), never a document without its data.
-        UpdateResult r = f.store.update(db, List.of(DocUpdate.edit("d", null, false, follows(Json.NODES.objectNode(), "a")).withStored(java.util.Map.of("a", st))), true).getFirst();
+        UpdateResult r = f.store.open(db).update(List.of(DocUpdate.edit("d", null, false, follows(Json.NODES.objectNode(), "a")).withStored(java.util.Map.of("a", st))), true).getFirst();
         assertEquals(StorageException.Kind.CONFLICT, r.error().kind());
     }
 
@@ -247,10 +244,10 @@ class AttachmentsTest {
         try (StoreFixture faulty = StoreFixture.withFaults(0.1, 42)) {
             String name = faulty.newDb("att", 0);
             byte[] big = random(6 << 20, 11);
-            AttachmentsSubspace.Stored st = faulty.store.storeAttachment(name, "d", "a", new java.io.ByteArrayInputStream(big));
+            StoredAttachment st = faulty.store.open(name).storeAttachment("d", "a", new java.io.ByteArrayInputStream(big));
             java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
             for (long next = 0; ; ) {
-                List<byte[]> chunks = faulty.store.attachmentChunks(name, "d", st.digest(), next, 16);
+                List<byte[]> chunks = faulty.store.open(name).attachmentChunks("d", st.digest(), next, 16);
                 for (byte[] c : chunks) out.writeBytes(c);
                 if (chunks.size() < 16) break;
                 next += chunks.size();

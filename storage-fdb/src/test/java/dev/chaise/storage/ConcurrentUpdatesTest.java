@@ -4,12 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.storage.DocumentStore.DocUpdate;
-import dev.chaise.storage.DocumentStore.StoredDoc;
-import dev.chaise.storage.DocumentStore.UpdateResult;
+import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.RevId;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -62,7 +59,7 @@ class ConcurrentUpdatesTest {
         String db = f.newDb("hot", 0);
         Map<String, RevId> first = new HashMap<>();
         for (String id : IDS) {
-            UpdateResult r = f.store.update(db, List.of(DocUpdate.edit(id, null, false, body(-1, 0))), true).getFirst();
+            UpdateResult r = f.store.open(db).update(List.of(DocUpdate.edit(id, null, false, body(-1, 0))), true).getFirst();
             assertTrue(r.ok());
             first.put(id, r.rev());
         }
@@ -79,8 +76,8 @@ class ConcurrentUpdatesTest {
                     int attempt = 0;
                     for (int done = 0; done < SUCCESSES_PER_THREAD; ) {
                         String id = IDS.get(random.nextInt(IDS.size()));
-                        StoredDoc seen = f.store.get(db, id, null, false);
-                        UpdateResult r = f.store.update(db, List.of(DocUpdate.edit(id, seen.rev(), false, body(thread, attempt++))), true).getFirst();
+                        StoredDoc seen = f.store.open(db).get(id, null, false);
+                        UpdateResult r = f.store.open(db).update(List.of(DocUpdate.edit(id, seen.rev(), false, body(thread, attempt++))), true).getFirst();
                         if (r.ok()) {
                             successes.add(new Success(id, seen.rev(), r.rev()));
                             done++;
@@ -101,7 +98,7 @@ class ConcurrentUpdatesTest {
         for (Success s : successes) assertTrue(revs.add(s.rev()), "every success is a distinct revision: " + s);
         for (String id : IDS) {
             List<Success> mine = successes.stream().filter(s -> s.id().equals(id)).toList();
-            List<EditBranch> branches = f.store.branches(db, id);
+            List<EditBranch> branches = f.store.open(db).branches(id);
             assertEquals(1, branches.size(), "interactive edits of the winner never branch: " + branches);
             EditBranch b = branches.getFirst();
             assertEquals(mine.size(), b.leaf().pos() - 1, "successes = final pos - 1 for " + id);
@@ -137,7 +134,7 @@ class ConcurrentUpdatesTest {
                     futures.add(ex.submit(() -> {
                         start.await();
                         for (int k = 0; k < docs; k++) {
-                            UpdateResult r = f.store.update(db, List.of(DocUpdate.edit("new-" + k, null, false, body(thread, k))), true).getFirst();
+                            UpdateResult r = f.store.open(db).update(List.of(DocUpdate.edit("new-" + k, null, false, body(thread, k))), true).getFirst();
                             if (r.ok()) wins[k].incrementAndGet();
                             else assertEquals(StorageException.Kind.CONFLICT, r.error().kind());
                         }
@@ -149,9 +146,9 @@ class ConcurrentUpdatesTest {
             }
             for (int k = 0; k < docs; k++) {
                 assertEquals(1, wins[k].get(), "exactly one creator of new-" + k);
-                assertEquals(1, f.store.branches(db, "new-" + k).size());
+                assertEquals(1, f.store.open(db).branches("new-" + k).size());
             }
-            assertEquals(docs, f.store.info(db).docCount());
+            assertEquals(docs, f.store.open(db).info().docCount());
             f.checkInvariants(db, 0);
         }
     }

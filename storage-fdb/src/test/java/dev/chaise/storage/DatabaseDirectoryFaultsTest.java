@@ -20,12 +20,13 @@ class DatabaseDirectoryFaultsTest {
     @Test
     void createAndDeleteSurviveUnknownResults() {
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory().withFaults(new FaultInjection(0, 0, 0.4, 0.5, 42)))) {
-            DatabaseDirectory dirs = new DatabaseDirectory(kv, "{}");
+            Storage store = new Storage(kv, "{}");
+            DatabaseDirectory dirs = store.directory();
             List<String> names = new ArrayList<>();
             for (int i = 0; i < 40; i++) {
                 String n = "db" + i;
                 dirs.create(n);
-                dirs.setRevsLimit(n, 7 + i);
+                store.open(n).setRevsLimit(7 + i);
                 names.add(n);
             }
             assertEquals(names.stream().sorted().toList(), dirs.list(null, null, false, 0, 0));

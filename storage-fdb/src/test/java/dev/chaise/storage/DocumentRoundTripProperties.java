@@ -9,15 +9,12 @@ import com.apple.foundationdb.tuple.Tuple;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KvLimits;
-import dev.chaise.storage.DocumentStore.DocUpdate;
-import dev.chaise.storage.DocumentStore.StoredDoc;
-import dev.chaise.storage.DocumentStore.UpdateResult;
+import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.ExplodedJson;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.json.JsonArbitraries;
 import dev.chaise.storage.rev.EditBranch;
 import dev.chaise.storage.rev.RevHasher;
-import dev.chaise.storage.rev.RevId;
 import java.util.List;
 import java.util.Map;
 import net.jqwik.api.Arbitrary;
@@ -76,37 +73,37 @@ class DocumentRoundTripProperties {
 
     private static void roundTrip(StoreFixture f, String id, ObjectNode body, ObjectNode next) {
         String db = f.newDb("rt", 0);
-        DocumentStore store = f.store;
+        Storage store = f.store;
         ObjectNode original = body.deepCopy();
 
         // 1. create
         RevId r1 = RevHasher.newRevId(null, false, body, List.of());
-        UpdateResult c = store.update(db, List.of(DocUpdate.edit(id, null, false, body)), true).getFirst();
+        UpdateResult c = store.open(db).update(List.of(DocUpdate.edit(id, null, false, body)), true).getFirst();
         if (!expectOutcome(f, db, id, r1, body, c)) return;
         assertEquals(original, body, "the store must not change the caller's body");
         assertStored(store, db, id, r1, false, body);
 
         // 2. update: the old leaf's body goes, the new one is exact
         RevId r2 = RevHasher.newRevId(r1, false, next, List.of());
-        UpdateResult u = store.update(db, List.of(DocUpdate.edit(id, r1, false, next)), true).getFirst();
+        UpdateResult u = store.open(db).update(List.of(DocUpdate.edit(id, r1, false, next)), true).getFirst();
         if (expectOutcome(f, db, id, r2, next, u)) {
             assertStored(store, db, id, r2, false, next);
-            assertEquals("missing", assertThrows(StorageException.class, () -> store.get(db, id, r1, false)).reason());
+            assertEquals("missing", assertThrows(StorageException.class, () -> store.open(db).get(id, r1, false)).reason());
             // 3. delete, keeping fields in the tombstone
             RevId r3 = RevHasher.newRevId(r2, true, body, List.of());
-            UpdateResult d = store.update(db, List.of(DocUpdate.edit(id, r2, true, body)), true).getFirst();
+            UpdateResult d = store.open(db).update(List.of(DocUpdate.edit(id, r2, true, body)), true).getFirst();
             assertEquals(r3, d.rev());
-            assertEquals("deleted", assertThrows(StorageException.class, () -> store.get(db, id, null, false)).reason());
+            assertEquals("deleted", assertThrows(StorageException.class, () -> store.open(db).get(id, null, false)).reason());
             assertStored(store, db, id, r3, true, body);
         }
 
         // 4. replicated in under a made-up history: the body is as exact
         String rid = id + "/replica";
         EditBranch path = EditBranch.fromRevisions(3, List.of("cafe", "beef0000000000000000000000000000", "0-a"), false);
-        UpdateResult rep = store.update(db, List.of(DocUpdate.replicated(rid, path, next)), false).getFirst();
+        UpdateResult rep = store.open(db).update(List.of(DocUpdate.replicated(rid, path, next)), false).getFirst();
         if (expectOutcome(f, db, rid, path.leaf(), next, rep)) {
             assertStored(store, db, rid, path.leaf(), false, next);
-            assertEquals(path.revs(), store.get(db, rid, null, true).branches().getFirst().revs());
+            assertEquals(path.revs(), store.open(db).get(rid, null, true).branches().getFirst().revs());
         }
         Invariants.Report report = f.checkInvariants(db, 0);
         Statistics.label("docs stored").collect(report.docs());
@@ -116,7 +113,7 @@ class DocumentRoundTripProperties {
     private static boolean expectOutcome(StoreFixture f, String db, String id, RevId rev, ObjectNode body, UpdateResult r) {
         long size = ExplodedJson.externalSize(body);
         int longestKey = longestKey(body, docsPrefixLength(f, db, id, rev));
-        if (size > DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE) {
+        if (size > Storage.DEFAULT_MAX_DOCUMENT_SIZE) {
             Statistics.label("outcome").collect("too large");
             assertEquals(StorageException.Kind.DOCUMENT_TOO_LARGE, r.error() == null ? null : r.error().kind());
         } else if (longestKey > KvLimits.MAX_KEY_BYTES) {
@@ -133,18 +130,18 @@ class DocumentRoundTripProperties {
             return true;
         }
         // Nothing of a refused write may remain (the first write of the try leaves no document).
-        if (rev.pos() == 1) assertEquals(List.of(), f.store.branches(db, id));
+        if (rev.pos() == 1) assertEquals(List.of(), f.store.open(db).branches(id));
         f.checkInvariants(db, 0);
         return false;
     }
 
-    private static void assertStored(DocumentStore store, String db, String id, RevId rev, boolean deleted, ObjectNode body) {
-        StoredDoc byRev = store.get(db, id, rev, false);
+    private static void assertStored(Storage store, String db, String id, RevId rev, boolean deleted, ObjectNode body) {
+        StoredDoc byRev = store.open(db).get(id, rev, false);
         assertEquals(rev, byRev.rev());
         assertEquals(deleted, byRev.deleted());
         JsonArbitraries.assertSameAsStored(body, byRev.body());
         if (!deleted) {
-            StoredDoc winner = store.get(db, id, null, false);
+            StoredDoc winner = store.open(db).get(id, null, false);
             assertEquals(rev, winner.rev());
             JsonArbitraries.assertSameAsStored(body, winner.body());
         }
@@ -188,7 +185,7 @@ class DocumentRoundTripProperties {
                 throw new AssertionError(e);
             }
             String docId = id + json;
-            UpdateResult r = plain.store.update(db, List.of(DocUpdate.edit(docId, null, false, b)), true).getFirst();
+            UpdateResult r = plain.store.open(db).update(List.of(DocUpdate.edit(docId, null, false, b)), true).getFirst();
             assertNull(r.error());
             assertStored(plain.store, db, docId, r.rev(), false, b);
         }

@@ -7,15 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.apple.foundationdb.tuple.Versionstamp;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.storage.DocumentStore.DocUpdate;
-import dev.chaise.storage.DocumentStore.StoredDoc;
-import dev.chaise.storage.DocumentStore.UpdateResult;
+import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.json.JsonArbitraries;
 import dev.chaise.storage.rev.EditBranch;
 import dev.chaise.storage.rev.EditBranches;
 import dev.chaise.storage.rev.RevHasher;
-import dev.chaise.storage.rev.RevId;
 import dev.chaise.storage.rev.RevTreeModel;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -187,7 +184,7 @@ class DocumentStoreModelProperties {
 
         Sim(StoreFixture f, int revsLimit) {
             this.f = f;
-            this.limit = revsLimit == 0 ? DatabaseDirectory.DEFAULT_REVS_LIMIT : revsLimit;
+            this.limit = revsLimit == 0 ? dev.chaise.storage.rev.EditBranches.DEFAULT_REVS_LIMIT : revsLimit;
             this.db = f.newDb("model", revsLimit);
             for (String id : List.of("a", "b\u0000c", "d\ud83d\ude00")) docs.add(new Doc(id, limit));
         }
@@ -311,9 +308,9 @@ class DocumentStoreModelProperties {
             Map<Doc, List<EditBranch>> before = new HashMap<>();
             for (Expect e : expects) {
                 updates.add(DocUpdate.edit(e.doc().id, e.base(), e.deleted(), e.body()));
-                if (e.conflict() && e.rev() != null) before.put(e.doc(), f.store.branches(db, e.doc().id));
+                if (e.conflict() && e.rev() != null) before.put(e.doc(), f.store.open(db).branches(e.doc().id));
             }
-            List<UpdateResult> results = f.store.update(db, updates, true);
+            List<UpdateResult> results = f.store.open(db).update(updates, true);
             assertEquals(expects.size(), results.size());
             List<Doc> changed = new ArrayList<>();
             for (int i = 0; i < expects.size(); i++) {
@@ -402,7 +399,7 @@ class DocumentStoreModelProperties {
                 EditBranch incoming = new EditBranch(i.path().getFirst(), i.deleted(), i.path().subList(1, i.path().size()).stream().map(RevId::hash).toList());
                 updates.add(DocUpdate.replicated(i.doc().id, incoming, i.doc().trueBody.getOrDefault(i.path().getFirst(), Json.NODES.objectNode())));
             }
-            List<UpdateResult> results = f.store.update(db, updates, false);
+            List<UpdateResult> results = f.store.open(db).update(updates, false);
             List<Doc> changedInOrder = new ArrayList<>();
             for (int k = 0; k < in.size(); k++) {
                 Incoming i = in.get(k);
@@ -458,7 +455,7 @@ class DocumentStoreModelProperties {
                     else live++;
                 }
             }
-            DocumentStore.DbInfo info = f.store.info(db);
+            DbInfo info = f.store.open(db).info();
             assertEquals(live, info.docCount(), "doc_count");
             assertEquals(deleted, info.docDelCount(), "doc_del_count");
             Invariants.Report rep = f.checkInvariants(db, limit);
@@ -469,26 +466,26 @@ class DocumentStoreModelProperties {
 
         void check(Doc d) {
             RevTreeModel m = d.model;
-            List<EditBranch> stored = f.store.branches(db, d.id);
+            List<EditBranch> stored = f.store.open(db).branches(d.id);
             String ctx = "\n" + m + "\nstore: " + stored;
             assertEquals(modelBranches(m), new HashSet<>(stored), "branches" + ctx);
             assertEquals(m.leaves(), EditBranches.leaves(stored).stream().map(b -> new RevTreeModel.Leaf(b.leaf(), b.deleted())).toList(), "leaves in CouchDB's order" + ctx);
             assertEquals(m.conflicts(), EditBranches.conflicts(stored), "_conflicts" + ctx);
             assertEquals(m.deletedConflicts(), EditBranches.deletedConflicts(stored), "_deleted_conflicts" + ctx);
             if (m.isEmpty()) {
-                assertEquals("missing", assertThrows(StorageException.class, () -> f.store.get(db, d.id, null, false)).reason());
+                assertEquals("missing", assertThrows(StorageException.class, () -> f.store.open(db).get(d.id, null, false)).reason());
                 return;
             }
             if (m.winnerDeleted()) {
-                assertEquals("deleted", assertThrows(StorageException.class, () -> f.store.get(db, d.id, null, false)).reason(), ctx);
+                assertEquals("deleted", assertThrows(StorageException.class, () -> f.store.open(db).get(d.id, null, false)).reason(), ctx);
             } else {
-                StoredDoc w = f.store.get(db, d.id, null, true);
+                StoredDoc w = f.store.open(db).get(d.id, null, true);
                 assertEquals(m.winner(), w.rev(), "winner" + ctx);
                 assertEquals(m.revsOfWinner(), EditBranches.winner(w.branches()).revs(), "winner's revs" + ctx);
                 JsonArbitraries.assertSameAsStored(d.trueBody.get(m.winner()), w.body());
             }
             for (RevTreeModel.Leaf l : m.leaves()) {
-                StoredDoc sd = f.store.get(db, d.id, l.rev(), false);
+                StoredDoc sd = f.store.open(db).get(d.id, l.rev(), false);
                 assertEquals(l.deleted(), sd.deleted(), "deleted flag of " + l + ctx);
                 ObjectNode expected = d.trueBody.get(l.rev());
                 JsonArbitraries.assertSameAsStored(expected, sd.body());

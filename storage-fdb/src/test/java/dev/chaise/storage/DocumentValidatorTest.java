@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.storage.DocumentStore.DocUpdate;
-import dev.chaise.storage.DocumentStore.UpdateResult;
 import dev.chaise.storage.json.Json;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,7 +21,7 @@ class DocumentValidatorTest {
         final List<String> seen = java.util.Collections.synchronizedList(new ArrayList<>());
 
         @Override
-        public Checks open(dev.chaise.kv.ReadTransaction snapshot, DbHandle db) {
+        public Checks open(DbReader snapshot) {
             opened.incrementAndGet();
             return new Checks() {
                 @Override
@@ -50,7 +48,7 @@ class DocumentValidatorTest {
         try (StoreFixture f = StoreFixture.open()) {
             String db = f.newDb("v", 0);
             Recording v = new Recording();
-            List<UpdateResult> r = f.store.update(db, List.of(
+            List<UpdateResult> r = f.store.open(db).update(List.of(
                     DocUpdate.edit("a", null, false, body(false)),
                     DocUpdate.edit("b", null, false, body(true)),
                     DocUpdate.edit("_design/c", null, false, body(true)),
@@ -59,14 +57,14 @@ class DocumentValidatorTest {
             assertEquals(StorageException.Kind.FORBIDDEN, r.get(1).error().kind());
             assertEquals("bad b", r.get(1).error().reason());
             assertEquals(List.of("a <- null", "b <- null", "d <- null"), v.seen, "design documents are not checked");
-            assertEquals(List.of(), f.store.branches(db, "b"));
+            assertEquals(List.of(), f.store.open(db).branches("b"));
             assertEquals(v.opened.get(), v.closed.get());
             f.checkInvariants(db, 0);
 
             v.seen.clear();
-            r = f.store.update(db, List.of(DocUpdate.edit("a", r.get(0).rev(), true, Json.NODES.objectNode())), true, v);
+            r = f.store.open(db).update(List.of(DocUpdate.edit("a", r.get(0).rev(), true, Json.NODES.objectNode())), true, v);
             assertTrue(r.getFirst().ok(), r.toString());
-            assertEquals(List.of("a <- " + f.store.branches(db, "a").getFirst().parent()), v.seen, "an edit is checked against the revision it edits");
+            assertEquals(List.of("a <- " + f.store.open(db).branches("a").getFirst().parent()), v.seen, "an edit is checked against the revision it edits");
         }
     }
 
@@ -75,12 +73,12 @@ class DocumentValidatorTest {
         try (StoreFixture f = StoreFixture.open()) {
             String db = f.newDb("v", 0);
             Recording v = new Recording();
-            List<UpdateResult> r = f.store.updateAllOrNothing(db, List.of(
+            List<UpdateResult> r = f.store.open(db).updateAllOrNothing(List.of(
                     DocUpdate.edit("a", null, false, body(false)),
                     DocUpdate.edit("b", null, false, body(true))), true, v);
             assertNull(r.get(0).error());
             assertEquals(StorageException.Kind.FORBIDDEN, r.get(1).error().kind());
-            assertEquals(List.of(), f.store.branches(db, "a"));
+            assertEquals(List.of(), f.store.open(db).branches("a"));
             assertEquals(v.opened.get(), v.closed.get());
             f.checkInvariants(db, 0);
         }
@@ -95,7 +93,7 @@ class DocumentValidatorTest {
             for (int i = 0; i < 60; i++) {
                 List<DocUpdate> batch = new ArrayList<>();
                 for (int j = 0; j < 5; j++) batch.add(DocUpdate.edit("d" + i + "-" + j, null, false, body((i + j) % 3 == 0)));
-                for (UpdateResult r : f.store.update(db, batch, true, v)) {
+                for (UpdateResult r : f.store.open(db).update(batch, true, v)) {
                     if (!r.ok()) {
                         assertEquals(StorageException.Kind.FORBIDDEN, r.error().kind(), r.toString());
                         bad++;

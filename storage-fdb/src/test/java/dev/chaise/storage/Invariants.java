@@ -16,7 +16,6 @@ import dev.chaise.kv.Keys;
 import dev.chaise.kv.KvStore;
 import dev.chaise.storage.json.ExplodedJson;
 import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.RevId;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;

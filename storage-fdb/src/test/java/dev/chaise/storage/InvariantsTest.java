@@ -8,10 +8,8 @@ import com.apple.foundationdb.tuple.Tuple;
 import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Keys;
 import dev.chaise.kv.Transaction;
-import dev.chaise.storage.DocumentStore.DocUpdate;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.RevId;
 import java.util.List;
 import java.util.function.BiConsumer;
 import org.junit.jupiter.api.AfterEach;
@@ -31,12 +29,12 @@ class InvariantsTest {
         String name = f.dirs.list(null, null, false, 0, 0).getFirst();
         // a live doc with two branches, a deleted doc with a body in its tombstone, a local doc
         String a = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-        f.store.update(name, List.of(
+        f.store.open(name).update(List.of(
                 DocUpdate.replicated("d1", EditBranch.fromRevisions(2, List.of("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", a), false), body("{\"v\":1}")),
                 DocUpdate.replicated("d1", EditBranch.fromRevisions(2, List.of("cccccccccccccccccccccccccccccccc", a), false), body("{\"v\":2}"))), false);
-        RevId r = f.store.update(name, List.of(DocUpdate.edit("d2", null, false, body("{\"x\":[1,{}]}"))), true).getFirst().rev();
-        f.store.update(name, List.of(DocUpdate.edit("d2", r, true, body("{\"why\":\"gone\"}"))), true);
-        f.store.putLocal(name, "_local/l", null, false, body("{\"n\":1}"));
+        RevId r = f.store.open(name).update(List.of(DocUpdate.edit("d2", null, false, body("{\"x\":[1,{}]}"))), true).getFirst().rev();
+        f.store.open(name).update(List.of(DocUpdate.edit("d2", r, true, body("{\"why\":\"gone\"}"))), true);
+        f.store.open(name).putLocal("_local/l", null, false, body("{\"n\":1}"));
         db = f.dirs.open(name);
         Invariants.Report rep = Invariants.check(f.kv, f.dirs, name, 0);
         assertEquals(2, rep.docs());
@@ -156,7 +154,7 @@ class InvariantsTest {
     @Test
     void theScanReadsOnlyThisDatabase() {
         f.newDb("other", 0);
-        f.store.update(f.dirs.list(null, null, false, 0, 0).getLast(), List.of(DocUpdate.edit("z", null, false, Json.NODES.objectNode())), true);
+        f.store.open(f.dirs.list(null, null, false, 0, 0).getLast()).update(List.of(DocUpdate.edit("z", null, false, Json.NODES.objectNode())), true);
         assertEquals(2, Invariants.check(f.kv, f.dirs, db.name(), 0).docs());
         assertTrue(Keys.compare(db.space().begin(), db.space().end()) < 0);
     }

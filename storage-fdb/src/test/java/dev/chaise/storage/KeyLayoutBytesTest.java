@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Keys;
-import dev.chaise.storage.DocumentStore.DocUpdate;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.EditBranch;
 import java.io.ByteArrayOutputStream;
@@ -63,9 +62,9 @@ class KeyLayoutBytesTest {
         // doc "a": a deleted branch 2-H3 and the live winner 2-H2, both children of 1-H1
         EditBranch gone = EditBranch.fromRevisions(2, List.of(H3, H1), true);
         EditBranch live = EditBranch.fromRevisions(2, List.of(H2, H1), false);
-        assertTrue(f.store.update("layout", List.of(DocUpdate.replicated("a", gone, Json.NODES.objectNode())), false).getFirst().ok());
-        assertTrue(f.store.update("layout", List.of(DocUpdate.replicated("a", live, (ObjectNode) Json.MAPPER.readTree("{\"k\":\"v\"}"))), false).getFirst().ok());
-        f.store.putLocal("layout", "_local/x", null, false, (ObjectNode) Json.MAPPER.readTree("{\"n\":1}"));
+        assertTrue(f.store.open("layout").update(List.of(DocUpdate.replicated("a", gone, Json.NODES.objectNode())), false).getFirst().ok());
+        assertTrue(f.store.open("layout").update(List.of(DocUpdate.replicated("a", live, (ObjectNode) Json.MAPPER.readTree("{\"k\":\"v\"}"))), false).getFirst().ok());
+        f.store.open("layout").putLocal("_local/x", null, false, (ObjectNode) Json.MAPPER.readTree("{\"n\":1}"));
 
         // ---- txids: (0, "txids", TxId) = (Result, WallClockMillis), one per write
         List<KeyValue> txids = scan("14 02 74 78 69 64 73 00", "14 02 74 78 69 64 73 01");
@@ -147,7 +146,7 @@ class KeyLayoutBytesTest {
     void deletingADatabaseLeavesOnlyTheSystemKeys() {
         f.dirs.create("gone");
         f.dirs.create("kept");
-        f.store.update("gone", List.of(DocUpdate.edit("a", null, false, Json.NODES.objectNode())), true);
+        f.store.open("gone").update(List.of(DocUpdate.edit("a", null, false, Json.NODES.objectNode())), true);
         f.store.txIds().clearAcknowledged();
         f.dirs.delete("gone");
         for (KeyValue kv : scan("", "ff")) {

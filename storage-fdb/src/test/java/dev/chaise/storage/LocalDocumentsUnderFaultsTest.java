@@ -23,20 +23,19 @@ class LocalDocumentsUnderFaultsTest {
     void aCheckpointWriterNeverSeesAnUnknownResult() {
         // Every third commit ends with 1021, every one of which really committed.
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory().withFaults(new FaultInjection(0, 0, 0.33, 1.0, 5L)))) {
-            DatabaseDirectory dirs = new DatabaseDirectory(kv, "{}");
-            try (DocumentStore store = new DocumentStore(kv, dirs, DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE)) {
-                createRetrying(dirs, "local");
+            try (Storage store = new Storage(kv, "{}")) {
+                createRetrying(store.directory(), "local");
                 String rev = null;
                 for (int i = 1; i <= 30; i++) {
                     ObjectNode b = Json.NODES.objectNode().put("seq", i);
-                    rev = store.putLocal("local", "_local/checkpoint", rev, false, b).rev();
+                    rev = store.open("local").putLocal("_local/checkpoint", rev, false, b).rev();
                     assertEquals("0-" + i, rev);
                 }
-                assertEquals(30, store.getLocal("local", "_local/checkpoint").body().get("seq").intValue());
+                assertEquals(30, store.open("local").getLocal("_local/checkpoint").body().get("seq").intValue());
                 assertTrue(kv.timer().count(dev.chaise.kv.StoreTimer.Counts.INJECTED_FAULTS) > 5, "faults were injected");
-                store.putLocal("local", "_local/checkpoint", rev, true, Json.NODES.objectNode());
+                store.open("local").putLocal("_local/checkpoint", rev, true, Json.NODES.objectNode());
                 assertEquals("missing", org.junit.jupiter.api.Assertions.assertThrows(StorageException.class,
-                        () -> store.getLocal("local", "_local/checkpoint")).reason());
+                        () -> store.open("local").getLocal("_local/checkpoint")).reason());
             }
         }
     }

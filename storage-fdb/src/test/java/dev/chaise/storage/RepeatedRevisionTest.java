@@ -4,12 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.storage.DocumentStore.DocUpdate;
-import dev.chaise.storage.DocumentStore.UpdateResult;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.EditBranch;
 import dev.chaise.storage.rev.RevHasher;
-import dev.chaise.storage.rev.RevId;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -45,11 +42,11 @@ class RepeatedRevisionTest {
     }
 
     UpdateResult edit(String db, RevId base, boolean deleted, ObjectNode b) {
-        return f.store.update(db, List.of(DocUpdate.edit("d", base, deleted, b)), true).getFirst();
+        return f.store.open(db).update(List.of(DocUpdate.edit("d", base, deleted, b)), true).getFirst();
     }
 
     void replicate(String db, EditBranch path, ObjectNode b) {
-        assertTrue(f.store.update(db, List.of(DocUpdate.replicated("d", path, b)), false).getFirst().ok());
+        assertTrue(f.store.open(db).update(List.of(DocUpdate.replicated("d", path, b)), false).getFirst().ok());
     }
 
     /**
@@ -66,12 +63,12 @@ class RepeatedRevisionTest {
         RevId two = edit(db, a, false, b).rev();
         replicate(db, EditBranch.root(a, false), body("{}"));
         replicate(db, EditBranch.root(RevId.of(3, Z), false), body("{\"w\":3}"));
-        assertEquals(3, f.store.branches(db, "d").size());
+        assertEquals(3, f.store.open(db).branches("d").size());
 
         UpdateResult again = edit(db, a, false, b);
         assertEquals(two, RevHasher.newRevId(a, false, b, List.of()));
         assertEquals(StorageException.Kind.CONFLICT, again.error() == null ? null : again.error().kind(), "got " + again);
-        assertEquals(3, f.store.branches(db, "d").size());
+        assertEquals(3, f.store.open(db).branches("d").size());
         f.checkInvariants(db, 1);
     }
 
@@ -87,7 +84,7 @@ class RepeatedRevisionTest {
         UpdateResult again = edit(db, a, true, body("{}"));
         assertEquals(gone, RevHasher.newRevId(a, true, body("{}"), List.of()));
         assertEquals(StorageException.Kind.CONFLICT, again.error() == null ? null : again.error().kind(), "got " + again);
-        assertEquals(3, f.store.branches(db, "d").size());
+        assertEquals(3, f.store.open(db).branches("d").size());
         f.checkInvariants(db, 1);
     }
 
@@ -105,11 +102,11 @@ class RepeatedRevisionTest {
         edit(db, two, false, body("{\"v\":3}")); // revs_limit 1: 2-b is forgotten
         replicate(db, EditBranch.root(two, true), body("{}"));
         replicate(db, EditBranch.root(a, false), body("{}"));
-        assertEquals(3, f.store.branches(db, "d").size());
+        assertEquals(3, f.store.open(db).branches("d").size());
 
         UpdateResult again = edit(db, a, false, b);
         assertEquals(StorageException.Kind.CONFLICT, again.error() == null ? null : again.error().kind(), "got " + again);
-        assertEquals(3, f.store.branches(db, "d").size());
+        assertEquals(3, f.store.open(db).branches("d").size());
         f.checkInvariants(db, 1);
     }
 
@@ -127,7 +124,7 @@ class RepeatedRevisionTest {
         RevId three = edit(db, two, false, body("{\"v\":3}")).rev(); // stems 1-a away: [3, 2]
         replicate(db, EditBranch.root(a, false), body("{}"));
         replicate(db, EditBranch.fromRevisions(4, List.of(Z, "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"), false), body("{}"));
-        assertEquals(List.of(three, two), f.store.branches(db, "d").stream().filter(x -> x.leaf().equals(three)).findFirst().orElseThrow().revs());
+        assertEquals(List.of(three, two), f.store.open(db).branches("d").stream().filter(x -> x.leaf().equals(three)).findFirst().orElseThrow().revs());
 
         UpdateResult again = edit(db, a, false, b);
         assertEquals(StorageException.Kind.CONFLICT, again.error() == null ? null : again.error().kind(), "got " + again);

@@ -4,11 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.storage.DocumentStore.DocUpdate;
-import dev.chaise.storage.DocumentStore.UpdateResult;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.RevId;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -28,23 +25,23 @@ class RevsLimitChangeTest {
         try (StoreFixture f = StoreFixture.open()) {
             String db = f.newDb("limit", 0);
             RevId rev = null;
-            for (int i = 0; i < 12; i++) rev = f.store.update(db, List.of(DocUpdate.edit("d", rev, false, body(i))), true).getFirst().rev();
+            for (int i = 0; i < 12; i++) rev = f.store.open(db).update(List.of(DocUpdate.edit("d", rev, false, body(i))), true).getFirst().rev();
             String a = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-            assertTrue(f.store.update(db, List.of(DocUpdate.replicated("d", EditBranch.fromRevisions(2, List.of("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", a), false), body(-1))), false).getFirst().ok());
-            assertEquals(12, f.store.get(db, "d", null, true).branches().stream().mapToInt(EditBranch::length).max().orElseThrow());
+            assertTrue(f.store.open(db).update(List.of(DocUpdate.replicated("d", EditBranch.fromRevisions(2, List.of("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", a), false), body(-1))), false).getFirst().ok());
+            assertEquals(12, f.store.open(db).get("d", null, true).branches().stream().mapToInt(EditBranch::length).max().orElseThrow());
 
-            f.dirs.setRevsLimit(db, 3);
+            f.store.open(db).setRevsLimit(3);
             assertEquals(3, f.dirs.open(db).revsLimit());
-            UpdateResult next = f.store.update(db, List.of(DocUpdate.edit("d", rev, false, body(99))), true).getFirst();
+            UpdateResult next = f.store.open(db).update(List.of(DocUpdate.edit("d", rev, false, body(99))), true).getFirst();
             assertTrue(next.ok());
-            EditBranch winner = f.store.branches(db, "d").getLast();
+            EditBranch winner = f.store.open(db).branches("d").getLast();
             assertEquals(next.rev(), winner.leaf());
             assertEquals(3, winner.length(), "the new branch is stemmed to the new limit");
             f.checkInvariants(db, 0);
 
             // A replicated write restems every branch of the document.
-            assertTrue(f.store.update(db, List.of(DocUpdate.replicated("d", EditBranch.fromRevisions(3, List.of("cccccccccccccccccccccccccccccccc", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", a), false), body(-2))), false).getFirst().ok());
-            for (EditBranch b : f.store.branches(db, "d")) assertTrue(b.length() <= 3, b.toString());
+            assertTrue(f.store.open(db).update(List.of(DocUpdate.replicated("d", EditBranch.fromRevisions(3, List.of("cccccccccccccccccccccccccccccccc", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", a), false), body(-2))), false).getFirst().ok());
+            for (EditBranch b : f.store.open(db).branches("d")) assertTrue(b.length() <= 3, b.toString());
             f.checkInvariants(db, 3);
         }
     }

@@ -6,8 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KvStore;
 import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
-import dev.chaise.storage.DocumentStore.DocInfo;
-import dev.chaise.storage.DocumentStore.DocUpdate;
+import dev.chaise.storage.DocInfo;
 import dev.chaise.storage.json.Json;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,13 +19,13 @@ import org.junit.jupiter.api.Test;
 /** _all_docs and _changes scans, including ones longer than one transaction. */
 class ScansTest {
     KvStore kv;
-    DocumentStore store;
+    Storage store;
 
     @BeforeEach
     void open() {
         kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
-        store = new DocumentStore(kv, new DatabaseDirectory(kv, "{}"), DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE);
-        store.databases().create("db");
+        store = new Storage(kv, "{}");
+        store.create("db");
     }
 
     @AfterEach
@@ -41,10 +40,10 @@ class ScansTest {
             ObjectNode b = Json.NODES.objectNode().put("i", i);
             docs.add(DocUpdate.edit(String.format("d%05d", i), null, false, b));
         }
-        store.update("db", docs, true).forEach(r -> assertTrue(r.ok()));
+        store.open("db").update(docs, true).forEach(r -> assertTrue(r.ok()));
     }
 
-    static <T> List<T> drain(RangeCursor<T> c) {
+    static <T> List<T> drain(Cursor<T> c) {
         List<T> out = new ArrayList<>();
         c.forEachRemaining(out::add);
         return out;
@@ -53,52 +52,64 @@ class ScansTest {
     @Test
     void allDocsBoundsAndDirection() {
         write(10);
-        List<String> ids = drain(store.allDocs("db", "d00002", "d00005", true, false, 0, DocumentStore::byIdRow)).stream().map(DocInfo::id).toList();
+        List<String> ids = drain(allDocs("d00002", "d00005", true, false, 0)).stream().map(DocInfo::id).toList();
         assertEquals(List.of("d00002", "d00003", "d00004", "d00005"), ids);
-        ids = drain(store.allDocs("db", "d00002", "d00005", false, false, 0, DocumentStore::byIdRow)).stream().map(DocInfo::id).toList();
+        ids = drain(allDocs("d00002", "d00005", false, false, 0)).stream().map(DocInfo::id).toList();
         assertEquals(List.of("d00002", "d00003", "d00004"), ids);
-        ids = drain(store.allDocs("db", "d00005", "d00002", true, true, 2, DocumentStore::byIdRow)).stream().map(DocInfo::id).toList();
+        ids = drain(allDocs("d00005", "d00002", true, true, 2)).stream().map(DocInfo::id).toList();
         assertEquals(List.of("d00005", "d00004"), ids);
-        ids = drain(store.allDocs("db", "d00005", "d00002", false, true, 0, DocumentStore::byIdRow)).stream().map(DocInfo::id).toList();
+        ids = drain(allDocs("d00005", "d00002", false, true, 0)).stream().map(DocInfo::id).toList();
         assertEquals(List.of("d00005", "d00004", "d00003"), ids);
     }
 
     @Test
     void scansSpanTransactions() {
-        int n = RangeCursor.ROWS_PER_TRANSACTION * 2 + 17;
+        int n = ScanProperties.ROWS_PER_TRANSACTION * 2 + 17;
         write(n);
-        assertEquals(n, drain(store.allDocs("db", null, null, true, false, 0, DocumentStore::byIdRow)).size());
-        List<ChangesSubspace.Change> changes = drain(store.changes("db", null, false, 0, (tx, db, c) -> c));
+        assertEquals(n, drain(allDocs(null, null, true, false, 0)).size());
+        List<Change> changes = drain(changes(null, false, 0));
         assertEquals(n, changes.size());
         for (int i = 1; i < n; i++) assertTrue(changes.get(i - 1).seq().compareTo(changes.get(i).seq()) < 0, "sequences increase");
         Sequence mid = changes.get(n / 2).seq();
-        assertEquals(n - n / 2 - 1, drain(store.changes("db", mid, false, 0, (tx, db, c) -> c)).size(), "since is exclusive");
-        assertEquals(5, drain(store.changes("db", null, true, 5, (tx, db, c) -> c)).size());
-        assertEquals(changes.getLast().seq(), store.info("db").updateSeq());
+        assertEquals(n - n / 2 - 1, drain(changes(mid, false, 0)).size(), "since is exclusive");
+        assertEquals(5, drain(changes(null, true, 5)).size());
+        assertEquals(changes.getLast().seq(), store.open("db").info().updateSeq());
     }
 
     @Test
     void updateMovesTheChangesRowAndWakesWatchers() throws Exception {
         write(3);
-        CompletableFuture<Void> w = store.watchWrites("db");
+        CompletableFuture<Void> w = store.open("db").watchWrites();
         assertFalse(w.isDone());
-        var rev = store.get("db", "d00000", null, false).rev();
-        assertTrue(store.update("db", List.of(DocUpdate.edit("d00000", rev, false, Json.NODES.objectNode())), true).getFirst().ok());
+        var rev = store.open("db").get("d00000", null, false).rev();
+        assertTrue(store.open("db").update(List.of(DocUpdate.edit("d00000", rev, false, Json.NODES.objectNode())), true).getFirst().ok());
         w.get(5, TimeUnit.SECONDS);
-        List<String> order = drain(store.changes("db", null, false, 0, (tx, db, c) -> c.id()));
+        List<String> order = drain(changes(null, false, 0)).stream().map(Change::id).toList();
         assertEquals(List.of("d00001", "d00002", "d00000"), order, "one row per doc, the updated one last");
     }
 
     @Test
     void localDocsScanSkipsBodyKeys() {
         for (String id : List.of("_local/a", "_local/b", "_local/c")) {
-            store.putLocal("db", id, null, false, Json.NODES.objectNode().put("x", id).put("y", 1));
+            store.open("db").putLocal(id, null, false, Json.NODES.objectNode().put("x", id).put("y", 1));
         }
-        List<LocalDocuments.LocalDoc> all = drain(store.localDocs("db", null, null, true, false, 0, true));
-        assertEquals(List.of("_local/a", "_local/b", "_local/c"), all.stream().map(LocalDocuments.LocalDoc::id).toList());
+        List<LocalDoc> all = drain(localDocs(null, null, true, false, 0, true));
+        assertEquals(List.of("_local/a", "_local/b", "_local/c"), all.stream().map(LocalDoc::id).toList());
         assertEquals("_local/b", all.get(1).body().get("x").textValue());
-        List<String> desc = drain(store.localDocs("db", "_local/c", "_local/b", false, true, 0, false)).stream().map(LocalDocuments.LocalDoc::id).toList();
+        List<String> desc = drain(localDocs("_local/c", "_local/b", false, true, 0, false)).stream().map(LocalDoc::id).toList();
         assertEquals(List.of("_local/c"), desc, "descending, end exclusive");
-        assertEquals("0-1", drain(store.localDocs("db", "_local/b", null, true, false, 1, false)).getFirst().rev());
+        assertEquals("0-1", drain(localDocs("_local/b", null, true, false, 1, false)).getFirst().rev());
+    }
+
+    Cursor<DocInfo> allDocs(String start, String end, boolean inclusiveEnd, boolean descending, long limit) {
+        return store.open("db").allDocs(new Database.IdRange(start, end, inclusiveEnd), ScanProperties.of(descending, limit), null, (r, d) -> d);
+    }
+
+    Cursor<Change> changes(Sequence since, boolean descending, long limit) {
+        return store.open("db").changes(since, ScanProperties.of(descending, limit), (r, c) -> c);
+    }
+
+    Cursor<LocalDoc> localDocs(String start, String end, boolean inclusiveEnd, boolean descending, long limit, boolean bodies) {
+        return store.open("db").localDocs(new Database.IdRange(start, end, inclusiveEnd), ScanProperties.of(descending, limit), null, bodies);
     }
 }

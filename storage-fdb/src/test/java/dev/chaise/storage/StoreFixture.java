@@ -18,12 +18,12 @@ final class StoreFixture implements AutoCloseable {
 
     final KvStore kv;
     final DatabaseDirectory dirs;
-    final DocumentStore store;
+    final Storage store;
 
     private StoreFixture(FaultInjection faults) {
         kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory().withFaults(faults));
-        dirs = new DatabaseDirectory(kv, "{}");
-        store = new DocumentStore(kv, dirs, DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE);
+        store = new Storage(kv, "{}");
+        dirs = store.directory();
     }
 
     static StoreFixture open() {
@@ -53,7 +53,7 @@ final class StoreFixture implements AutoCloseable {
         if (revsLimit > 0) {
             for (int attempt = 0; ; attempt++) {
                 try {
-                    dirs.setRevsLimit(name, revsLimit);
+                    store.open(name).setRevsLimit(revsLimit);
                     break;
                 } catch (KvException e) {
                     if (!e.maybeCommitted() || attempt > 50) throw e; // setting it again is harmless

@@ -4,8 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.storage.DocumentStore.DocUpdate;
-import dev.chaise.storage.DocumentStore.UpdateResult;
 import dev.chaise.storage.json.ExplodedJson;
 import dev.chaise.storage.json.Json;
 import java.util.ArrayList;
@@ -48,9 +46,9 @@ class TransactionSizeTest {
         assertTrue(ExplodedJson.externalSize(body) < 300_000);
         List<DocUpdate> docs = new ArrayList<>();
         for (int i = 0; i < 8; i++) docs.add(DocUpdate.edit(String.format("%03d", i) + "x".repeat(197), null, false, body));
-        List<UpdateResult> r = f.store.update(db, docs, true);
+        List<UpdateResult> r = f.store.open(db).update(docs, true);
         for (UpdateResult u : r) assertTrue(u.ok(), String.valueOf(u.error()));
-        assertEquals(8, f.store.info(db).docCount());
+        assertEquals(8, f.store.open(db).info().docCount());
         f.checkInvariants(db, 0);
     }
 
@@ -59,15 +57,15 @@ class TransactionSizeTest {
     void aDocumentTooBigForATransactionFailsAlone() {
         ObjectNode huge = Json.NODES.objectNode();
         for (int i = 0; i < 70_000; i++) huge.put(String.format("m%05d", i), 1);
-        assertTrue(ExplodedJson.externalSize(huge) < DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE);
+        assertTrue(ExplodedJson.externalSize(huge) < Storage.DEFAULT_MAX_DOCUMENT_SIZE);
         ObjectNode small = Json.NODES.objectNode().put("ok", true);
-        List<UpdateResult> r = f.store.update(db, List.of(
+        List<UpdateResult> r = f.store.open(db).update(List.of(
                 DocUpdate.edit("small-1", null, false, small),
                 DocUpdate.edit("huge" + "x".repeat(200), null, false, huge),
                 DocUpdate.edit("small-2", null, false, small)), true);
         assertTrue(r.get(0).ok() && r.get(2).ok(), r.toString());
         assertEquals(StorageException.Kind.DOCUMENT_TOO_LARGE, r.get(1).error() == null ? null : r.get(1).error().kind());
-        assertEquals(2, f.store.info(db).docCount());
+        assertEquals(2, f.store.open(db).info().docCount());
         f.checkInvariants(db, 0);
     }
 
@@ -79,26 +77,26 @@ class TransactionSizeTest {
     @Test
     void aFullChunkWithLongIdsAndRevs() {
         List<DocUpdate> docs = new ArrayList<>();
-        for (int i = 0; i < DocumentStore.CHUNK_DOCS; i++) {
+        for (int i = 0; i < BatchWriter.CHUNK_DOCS; i++) {
             docs.add(DocUpdate.edit(String.format("%04d-", i) + "i".repeat(120), null, false, Json.NODES.objectNode().put("n", i)));
         }
-        List<UpdateResult> r = f.store.update(db, docs, true);
+        List<UpdateResult> r = f.store.open(db).update(docs, true);
         for (UpdateResult u : r) assertTrue(u.ok(), String.valueOf(u.error()));
         for (int i = 0; i < docs.size(); i++) assertEquals(docs.get(i).id(), r.get(i).id());
 
         List<DocUpdate> replicated = new ArrayList<>();
-        for (int i = 0; i < DocumentStore.CHUNK_DOCS; i++) {
+        for (int i = 0; i < BatchWriter.CHUNK_DOCS; i++) {
             replicated.add(DocUpdate.replicated("r" + i, dev.chaise.storage.rev.EditBranch.root(
-                    new dev.chaise.storage.rev.RevId(1, String.format("%04d", i) + "h".repeat(150)), false), Json.NODES.objectNode()));
+                    new dev.chaise.storage.RevId(1, String.format("%04d", i) + "h".repeat(150)), false), Json.NODES.objectNode()));
         }
-        List<UpdateResult> rr = f.store.update(db, replicated, false);
+        List<UpdateResult> rr = f.store.open(db).update(replicated, false);
         for (int i = 0; i < replicated.size(); i++) assertEquals(replicated.get(i).path().leaf(), rr.get(i).rev());
 
         // A failing batch: every result carries an error reason.
         List<DocUpdate> stale = new ArrayList<>();
-        for (int i = 0; i < DocumentStore.CHUNK_DOCS; i++) stale.add(DocUpdate.edit(docs.get(i).id(), dev.chaise.storage.rev.RevId.parse("9-" + "0".repeat(32)), false, Json.NODES.objectNode()));
-        for (UpdateResult u : f.store.update(db, stale, true)) assertEquals(StorageException.Kind.CONFLICT, u.error().kind());
-        assertEquals(2 * DocumentStore.CHUNK_DOCS, f.store.info(db).docCount());
+        for (int i = 0; i < BatchWriter.CHUNK_DOCS; i++) stale.add(DocUpdate.edit(docs.get(i).id(), dev.chaise.storage.RevId.parse("9-" + "0".repeat(32)), false, Json.NODES.objectNode()));
+        for (UpdateResult u : f.store.open(db).update(stale, true)) assertEquals(StorageException.Kind.CONFLICT, u.error().kind());
+        assertEquals(2 * BatchWriter.CHUNK_DOCS, f.store.open(db).info().docCount());
         f.checkInvariants(db, 0);
     }
 
@@ -107,35 +105,35 @@ class TransactionSizeTest {
     void resultsOfAFullChunkComeBackAfterA1021ThatCommitted() {
         try (dev.chaise.kv.KvStore kv = dev.chaise.kv.embedded.EmbeddedKvStore.open(dev.chaise.kv.embedded.EmbeddedOptions.inMemory()
                 .withFaults(new dev.chaise.kv.embedded.FaultInjection(0, 0, 1.0, 1.0, 1L)))) {
-            DatabaseDirectory dirs = new DatabaseDirectory(kv, "{}");
-            LocalDocumentsUnderFaultsTest.createRetrying(dirs, "all1021");
             // One part, so each batch below is one full chunk whose results overflow a txid value.
-            try (DocumentStore store = new DocumentStore(kv, dirs, 100).withParallelism(1)) {
+            try (Storage store = new Storage(kv, "{}").maxDocumentSize(100).parallelism(1)) {
+                DatabaseDirectory dirs = store.directory();
+                LocalDocumentsUnderFaultsTest.createRetrying(dirs, "all1021");
                 List<DocUpdate> docs = new ArrayList<>();
-                for (int i = 0; i < DocumentStore.CHUNK_DOCS; i++) {
+                for (int i = 0; i < BatchWriter.CHUNK_DOCS; i++) {
                     docs.add(DocUpdate.edit(String.format("%04d-", i) + "i".repeat(120), null, false, Json.NODES.objectNode().put("n", i)));
                 }
-                List<UpdateResult> r = store.update("all1021", docs, true);
+                List<UpdateResult> r = store.open("all1021").update(docs, true);
                 for (int i = 0; i < docs.size(); i++) {
                     assertEquals(docs.get(i).id(), r.get(i).id());
                     assertEquals(dev.chaise.storage.rev.RevHasher.newRevId(null, false, docs.get(i).body(), List.of()), r.get(i).rev());
                 }
                 List<DocUpdate> replicated = new ArrayList<>();
-                for (int i = 0; i < DocumentStore.CHUNK_DOCS; i++) {
+                for (int i = 0; i < BatchWriter.CHUNK_DOCS; i++) {
                     replicated.add(DocUpdate.replicated("r" + i, dev.chaise.storage.rev.EditBranch.root(
-                            new dev.chaise.storage.rev.RevId(1, String.format("%04d", i) + "h".repeat(150)), false), Json.NODES.objectNode()));
+                            new dev.chaise.storage.RevId(1, String.format("%04d", i) + "h".repeat(150)), false), Json.NODES.objectNode()));
                 }
-                List<UpdateResult> rr = store.update("all1021", replicated, false);
+                List<UpdateResult> rr = store.open("all1021").update(replicated, false);
                 for (int i = 0; i < replicated.size(); i++) assertEquals(replicated.get(i).path().leaf(), rr.get(i).rev());
                 // 1,000 errors whose reasons do not all fit: they come back with the generic text.
                 List<DocUpdate> big = new ArrayList<>();
-                for (int i = 0; i < DocumentStore.CHUNK_DOCS; i++) big.add(DocUpdate.edit("big" + i, null, false, Json.NODES.objectNode().put("pad", "x".repeat(200))));
-                for (UpdateResult u : store.update("all1021", big, true)) {
+                for (int i = 0; i < BatchWriter.CHUNK_DOCS; i++) big.add(DocUpdate.edit("big" + i, null, false, Json.NODES.objectNode().put("pad", "x".repeat(200))));
+                for (UpdateResult u : store.open("all1021").update(big, true)) {
                     assertEquals(StorageException.Kind.DOCUMENT_TOO_LARGE, u.error().kind());
                     assertEquals("document_too_large", u.error().reason());
                 }
                 assertTrue(kv.timer().count(dev.chaise.kv.StoreTimer.Counts.INJECTED_FAULTS) >= 3);
-                assertEquals(2 * DocumentStore.CHUNK_DOCS, store.info("all1021").docCount());
+                assertEquals(2 * BatchWriter.CHUNK_DOCS, store.open("all1021").info().docCount());
                 Invariants.check(kv, dirs, "all1021", 0);
             }
         }

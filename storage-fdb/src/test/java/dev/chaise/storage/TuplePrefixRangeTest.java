@@ -5,11 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.storage.DocumentStore.DocUpdate;
-import dev.chaise.storage.DocumentStore.UpdateResult;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.RevId;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -49,17 +46,17 @@ class TuplePrefixRangeTest {
 
     @Test
     void localDocumentsWhoseIdsDifferByATrailingNul() {
-        f.store.putLocal(db, "_local/x\u0000y", null, false, body("{\"who\":\"x-nul-y\"}"));
-        assertEquals("missing", assertThrows(StorageException.class, () -> f.store.getLocal(db, "_local/x")).reason(),
+        f.store.open(db).putLocal("_local/x\u0000y", null, false, body("{\"who\":\"x-nul-y\"}"));
+        assertEquals("missing", assertThrows(StorageException.class, () -> f.store.open(db).getLocal("_local/x")).reason(),
                 "_local/x does not exist");
 
-        f.store.putLocal(db, "_local/x", null, false, body("{\"who\":\"x\"}"));
-        assertEquals("x", f.store.getLocal(db, "_local/x").body().get("who").textValue());
-        LocalDocuments.LocalDoc other = f.store.getLocal(db, "_local/x\u0000y");
+        f.store.open(db).putLocal("_local/x", null, false, body("{\"who\":\"x\"}"));
+        assertEquals("x", f.store.open(db).getLocal("_local/x").body().get("who").textValue());
+        LocalDoc other = f.store.open(db).getLocal("_local/x\u0000y");
         assertEquals("x-nul-y", other.body().get("who").textValue(), "writing _local/x must not touch its neighbour");
 
-        f.store.putLocal(db, "_local/x", "0-1", true, Json.NODES.objectNode());
-        assertEquals("x-nul-y", f.store.getLocal(db, "_local/x\u0000y").body().get("who").textValue(), "nor deleting it");
+        f.store.open(db).putLocal("_local/x", "0-1", true, Json.NODES.objectNode());
+        assertEquals("x-nul-y", f.store.open(db).getLocal("_local/x\u0000y").body().get("who").textValue(), "nor deleting it");
         f.checkInvariants(db, 0);
     }
 
@@ -69,16 +66,16 @@ class TuplePrefixRangeTest {
         RevId text = RevId.parse("1-abcdefghijklmnop");                     // bytes "abcdefghijklmnop" 00
         assertTrue(java.util.Arrays.equals(java.util.Arrays.copyOf(text.hashBytes(), 16), canonical.hashBytes()));
 
-        assertTrue(f.store.update(db, List.of(DocUpdate.replicated("d", EditBranch.root(text, false), body("{\"v\":\"text\"}"))), false).getFirst().ok());
-        assertTrue(f.store.update(db, List.of(DocUpdate.replicated("d", EditBranch.root(canonical, false), body("{\"v\":\"canonical\"}"))), false).getFirst().ok());
-        assertEquals("canonical", f.store.get(db, "d", canonical, false).body().get("v").textValue());
-        assertEquals("text", f.store.get(db, "d", text, false).body().get("v").textValue());
+        assertTrue(f.store.open(db).update(List.of(DocUpdate.replicated("d", EditBranch.root(text, false), body("{\"v\":\"text\"}"))), false).getFirst().ok());
+        assertTrue(f.store.open(db).update(List.of(DocUpdate.replicated("d", EditBranch.root(canonical, false), body("{\"v\":\"canonical\"}"))), false).getFirst().ok());
+        assertEquals("canonical", f.store.open(db).get("d", canonical, false).body().get("v").textValue());
+        assertEquals("text", f.store.open(db).get("d", text, false).body().get("v").textValue());
         f.checkInvariants(db, 0);
 
         // Extending the canonical leaf clears its body, and only its body.
-        UpdateResult r = f.store.update(db, List.of(DocUpdate.edit("d", canonical, false, body("{\"v\":2}"))), true).getFirst();
+        UpdateResult r = f.store.open(db).update(List.of(DocUpdate.edit("d", canonical, false, body("{\"v\":2}"))), true).getFirst();
         assertTrue(r.ok());
-        assertEquals("text", f.store.get(db, "d", text, false).body().get("v").textValue());
+        assertEquals("text", f.store.open(db).get("d", text, false).body().get("v").textValue());
         f.checkInvariants(db, 0);
     }
 }

@@ -1,12 +1,13 @@
 package dev.chaise.views;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.chaise.kv.KvStore;
-import dev.chaise.storage.ChangesSubspace;
+import dev.chaise.storage.Database;
 import dev.chaise.storage.DbHandle;
+import dev.chaise.storage.DocInfo;
 import dev.chaise.storage.DocumentJson;
-import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.ScanProperties;
 import dev.chaise.storage.Sequence;
+import dev.chaise.storage.Storage;
 import dev.chaise.storage.StorageException;
 import dev.chaise.views.index.DesignDoc;
 import dev.chaise.views.index.InteractiveViews;
@@ -42,8 +43,7 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class ViewService implements AutoCloseable {
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ViewService.class);
-    private final DocumentStore docs;
-    private final KvStore kv;
+    private final Storage storage;
     private final JsEngine js;
     private final ValidateDocUpdate validation;
     private final ViewIndexer indexer;
@@ -59,18 +59,17 @@ public final class ViewService implements AutoCloseable {
         }
     }
 
-    public ViewService(DocumentStore docs, JsEngine js) {
-        this(docs, js, Options.defaults());
+    public ViewService(Storage storage, JsEngine js) {
+        this(storage, js, Options.defaults());
     }
 
-    public ViewService(DocumentStore docs, JsEngine js, Options options) {
+    public ViewService(Storage storage, JsEngine js, Options options) {
         this.workers = options.workers();
-        this.docs = docs;
-        this.kv = docs.kv();
+        this.storage = storage;
         this.js = js;
         this.validation = new ValidateDocUpdate(js);
-        this.indexer = new ViewIndexer(kv, docs.databases(), options.segmentDocs(), docs.txIds());
-        this.reader = new ViewReader(kv, docs.databases());
+        this.indexer = new ViewIndexer(options.segmentDocs());
+        this.reader = new ViewReader();
     }
 
     /** CouchDB's validate_doc_update for a write made by {@code name} (null: anonymous) with {@code roles}. */
@@ -83,7 +82,7 @@ public final class ViewService implements AutoCloseable {
      * database index themselves into its interactive indexes, in their own transactions.
      */
     public ViewService enableInteractiveViews() {
-        if (js != null) docs.addWriteHook(new InteractiveViews(js));
+        if (js != null) storage.addWriteHook(new InteractiveViews(js));
         return this;
     }
 
@@ -100,7 +99,7 @@ public final class ViewService implements AutoCloseable {
      * an index to be built by the next query that wants it.
      */
     public ViewService enableAutoUpdate(Duration delay) {
-        docs.addWriteHook((tx, change) -> dirty.add(change.db().name())); // a write that then fails only costs a check
+        storage.addWriteHook((tx, change) -> dirty.add(change.db().name())); // a write that then fails only costs a check
         autoUpdater = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("view-autoupdate").daemon().factory());
         autoUpdater.scheduleWithFixedDelay(() -> {
             try {
@@ -117,18 +116,20 @@ public final class ViewService implements AutoCloseable {
         List<String> dbs = new ArrayList<>(dirty);
         dirty.removeAll(dbs);
         for (String dbName : dbs) {
+            Database db;
             List<String> ids;
             try {
-                ids = designDocIds(dbName);
+                db = storage.open(dbName);
+                ids = designDocIds(db);
             } catch (StorageException e) {
                 continue; // deleted since
             }
             for (String id : ids) {
                 try {
-                    DesignDoc ddoc = designDoc(dbName, id);
+                    DesignDoc ddoc = designDoc(db, id);
                     if (!ddoc.autoupdate() || ddoc.views().isEmpty()) continue;
-                    if (jobs != null) requestBuild(dbName, ddoc);
-                    else refresh(dbName, ddoc);
+                    if (jobs != null) requestBuild(db, ddoc);
+                    else refresh(db, ddoc);
                 } catch (StorageException | ViewException e) {
                     // deleted since, or not a valid index definition: its query will say why
                 }
@@ -137,22 +138,21 @@ public final class ViewService implements AutoCloseable {
     }
 
     /** Adds the index's build job unless it is current; does not wait for it. */
-    private void requestBuild(String dbName, DesignDoc ddoc) {
-        boolean behind = kv.run(tx -> {
-            DbHandle h = docs.databases().open(tx, dbName);
-            Sequence target = ChangesSubspace.lastSequence(tx.snapshot(), h);
-            Sequence now = MapIndexSubspace.updateSeq(tx.snapshot(), h, ddoc.signature());
+    private void requestBuild(Database db, DesignDoc ddoc) {
+        boolean behind = db.read(r -> {
+            Sequence target = r.updateSeq();
+            Sequence now = MapIndexSubspace.updateSeq(r.tx(), r.handle(), ddoc.signature());
             return target != null && (now == null || now.compareTo(target) < 0);
         });
-        if (behind) jobs.add(JOB_TYPE, jobId(dbName, ddoc), jobData(dbName, ddoc));
+        if (behind) jobs.add(JOB_TYPE, jobId(db, ddoc), jobData(db, ddoc));
     }
 
-    private String jobId(String dbName, DesignDoc ddoc) {
-        return docs.databases().open(dbName).id() + "/" + ddoc.signature();
+    private static String jobId(Database db, DesignDoc ddoc) {
+        return db.handle().id() + "/" + ddoc.signature();
     }
 
-    private static ObjectNode jobData(String dbName, DesignDoc ddoc) {
-        return dev.chaise.storage.json.Json.NODES.objectNode().put("db", dbName).put("ddoc", ddoc.id()).put("sig", ddoc.signature());
+    private static ObjectNode jobData(Database db, DesignDoc ddoc) {
+        return dev.chaise.storage.json.Json.NODES.objectNode().put("db", db.name()).put("ddoc", ddoc.id()).put("sig", ddoc.signature());
     }
 
     /**
@@ -176,17 +176,16 @@ public final class ViewService implements AutoCloseable {
                             boolean updaterRunning, Sequence dbSeq) {}
 
     /** The design document {@code _design/name}; 404 {@code missing}/{@code deleted} as for any document. */
-    public DesignDoc designDoc(String dbName, String ddocId) {
+    public DesignDoc designDoc(Database db, String ddocId) {
         // One point read names the winning revision; parsing and the signature's md5 are done once per revision.
         record Key(long db, String id, String rev) {}
-        DocumentStore.DocInfo w = kv.run(tx -> DocumentStore.winner(tx.snapshot(), docs.databases().open(tx, dbName), ddocId));
+        DocInfo w = db.winner(ddocId);
         if (w == null) throw StorageException.notFound("missing");
         if (w.deleted()) throw StorageException.notFound("deleted");
-        long dbId = docs.databases().open(dbName).id();
-        Key k = new Key(dbId, ddocId, w.rev().toString());
+        Key k = new Key(db.handle().id(), ddocId, w.rev().toString());
         DesignDoc cached = designs.get(k);
         if (cached != null) return cached;
-        DocumentStore.StoredDoc d = docs.get(dbName, ddocId, w.rev(), false);
+        var d = db.get(ddocId, w.rev(), false);
         DesignDoc parsed = DesignDoc.parse(ddocId, d.body());
         if (designs.size() > 1000) designs.clear();
         designs.put(k, parsed);
@@ -196,33 +195,35 @@ public final class ViewService implements AutoCloseable {
     private final ConcurrentHashMap<Object, DesignDoc> designs = new ConcurrentHashMap<>();
 
     /** Brings the design document's indexes up to the database's current update seq. */
-    public Sequence refresh(String dbName, DesignDoc ddoc) {
-        record Seqs(DbHandle db, Sequence target, Sequence now) {}
-        Seqs q = kv.run(tx -> {
-            DbHandle h = docs.databases().open(tx, dbName);
-            return new Seqs(h, ChangesSubspace.lastSequence(tx.snapshot(), h), MapIndexSubspace.updateSeq(tx.snapshot(), h, ddoc.signature()));
-        });
-        DbHandle db = q.db();
+    public Sequence refresh(Database db, DesignDoc ddoc) {
+        record Seqs(Sequence target, Sequence now) {}
+        Seqs q = db.read(r -> new Seqs(r.updateSeq(), MapIndexSubspace.updateSeq(r.tx(), r.handle(), ddoc.signature())));
         Sequence target = q.target();
         Sequence now = q.now();
         if (target == null || (now != null && now.compareTo(target) >= 0)) return now;
-        if (jobs != null) return buildAsJob(dbName, ddoc, target);
-        ReentrantLock lock = building.computeIfAbsent(db.id() + "/" + ddoc.signature(), k -> new ReentrantLock());
+        if (jobs != null) return buildAsJob(db, ddoc, target);
+        ReentrantLock lock = building.computeIfAbsent(jobId(db, ddoc), k -> new ReentrantLock());
         lock.lock();
         try {
-            return build(dbName, ddoc, target, null);
+            return build(db, ddoc, target, null);
         } finally {
             lock.unlock();
         }
     }
 
     /** One build up to {@code target}; {@code progress} hears every committed batch (the job's proof of life). */
-    private Sequence build(String dbName, DesignDoc ddoc, Sequence target, Runnable progress) {
-        Sequence from = kv.run(tx -> MapIndexSubspace.updateSeq(tx.snapshot(), docs.databases().open(tx, dbName), ddoc.signature()));
+    private Sequence build(Database db, DesignDoc ddoc, Sequence target, Runnable progress) {
+        Sequence from = currentSeq(db, ddoc);
         if (from != null && from.compareTo(target) >= 0) return from; // built while we waited
         // A first build covers one changes row per document: the counters say how many, no scan needed.
-        long total = from == null ? docs.info(dbName).docCount() + docs.info(dbName).docDelCount() : indexer.countChanges(dbName, from, target);
-        ActiveTasks.Task task = tasks.start(dbName, ddoc.id(), total);
+        long total;
+        if (from == null) {
+            var info = db.info();
+            total = info.docCount() + info.docDelCount();
+        } else {
+            total = indexer.countChanges(db, from, target);
+        }
+        ActiveTasks.Task task = tasks.start(db.name(), ddoc.id(), total);
         ViewIndexer.Progress p = (n, s) -> {
             task.done(n);
             if (progress != null) progress.run();
@@ -230,10 +231,10 @@ public final class ViewService implements AutoCloseable {
         try {
             if (from == null && workers > 1) {
                 // A first build of a large database: every worker takes segments of the feed.
-                indexer.buildParallel(dbName, ddoc, () -> mapProgram(ddoc), target, workers, p);
+                indexer.buildParallel(db, ddoc, () -> mapProgram(ddoc), target, workers, p);
             }
             try (MapProgram program = mapProgram(ddoc)) {
-                return indexer.update(dbName, ddoc, program, target, p);
+                return indexer.update(db, ddoc, program, target, p);
             }
         } finally {
             tasks.end(task);
@@ -256,9 +257,9 @@ public final class ViewService implements AutoCloseable {
         return this;
     }
 
-    private Sequence buildAsJob(String dbName, DesignDoc ddoc, Sequence target) {
-        String jobId = jobId(dbName, ddoc);
-        jobs.add(JOB_TYPE, jobId, jobData(dbName, ddoc));
+    private Sequence buildAsJob(Database db, DesignDoc ddoc, Sequence target) {
+        String jobId = jobId(db, ddoc);
+        jobs.add(JOB_TYPE, jobId, jobData(db, ddoc));
         JobQueue.Job done = jobs.awaitState(JOB_TYPE, jobId, JobQueue.State.FINISHED, Duration.ofDays(1)).orElseThrow();
         JsonNode err = done.data().get("error");
         if (err != null) {
@@ -267,8 +268,7 @@ public final class ViewService implements AutoCloseable {
             throw new ViewException(kind.isEmpty() ? ViewException.Kind.COMPILATION_ERROR : ViewException.Kind.valueOf(kind),
                     err.asText(), done.data().path("reason").asText());
         }
-        Sequence reached = kv.run(tx -> MapIndexSubspace.updateSeq(tx.snapshot(), docs.databases().open(tx, dbName), ddoc.signature()));
-        return reached;
+        return currentSeq(db, ddoc);
     }
 
     /** A worker's side of a build job: up to the database's sequence now, which covers every waiter that added the job before. */
@@ -276,12 +276,13 @@ public final class ViewService implements AutoCloseable {
         String dbName = lease.data().get("db").asText();
         ObjectNode result = dev.chaise.storage.json.Json.NODES.objectNode();
         try {
-            DesignDoc ddoc = designDoc(dbName, lease.data().get("ddoc").asText());
+            Database db = storage.open(dbName);
+            DesignDoc ddoc = designDoc(db, lease.data().get("ddoc").asText());
             if (!ddoc.signature().equals(lease.data().get("sig").asText())) return result.put("superseded", true);
-            Sequence target = kv.run(tx -> ChangesSubspace.lastSequence(tx.snapshot(), docs.databases().open(tx, dbName)));
+            Sequence target = dbSeq(db);
             if (target == null) return result;
             long[] batches = {0};
-            build(dbName, ddoc, target, () -> {
+            build(db, ddoc, target, () -> {
                 if (++batches[0] % 4 == 0) queue.update(lease, lease.data()); // proof of life, a few per second
             });
             return result.put("update_seq", target.toHex());
@@ -317,43 +318,43 @@ public final class ViewService implements AutoCloseable {
     }
 
     /** Runs a view query: updates the index as {@code update} asks, then streams the rows. */
-    public Result query(String dbName, String ddocId, String viewName, ViewQuery q) {
-        return query(dbName, ddocId, viewName, q, false);
+    public Result query(Database db, String ddocId, String viewName, ViewQuery q) {
+        return query(db, ddocId, viewName, q, false);
     }
 
     /** @param attachments with {@code include_docs}: attachment bodies inline, as {@code attachments=true} asks */
-    public Result query(String dbName, String ddocId, String viewName, ViewQuery q, boolean attachments) {
-        DesignDoc ddoc = designDoc(dbName, ddocId);
+    public Result query(Database db, String ddocId, String viewName, ViewQuery q, boolean attachments) {
+        DesignDoc ddoc = designDoc(db, ddocId);
         int viewId = ddoc.viewIndex(viewName);
         if (viewId < 0) throw new ViewException(ViewException.Kind.NOT_FOUND, "not_found", "missing_named_view");
         DesignDoc.View view = ddoc.views().get(viewId);
         ViewQuery.Plan plan = q.validate(view.reduce() != null);
         q.checkRange();
-        Sequence seq = interactiveReady(dbName, ddoc) ? dbSeq(dbName)
-                : q.update() == ViewQuery.Update.TRUE ? refresh(dbName, ddoc) : currentSeq(dbName, ddoc);
+        Sequence seq = interactiveReady(db, ddoc) ? dbSeq(db)
+                : q.update() == ViewQuery.Update.TRUE ? refresh(db, ddoc) : currentSeq(db, ddoc);
         String sig = ddoc.signature();
         if (!plan.reduce()) {
-            long total = kv.run(tx -> MapIndexSubspace.rowCount(tx.snapshot(), docs.databases().open(tx, dbName), sig, viewId));
+            long total = db.read(r -> MapIndexSubspace.rowCount(r.tx(), r.handle(), sig, viewId));
             long rowLimit = q.limit() == Long.MAX_VALUE ? 0 : q.skip() + q.limit();
-            Iterator<ViewRow> rows = Views.skipLimit(reader.mapRows(dbName, sig, viewId, q, q.includeDocs(), rowLimit, attachments), q.skip(), q.limit());
-            long offset = reader.offset(dbName, sig, viewId, q) + q.skip();
-            return new Result(false, total, Math.min(offset, total), seq, lazyUpdate(rows, q, dbName, ddoc), null);
+            Iterator<ViewRow> rows = Views.skipLimit(reader.mapRows(db, sig, viewId, q, q.includeDocs(), rowLimit, attachments), q.skip(), q.limit());
+            long offset = reader.offset(db, sig, viewId, q) + q.skip();
+            return new Result(false, total, Math.min(offset, total), seq, lazyUpdate(rows, q, db, ddoc), null);
         }
         ReduceProgram program = view.builtinReduce() ? null : reduceProgram(ddoc, view);
         Reducer reducer = program == null ? BuiltinReducers.of(view.reduce()) : Views.jsReducer(program, 0);
         Iterator<ViewRow> rows;
         boolean aggregates = program == null && (view.reduce().equals("_count") || view.reduce().equals("_sum"))
                 && q.startDocId() == null && q.endDocId() == null
-                && (view.reduce().equals("_count") || !reader.anyInexact(dbName, sig, viewId));
+                && (view.reduce().equals("_count") || !reader.anyInexact(db, sig, viewId));
         if (aggregates) {
             // Per-key partial reductions: one entry per distinct key rather than every row.
-            Iterator<ViewRow> partials = reader.aggregateRows(dbName, sig, viewId, q, view.reduce().equals("_sum"));
+            Iterator<ViewRow> partials = reader.aggregateRows(db, sig, viewId, q, view.reduce().equals("_sum"));
             if (q.keys() != null) {
                 List<Iterator<ViewRow>> groups = new ArrayList<>();
                 for (JsonNode k : q.keys()) {
                     ViewQuery one = new ViewQuery(List.of(k), null, null, null, null, true, q.descending(), 0, Long.MAX_VALUE, false,
                             null, false, null, null, null, q.update(), true, false);
-                    groups.add(Views.rereduce(reader.aggregateRows(dbName, sig, viewId, one, view.reduce().equals("_sum")), reducer, plan.groupLevel()));
+                    groups.add(Views.rereduce(reader.aggregateRows(db, sig, viewId, one, view.reduce().equals("_sum")), reducer, plan.groupLevel()));
                 }
                 rows = Views.concat(groups);
             } else {
@@ -361,22 +362,22 @@ public final class ViewService implements AutoCloseable {
             }
         } else if (q.keys() != null) {
             List<Iterator<ViewRow>> groups = new ArrayList<>();
-            for (Iterator<ViewRow> one : reader.rowsPerKey(dbName, sig, viewId, q)) groups.add(Views.reduce(one, reducer, plan.groupLevel()));
+            for (Iterator<ViewRow> one : reader.rowsPerKey(db, sig, viewId, q)) groups.add(Views.reduce(one, reducer, plan.groupLevel()));
             rows = Views.concat(groups);
         } else {
-            rows = Views.reduce(reader.mapRows(dbName, sig, viewId, q, false), reducer, plan.groupLevel());
+            rows = Views.reduce(reader.mapRows(db, sig, viewId, q, false), reducer, plan.groupLevel());
         }
-        return new Result(true, null, null, seq, lazyUpdate(Views.skipLimit(rows, q.skip(), q.limit()), q, dbName, ddoc), program);
+        return new Result(true, null, null, seq, lazyUpdate(Views.skipLimit(rows, q.skip(), q.limit()), q, db, ddoc), program);
     }
 
     /** {@code update=lazy}: answer from the index as it is, then bring it up to date. */
-    private Iterator<ViewRow> lazyUpdate(Iterator<ViewRow> rows, ViewQuery q, String dbName, DesignDoc ddoc) {
+    private Iterator<ViewRow> lazyUpdate(Iterator<ViewRow> rows, ViewQuery q, Database db, DesignDoc ddoc) {
         if (q.update() != ViewQuery.Update.LAZY) return rows;
         return Views.onExhausted(rows, () -> Thread.ofVirtual().name("view-update-after").start(() -> {
             try {
-                refresh(dbName, ddoc);
+                refresh(db, ddoc);
             } catch (RuntimeException e) {
-                log.warn("update after a query of {} in {} failed", ddoc.id(), dbName, e);
+                log.warn("update after a query of {} in {} failed", ddoc.id(), db.name(), e);
             }
         }));
     }
@@ -386,27 +387,22 @@ public final class ViewService implements AutoCloseable {
      * creation versionstamp; a query before that waits for (runs) the build, as RFC E says.
      * False for an index that is not interactive, or was saved before interactive views were on.
      */
-    private boolean interactiveReady(String dbName, DesignDoc ddoc) {
+    private boolean interactiveReady(Database db, DesignDoc ddoc) {
         if (!ddoc.interactive()) return false;
         String sig = ddoc.signature();
         record State(String status, Sequence creation) {}
-        State st = kv.run(tx -> {
-            DbHandle db = docs.databases().open(tx, dbName);
-            return new State(MapIndexSubspace.buildStatus(tx.snapshot(), db, sig), MapIndexSubspace.creationSeq(tx.snapshot(), db, sig));
-        });
+        State st = db.read(r -> new State(MapIndexSubspace.buildStatus(r.tx(), r.handle(), sig), MapIndexSubspace.creationSeq(r.tx(), r.handle(), sig)));
         if (st.status() == null || st.creation() == null) return false;
         if (st.status().equals(MapIndexSubspace.READY)) return true;
-        DbHandle h = docs.databases().open(dbName);
-        ReentrantLock lock = building.computeIfAbsent(h.id() + "/" + sig, k -> new ReentrantLock());
+        ReentrantLock lock = building.computeIfAbsent(jobId(db, ddoc), k -> new ReentrantLock());
         lock.lock();
         try {
             try (MapProgram program = mapProgram(ddoc)) {
-                indexer.update(dbName, ddoc, program, st.creation(), true, null);
+                indexer.update(db, ddoc, program, st.creation(), true, null);
             }
-            kv.run(tx -> {
-                DbHandle db = docs.databases().open(tx, dbName);
-                MapIndexSubspace.setUpdateSeq(tx, db, sig, st.creation());
-                MapIndexSubspace.setBuildStatus(tx, db, sig, MapIndexSubspace.READY);
+            db.run((tx, h) -> {
+                MapIndexSubspace.setUpdateSeq(tx, h, sig, st.creation());
+                MapIndexSubspace.setBuildStatus(tx, h, sig, MapIndexSubspace.READY);
                 return null;
             });
         } finally {
@@ -415,12 +411,12 @@ public final class ViewService implements AutoCloseable {
         return true;
     }
 
-    private Sequence dbSeq(String dbName) {
-        return kv.run(tx -> ChangesSubspace.lastSequence(tx.snapshot(), docs.databases().open(tx, dbName)));
+    private static Sequence dbSeq(Database db) {
+        return db.read(r -> r.updateSeq());
     }
 
-    private Sequence currentSeq(String dbName, DesignDoc ddoc) {
-        return kv.run(tx -> MapIndexSubspace.updateSeq(tx.snapshot(), docs.databases().open(tx, dbName), ddoc.signature()));
+    private static Sequence currentSeq(Database db, DesignDoc ddoc) {
+        return db.read(r -> MapIndexSubspace.updateSeq(r.tx(), r.handle(), ddoc.signature()));
     }
 
     private ReduceProgram reduceProgram(DesignDoc ddoc, DesignDoc.View view) {
@@ -444,9 +440,9 @@ public final class ViewService implements AutoCloseable {
      * {@code filter=ddoc/name}: the design document's {@code filters[name](doc, req)}. Opens a
      * program on the calling thread.
      */
-    public DocFilter filterFunction(String dbName, String ddocId, String name, JsonNode req) {
+    public DocFilter filterFunction(Database db, String ddocId, String name, JsonNode req) {
         if (js == null) throw new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "No JavaScript engine is configured.");
-        JsonNode ddoc = docs.get(dbName, ddocId, null, false).body();
+        JsonNode ddoc = db.get(ddocId, null, false).body();
         FilterProgram p;
         try {
             p = js.filterProgram(new JsEngine.DesignSource(ddocId, ddoc));
@@ -477,8 +473,8 @@ public final class ViewService implements AutoCloseable {
     }
 
     /** {@code filter=_view}: documents for which the view's map function emits at least one row. */
-    public DocFilter viewFilter(String dbName, String ddocId, String viewName) {
-        DesignDoc ddoc = designDoc(dbName, ddocId);
+    public DocFilter viewFilter(Database db, String ddocId, String viewName) {
+        DesignDoc ddoc = designDoc(db, ddocId);
         DesignDoc.View view = ddoc.view(viewName);
         if (view == null) throw new ViewException(ViewException.Kind.NOT_FOUND, "not_found", "missing_named_view");
         MapProgram p;
@@ -510,65 +506,61 @@ public final class ViewService implements AutoCloseable {
     }
 
     /** The view index's info for {@code _info}. */
-    public IndexInfo info(String dbName, String ddocId) {
-        DesignDoc ddoc = designDoc(dbName, ddocId);
+    public IndexInfo info(Database db, String ddocId) {
+        DesignDoc ddoc = designDoc(db, ddocId);
         String sig = ddoc.signature();
-        IndexInfo info = kv.run(tx -> {
-            var snap = tx.snapshot();
-            DbHandle db = docs.databases().open(tx, dbName);
+        ReentrantLock l = building.get(jobId(db, ddoc));
+        IndexInfo info = db.read(r -> {
             long size = 0;
-            for (int v = 0; v < ddoc.views().size(); v++) size += MapIndexSubspace.kvSize(snap, db, sig, v);
-            ReentrantLock l = building.get(db.id() + "/" + sig);
-            return new IndexInfo(sig, ddoc.language(), size, size, MapIndexSubspace.updateSeq(snap, db, sig), l != null && l.isLocked(),
-                    ChangesSubspace.lastSequence(snap, db));
+            for (int v = 0; v < ddoc.views().size(); v++) size += MapIndexSubspace.kvSize(r.tx(), r.handle(), sig, v);
+            return new IndexInfo(sig, ddoc.language(), size, size, MapIndexSubspace.updateSeq(r.tx(), r.handle(), sig), l != null && l.isLocked(),
+                    r.updateSeq());
         });
         if (jobs != null && !info.updaterRunning()) {
             // Builds run as jobs, on this server or another: running means the index's job is.
-            long dbId = docs.databases().open(dbName).id();
-            boolean running = jobs.get(JOB_TYPE, dbId + "/" + sig).map(j -> j.state() == JobQueue.State.RUNNING).orElse(false);
+            boolean running = jobs.get(JOB_TYPE, jobId(db, ddoc)).map(j -> j.state() == JobQueue.State.RUNNING).orElse(false);
             return new IndexInfo(info.signature(), info.language(), info.sizeActive(), info.sizeExternal(), info.updateSeq(), running, info.dbSeq());
         }
         return info;
     }
 
     /** The ids of the database's live design documents. */
-    private List<String> designDocIds(String dbName) {
+    private static List<String> designDocIds(Database db) {
         List<String> ids = new ArrayList<>();
-        var cursor = docs.allDocs(dbName, DocumentJson.DESIGN_PREFIX, DocumentJson.DESIGN_END, false, false, 0, (tx, db, row) -> DocumentStore.byIdRow(tx, db, row).id());
-        while (cursor.hasNext()) ids.add(cursor.next());
+        var range = new Database.IdRange(DocumentJson.DESIGN_PREFIX, DocumentJson.DESIGN_END, false);
+        db.allDocs(range, ScanProperties.FORWARD, null, (r, row) -> row.id()).forEachRemaining(ids::add);
         return ids;
     }
 
     /** {@code _view_cleanup}: drops every index no live design document's signature names. */
-    public void cleanup(String dbName) {
+    public void cleanup(Database db) {
         List<String> live = new ArrayList<>();
-        for (String id : designDocIds(dbName)) {
+        for (String id : designDocIds(db)) {
             try {
-                live.add(designDoc(dbName, id).signature());
+                live.add(designDoc(db, id).signature());
             } catch (StorageException | ViewException e) {
                 // deleted since, or not an index definition: it keeps nothing alive
             }
         }
-        kv.run(tx -> {
-            DbHandle db = docs.databases().open(tx, dbName);
-            for (String sig : MapIndexSubspace.signatures(tx, db)) {
-                if (!live.contains(sig)) MapIndexSubspace.clear(tx, db, sig);
+        db.run((tx, h) -> { // after a 1021, clearing again is harmless
+            for (String sig : MapIndexSubspace.signatures(tx, h)) {
+                if (!live.contains(sig)) MapIndexSubspace.clear(tx, h, sig);
             }
             return null;
-        }, tx -> java.util.Optional.empty()); // after a 1021, clearing again is harmless
+        });
     }
 
     /** Map errors stored for a view (beyond RFC E): doc id, rev and message, by doc id. */
-    public List<MapIndexSubspace.MapError> errors(String dbName, String ddocId, String viewName, int limit) {
-        DesignDoc ddoc = designDoc(dbName, ddocId);
+    public List<MapIndexSubspace.MapError> errors(Database db, String ddocId, String viewName, int limit) {
+        DesignDoc ddoc = designDoc(db, ddocId);
         int viewId = ddoc.viewIndex(viewName);
         if (viewId < 0) throw new ViewException(ViewException.Kind.NOT_FOUND, "not_found", "missing_named_view");
-        refresh(dbName, ddoc);
-        return kv.run(tx -> {
-            DbHandle db = docs.databases().open(tx, dbName);
-            byte[][] r = MapIndexSubspace.errorRange(db, ddoc.signature(), viewId);
+        refresh(db, ddoc);
+        return db.read(reader -> {
+            DbHandle h = reader.handle();
+            byte[][] r = MapIndexSubspace.errorRange(h, ddoc.signature(), viewId);
             List<MapIndexSubspace.MapError> out = new ArrayList<>();
-            for (var row : tx.snapshot().getRangeAsList(r[0], r[1], limit, false)) out.add(MapIndexSubspace.decodeError(db, row));
+            for (var row : reader.tx().getRangeAsList(r[0], r[1], limit, false)) out.add(MapIndexSubspace.decodeError(h, row));
             return out;
         });
     }

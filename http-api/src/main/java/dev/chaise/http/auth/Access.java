@@ -2,8 +2,8 @@ package dev.chaise.http.auth;
 
 import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
-import dev.chaise.storage.DatabaseDirectory;
-import dev.chaise.storage.DbHandle;
+import dev.chaise.storage.Database;
+import dev.chaise.storage.Storage;
 import java.util.Set;
 
 /**
@@ -24,18 +24,18 @@ public final class Access {
     }
 
     /** An opened, authorized database. */
-    public record Db(DbHandle handle, SecurityObject security, UserCtx user) {
+    public record Db(Database db, SecurityObject security, UserCtx user) {
         public String name() {
-            return handle.name();
+            return db.name();
         }
     }
 
     private static final Set<String> SYSTEM_DBS = Set.of("_users", "_replicator", "_global_changes");
 
-    private final DatabaseDirectory databases;
+    private final Storage storage;
 
-    public Access(DatabaseDirectory databases) {
-        this.databases = databases;
+    public Access(Storage storage) {
+        this.storage = storage;
     }
 
     public static void requireServerAdmin(UserCtx u) {
@@ -57,8 +57,7 @@ public final class Access {
         UserCtx u = req.user();
         if (name.startsWith("_") && !SYSTEM_DBS.contains(name)) requireServerAdmin(u);
         if (level == Level.SERVER_ADMIN) requireServerAdmin(u);
-        DatabaseDirectory.validateName(name);
-        DbHandle h = databases.open(name);
+        Database h = storage.open(name); // 400 for an illegal name, then 404
         SecurityObject sec = SecurityObject.parse(h.securityJson());
         switch (level) {
             case MEMBER -> {

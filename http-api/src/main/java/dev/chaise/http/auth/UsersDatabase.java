@@ -5,7 +5,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.http.HttpConfig;
 import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
-import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.Storage;
+import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.DocumentValidator;
 import dev.chaise.storage.StorageException;
 import java.util.ArrayList;
@@ -37,11 +38,11 @@ public final class UsersDatabase implements UserDirectory {
             Set.of("password", "password_scheme", "password_sha", "pbkdf2_prf", "salt", "iterations", "derived_key", "preserve_salt");
     private static final Set<String> SCHEMES = Set.of("simple", "pbkdf2", "simple+pbkdf2");
 
-    private final DocumentStore docs;
+    private final Storage storage;
     private final HttpConfig.Auth auth;
 
-    public UsersDatabase(DocumentStore docs, HttpConfig.Auth auth) {
-        this.docs = docs;
+    public UsersDatabase(Storage storage, HttpConfig.Auth auth) {
+        this.storage = storage;
         this.auth = auth;
     }
 
@@ -49,7 +50,7 @@ public final class UsersDatabase implements UserDirectory {
     public Optional<Credentials> lookup(String name) {
         ObjectNode d;
         try {
-            DocumentStore.StoredDoc stored = docs.get(NAME, PREFIX + name, null, false);
+            StoredDoc stored = storage.open(NAME).get(PREFIX + name, null, false);
             d = stored.body();
         } catch (StorageException e) {
             if (e.kind() == StorageException.Kind.NOT_FOUND) return Optional.empty(); // no such user, or no _users database
@@ -112,7 +113,7 @@ public final class UsersDatabase implements UserDirectory {
     /** CouchDB's {@code _design/_auth} checks, for writes to {@code _users} by {@code user}. */
     public static DocumentValidator rules(UserCtx user, SecurityObject security) {
         boolean admin = security.isAdmin(user);
-        return (snapshot, db) -> new DocumentValidator.Checks() {
+        return snapshot -> new DocumentValidator.Checks() {
             @Override
             public void check(ObjectNode doc, Supplier<ObjectNode> oldDoc) {
                 ObjectNode old = oldDoc.get();

@@ -8,15 +8,17 @@ import dev.chaise.http.Response;
 import dev.chaise.http.ResponseStream;
 import dev.chaise.http.Router;
 import dev.chaise.http.auth.Access;
-import dev.chaise.http.handlers.DocSupport.Meta;
-import dev.chaise.kv.ReadTransaction;
-import dev.chaise.storage.DbHandle;
+import dev.chaise.storage.Cursor;
+import dev.chaise.storage.Database;
+import dev.chaise.storage.DbInfo;
+import dev.chaise.storage.DbReader;
+import dev.chaise.storage.DocInfo;
 import dev.chaise.storage.DocumentJson;
-import dev.chaise.storage.DocumentStore;
-import dev.chaise.storage.DocumentStore.DocInfo;
-import dev.chaise.storage.LocalDocuments;
-import dev.chaise.storage.RangeCursor;
+import dev.chaise.storage.DocumentJson.Meta;
+import dev.chaise.storage.LocalDoc;
+import dev.chaise.storage.ScanProperties;
 import dev.chaise.storage.Sequence;
+import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -37,11 +39,9 @@ public final class AllDocsHandlers {
 
     private enum Namespace { ALL, DESIGN, LOCAL }
 
-    private final DocumentStore docs;
     private final Access access;
 
-    public AllDocsHandlers(DocumentStore docs, Access access) {
-        this.docs = docs;
+    public AllDocsHandlers(Access access) {
         this.access = access;
     }
 
@@ -62,18 +62,18 @@ public final class AllDocsHandlers {
     private Response list(Request req, Namespace ns, ObjectNode body) {
         Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
         AllDocsArgs a = AllDocsArgs.parse(req, body);
-        String dbName = db.name();
-        DocumentStore.DbInfo info = docs.info(dbName);
+        Database database = db.db();
+        DbInfo info = database.info();
         Long total = switch (ns) {
             case ALL -> info.docCount();
-            case DESIGN -> countDesignDocs(dbName);
+            case DESIGN -> countDesignDocs(database);
             case LOCAL -> null; // CouchDB does not count them either
         };
         return Response.jsonStream(200, out -> {
             StringBuilder head = new StringBuilder("{\"total_rows\":").append(total);
             if (a.updateSeq()) head.append(",\"update_seq\":\"").append(info.updateSeq() == null ? "0" : info.updateSeq().toHex()).append('"');
             out.write(head.append(",\"rows\":[\r\n").toString());
-            Iterator<ObjectNode> rows = a.keys() != null ? keyRows(dbName, ns, a) : rangeRows(dbName, ns, a);
+            Iterator<ObjectNode> rows = a.keys() != null ? keyRows(database, ns, a) : rangeRows(database, ns, a);
             boolean first = true;
             while (rows.hasNext()) {
                 ObjectNode row = rows.next();
@@ -87,29 +87,26 @@ public final class AllDocsHandlers {
 
     // ---------------------------------------------------------------- ranges
 
-    private Iterator<ObjectNode> rangeRows(String db, Namespace ns, AllDocsArgs a) {
+    private static Iterator<ObjectNode> rangeRows(Database db, Namespace ns, AllDocsArgs a) {
         Bounds b = bounds(ns, a);
         if (b == null || a.limit() == 0) return java.util.Collections.emptyIterator();
         long max = a.limit() == Long.MAX_VALUE ? 0 : a.limit() + a.skip();
+        Database.IdRange range = new Database.IdRange(b.start(), b.end(), a.inclusiveEnd());
+        ScanProperties props = ScanProperties.of(a.descending(), max);
         Iterator<ObjectNode> rows;
         if (ns == Namespace.LOCAL) {
-            RangeCursor<LocalDocuments.LocalDoc> c = docs.localDocs(db, b.start(), b.end(), a.inclusiveEnd(), a.descending(), max, a.includeDocs());
+            Cursor<LocalDoc> c = db.localDocs(range, props, null, a.includeDocs());
             rows = new Iterator<>() {
                 public boolean hasNext() {
                     return c.hasNext();
                 }
 
                 public ObjectNode next() {
-                    LocalDocuments.LocalDoc d = c.next();
-                    ObjectNode row = Json.NODES.objectNode().put("id", d.id()).put("key", d.id());
-                    row.putObject("value").put("rev", d.rev());
-                    if (a.includeDocs()) row.set("doc", DocSupport.render(d));
-                    return row;
+                    return localRow(c.next(), a);
                 }
             };
         } else {
-            rows = docs.allDocs(db, b.start(), b.end(), a.inclusiveEnd(), a.descending(), max,
-                    (tx, h, kv) -> row(tx, h, DocumentStore.byIdRow(tx, h, kv), a));
+            rows = db.allDocs(range, props, null, (r, d) -> row(r, d, a));
         }
         for (long i = 0; i < a.skip() && rows.hasNext(); i++) rows.next();
         return rows;
@@ -164,20 +161,27 @@ public final class AllDocsHandlers {
         return compare(a, b) <= 0 ? a : b;
     }
 
-    private static ObjectNode row(ReadTransaction tx, DbHandle h, DocInfo d, AllDocsArgs a) {
+    private static ObjectNode row(DbReader r, DocInfo d, AllDocsArgs a) {
         ObjectNode row = Json.NODES.objectNode().put("id", d.id()).put("key", d.id());
         row.putObject("value").put("rev", d.rev().toString());
         if (a.includeDocs()) {
-            DocumentStore.StoredDoc doc = DocumentStore.get(tx, h, d.id(), d.rev(), a.conflicts());
-            ObjectNode rendered = DocSupport.render(doc, new Meta(false, false, a.conflicts(), false, false));
-            DocSupport.inlineAttachments(tx, h, d.id(), rendered, a.attachments() ? 0 : -1);
+            StoredDoc doc = r.get(d.id(), d.rev(), a.conflicts());
+            ObjectNode rendered = DocumentJson.render(doc, new Meta(false, false, a.conflicts(), false, false));
+            r.inlineAttachments(d.id(), rendered, a.attachments() ? 0 : -1);
             row.set("doc", rendered);
         }
         return row;
     }
 
-    private long countDesignDocs(String db) {
-        RangeCursor<Boolean> c = docs.allDocs(db, DESIGN_FIRST, DESIGN_END, false, false, 0, (tx, h, kv) -> Boolean.TRUE);
+    private static ObjectNode localRow(LocalDoc d, AllDocsArgs a) {
+        ObjectNode row = Json.NODES.objectNode().put("id", d.id()).put("key", d.id());
+        row.putObject("value").put("rev", d.rev());
+        if (a.includeDocs()) row.set("doc", DocumentJson.render(d));
+        return row;
+    }
+
+    private static long countDesignDocs(Database db) {
+        Cursor<Boolean> c = db.allDocs(new Database.IdRange(DESIGN_FIRST, DESIGN_END, false), ScanProperties.FORWARD, null, (r, d) -> Boolean.TRUE);
         long n = 0;
         while (c.hasNext()) {
             c.next();
@@ -189,7 +193,7 @@ public final class AllDocsHandlers {
     // ---------------------------------------------------------------- keys
 
     /** As fabric: keys reversed when descending, then skip and limit, then the namespace's filter. */
-    private Iterator<ObjectNode> keyRows(String db, Namespace ns, AllDocsArgs a) {
+    private static Iterator<ObjectNode> keyRows(Database db, Namespace ns, AllDocsArgs a) {
         List<JsonNode> keys = new ArrayList<>(a.keys());
         if (a.descending()) java.util.Collections.reverse(keys);
         int from = (int) Math.min(a.skip(), keys.size());
@@ -215,11 +219,9 @@ public final class AllDocsHandlers {
                 next += chunk.size();
                 batch.clear();
                 pos = 0;
-                batch.addAll(docs.kv().run(tx -> {
-                    ReadTransaction snap = tx.snapshot();
-                    DbHandle h = docs.databases().open(tx, db);
+                batch.addAll(db.read(r -> {
                     List<ObjectNode> out = new ArrayList<>(chunk.size());
-                    for (JsonNode k : chunk) out.add(keyRow(snap, h, k, a));
+                    for (JsonNode k : chunk) out.add(keyRow(r, k, a));
                     return out;
                 }));
                 return true;
@@ -232,21 +234,17 @@ public final class AllDocsHandlers {
         };
     }
 
-    private static ObjectNode keyRow(ReadTransaction tx, DbHandle h, JsonNode k, AllDocsArgs a) {
+    private static ObjectNode keyRow(DbReader r, JsonNode k, AllDocsArgs a) {
         ObjectNode missing = Json.NODES.objectNode();
         missing.set("key", k);
         missing.put("error", "not_found");
         if (!k.isTextual()) return missing;
         String id = k.textValue();
         if (DocumentJson.isLocal(id)) {
-            LocalDocuments.LocalDoc d = LocalDocuments.read(tx, h, id);
-            if (d == null) return missing;
-            ObjectNode row = Json.NODES.objectNode().put("id", id).put("key", id);
-            row.putObject("value").put("rev", d.rev());
-            if (a.includeDocs()) row.set("doc", DocSupport.render(d));
-            return row;
+            LocalDoc d = r.local(id);
+            return d == null ? missing : localRow(d, a);
         }
-        DocInfo d = DocumentStore.winner(tx, h, id);
+        DocInfo d = r.winner(id);
         if (d == null) return missing;
         if (d.deleted()) {
             ObjectNode row = Json.NODES.objectNode().put("id", id).put("key", id);
@@ -254,7 +252,7 @@ public final class AllDocsHandlers {
             if (a.includeDocs()) row.putNull("doc");
             return row;
         }
-        return row(tx, h, d, a);
+        return row(r, d, a);
     }
 
     static String seq(Sequence s) {

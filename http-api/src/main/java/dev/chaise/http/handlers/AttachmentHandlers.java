@@ -9,11 +9,14 @@ import dev.chaise.http.Response;
 import dev.chaise.http.Router;
 import dev.chaise.http.auth.Access;
 import dev.chaise.storage.DocumentJson;
-import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.Database;
+import dev.chaise.storage.DocUpdate;
+import dev.chaise.storage.StoredAttachment;
+import dev.chaise.storage.StoredDoc;
+import dev.chaise.storage.UpdateResult;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.RevId;
-import dev.chaise.storage.AttachmentsSubspace;
+import dev.chaise.storage.RevId;
 import dev.chaise.views.ViewService;
 import java.util.ArrayList;
 import java.util.Map;
@@ -22,18 +25,16 @@ import java.util.List;
 /**
  * Standalone attachments: {@code GET/HEAD/PUT/DELETE /{db}/{doc}/{att}} (names may hold
  * {@code /}), for normal and design documents. A PUT or DELETE is an edit of the document that
- * keeps every other attachment as a stub; its body streams in (see {@link DocumentStore#storeAttachment}).
+ * keeps every other attachment as a stub; its body streams in (see {@link Database#storeAttachment}).
  * GET streams the chunks, one transaction per few chunks (chunks are content-addressed and never
  * change), and serves single {@code Range}s from the chunks they cover.
  */
 public final class AttachmentHandlers {
     private static final String MISSING = "Document is missing attachment";
 
-    private final DocumentStore docs;
     private final ViewService views;
     private final Access access;
-    public AttachmentHandlers(DocumentStore docs, ViewService views, Access access) {
-        this.docs = docs;
+    public AttachmentHandlers(ViewService views, Access access) {
         this.views = views;
         this.access = access;
     }
@@ -55,7 +56,7 @@ public final class AttachmentHandlers {
         String id = docId(req);
         String name = req.param("att");
         RevId rev = req.query("rev") == null ? null : RevId.parse(req.query("rev"));
-        DocumentStore.StoredDoc d = docs.get(db.name(), id, rev, false);
+        StoredDoc d = db.db().get(id, rev, false);
         JsonNode meta = d.body().path("_attachments").get(name);
         if (meta == null) throw StorageException.notFound(MISSING);
         String digest = meta.path("digest").asText();
@@ -73,7 +74,7 @@ public final class AttachmentHandlers {
             long[] r = ranges.getFirst();
             headers.add(new Response.Header("Content-Range", "bytes " + r[0] + "-" + r[1] + "/" + length));
             if (req.isHead()) return new Response.Full(206, headers, new byte[0]);
-            return new Response.Streamed(206, headers, out -> stream(out, db.name(), id, digest, r[0], r[1] + 1));
+            return new Response.Streamed(206, headers, out -> stream(out, db.db(), id, digest, r[0], r[1] + 1));
         }
         if (ranges != null && ranges.size() < MAX_RANGES) {
             // As CouchDB: each range a part of multipart/byteranges, in the order asked.
@@ -85,7 +86,7 @@ public final class AttachmentHandlers {
                 out.write("--" + boundary);
                 for (long[] r : ranges) {
                     out.write("\r\nContent-Type: " + type + "\r\nContent-Range: bytes " + r[0] + "-" + r[1] + "/" + length + "\r\n\r\n");
-                    stream(out, db.name(), id, digest, r[0], r[1] + 1);
+                    stream(out, db.db(), id, digest, r[0], r[1] + 1);
                     out.write("\r\n--" + boundary);
                 }
                 out.write("--");
@@ -95,15 +96,15 @@ public final class AttachmentHandlers {
             headers.add(new Response.Header("Content-Length", String.valueOf(length)));
             return new Response.Full(200, headers, new byte[0]);
         }
-        return new Response.Streamed(200, headers, out -> stream(out, db.name(), id, digest, 0, length));
+        return new Response.Streamed(200, headers, out -> stream(out, db.db(), id, digest, 0, length));
     }
 
     /** Bytes {@code [from, to)} of an attachment, reading only the chunks they lie in, a few per transaction. */
-    private void stream(dev.chaise.http.ResponseStream out, String db, String id, String digest, long from, long to) {
-        int size = DocumentStore.attachmentChunkSize();
+    private static void stream(dev.chaise.http.ResponseStream out, Database db, String id, String digest, long from, long to) {
+        int size = Database.attachmentChunkSize();
         long pos = from / size * size;
         for (long next = from / size; pos < to; ) {
-            List<byte[]> chunks = docs.attachmentChunks(db, id, digest, next, 16);
+            List<byte[]> chunks = db.attachmentChunks(id, digest, next, 16);
             for (byte[] c : chunks) {
                 int a = (int) Math.max(0, from - pos);
                 int b = (int) Math.min(c.length, to - pos);
@@ -170,13 +171,13 @@ public final class AttachmentHandlers {
         String name = req.param("att");
         String type = req.contentType() == null ? "application/octet-stream" : req.header("Content-Type");
         RevId rev = baseRev(req);
-        ObjectNode body = currentBody(db.name(), id, rev);
+        ObjectNode body = currentBody(db.db(), id, rev);
         ObjectNode atts = body.has("_attachments") ? (ObjectNode) body.get("_attachments") : body.putObject("_attachments");
         ObjectNode att = atts.putObject(name).put("content_type", type);
-        AttachmentsSubspace.Stored stored = docs.readAttachment(db.name(), id, name, att, Bodies.stream(req));
-        DocumentStore.DocUpdate u = DocumentStore.DocUpdate.edit(id, rev, false, body);
+        StoredAttachment stored = db.db().readAttachment(id, name, att, Bodies.stream(req));
+        DocUpdate u = DocUpdate.edit(id, rev, false, body);
         if (stored != null) u = u.withStored(Map.of(name, stored));
-        DocumentStore.UpdateResult r = write(db, u);
+        UpdateResult r = write(db, u);
         return Response.json(201, DocSupport.okRow(id, r.rev().toString()))
                 .withHeader("ETag", "\"" + r.rev() + "\"")
                 .withHeader("Location", DocSupport.location(req, db.name(), id) + "/" + name);
@@ -189,12 +190,12 @@ public final class AttachmentHandlers {
         String name = req.param("att");
         RevId rev = baseRev(req);
         if (rev == null) throw new HttpError(409, "conflict", "Document update conflict.");
-        ObjectNode body = currentBody(db.name(), id, rev);
+        ObjectNode body = currentBody(db.db(), id, rev);
         JsonNode atts = body.get("_attachments");
         if (atts == null || atts.get(name) == null) throw StorageException.notFound(MISSING);
         ((ObjectNode) atts).remove(name);
         if (atts.isEmpty()) body.remove("_attachments");
-        DocumentStore.UpdateResult r = write(db, DocumentStore.DocUpdate.edit(id, rev, false, body));
+        UpdateResult r = write(db, DocUpdate.edit(id, rev, false, body));
         return Response.json(200, DocSupport.okRow(id, r.rev().toString())).withHeader("ETag", "\"" + r.rev() + "\"");
     }
 
@@ -206,11 +207,11 @@ public final class AttachmentHandlers {
     }
 
     /** The body to edit, with every attachment as a stub; a new document if there is no rev. */
-    private ObjectNode currentBody(String db, String id, RevId rev) {
+    private static ObjectNode currentBody(Database db, String id, RevId rev) {
         if (rev == null) return Json.NODES.objectNode(); // creating: a conflict if the doc exists, as a PUT without rev
-        DocumentStore.StoredDoc d;
+        StoredDoc d;
         try {
-            d = docs.get(db, id, rev, false);
+            d = db.get(id, rev, false);
         } catch (StorageException e) {
             if (e.kind() == StorageException.Kind.NOT_FOUND) throw StorageException.conflict();
             throw e;
@@ -228,8 +229,8 @@ public final class AttachmentHandlers {
         return body;
     }
 
-    private DocumentStore.UpdateResult write(Access.Db db, DocumentStore.DocUpdate u) {
-        DocumentStore.UpdateResult r = docs.update(db.name(), List.of(u), true, DocSupport.validator(views, db)).getFirst();
+    private UpdateResult write(Access.Db db, DocUpdate u) {
+        UpdateResult r = db.db().update(List.of(u), true, DocSupport.validator(views, db)).getFirst();
         if (!r.ok()) throw r.error();
         return r;
     }

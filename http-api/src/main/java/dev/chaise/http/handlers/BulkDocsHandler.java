@@ -11,9 +11,9 @@ import dev.chaise.http.Router;
 import dev.chaise.http.auth.Access;
 import dev.chaise.http.auth.UsersDatabase;
 import dev.chaise.storage.DocumentJson;
-import dev.chaise.storage.DocumentStore;
-import dev.chaise.storage.DocumentStore.UpdateResult;
-import dev.chaise.storage.LocalDocuments;
+import dev.chaise.storage.DocUpdate;
+import dev.chaise.storage.LocalDoc;
+import dev.chaise.storage.UpdateResult;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.ViewService;
@@ -28,13 +28,11 @@ import java.util.List;
  * would have failed.
  */
 public final class BulkDocsHandler {
-    private final DocumentStore docs;
     private final ViewService views;
     private final UsersDatabase users;
     private final Access access;
 
-    public BulkDocsHandler(DocumentStore docs, ViewService views, UsersDatabase users, Access access) {
-        this.docs = docs;
+    public BulkDocsHandler(ViewService views, UsersDatabase users, Access access) {
         this.views = views;
         this.users = users;
         this.access = access;
@@ -45,7 +43,7 @@ public final class BulkDocsHandler {
     }
 
     /** One document of the request: what to write, or the row it already earned. */
-    private record Item(String id, String rev, DocumentStore.DocUpdate update, DocSupport.LocalUpdate local, ObjectNode row) {}
+    private record Item(String id, String rev, DocUpdate update, DocumentJson.LocalUpdate local, ObjectNode row) {}
 
     private Response bulkDocs(Request req) {
         Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
@@ -63,14 +61,13 @@ public final class BulkDocsHandler {
         List<Item> items = new ArrayList<>(list.size());
         for (JsonNode doc : list) {
             if (doc.isObject() && doc.path("_id").isTextual() && DocumentJson.isLocal(doc.get("_id").textValue())) {
-                DocSupport.LocalUpdate u = DocSupport.parseLocal(doc, null);
-                DocumentJson.validateId(u.id());
+                DocumentJson.LocalUpdate u = DocumentJson.parseLocal(doc, null);
                 DocSupport.checkLocalRev(u.rev());
                 items.add(new Item(u.id(), u.rev(), null, u, null));
                 continue;
             }
             DocumentJson.Parsed p = DocSupport.beforeUpdate(users, db, DocumentJson.parse(doc, null)); // any failure fails the request, as CouchDB
-            if (p.id() == null) p = new DocumentJson.Parsed(DocSupport.newId(), p.rev(), p.deleted(), p.body(), p.revisions());
+            if (p.id() == null) p = p.withId(DocSupport.newId());
             if (!newEdits && p.rev() == null) {
                 throw HttpError.badRequest(DocSupport.NEEDS_REV);
             }
@@ -88,7 +85,7 @@ public final class BulkDocsHandler {
             items.add(new Item(p.id(), rev, DocumentJson.toUpdate(p, newEdits), null, null));
         }
 
-        List<DocumentStore.DocUpdate> updates = new ArrayList<>();
+        List<DocUpdate> updates = new ArrayList<>();
         for (Item it : items) if (it.update() != null) updates.add(it.update());
         ObjectNode[] rows = new ObjectNode[items.size()];
         boolean failed = false;
@@ -98,8 +95,8 @@ public final class BulkDocsHandler {
         }
         if (allOrNothing && failed) return aborted(items, rows);
         List<UpdateResult> results = updates.isEmpty() ? List.of()
-                : allOrNothing ? docs.updateAllOrNothing(db.name(), updates, newEdits, DocSupport.validator(views, db))
-                : docs.update(db.name(), updates, newEdits, DocSupport.validator(views, db));
+                : allOrNothing ? db.db().updateAllOrNothing(updates, newEdits, DocSupport.validator(views, db))
+                : db.db().update(updates, newEdits, DocSupport.validator(views, db));
         int k = 0;
         for (int i = 0; i < items.size(); i++) {
             Item it = items.get(i);
@@ -115,10 +112,10 @@ public final class BulkDocsHandler {
         if (allOrNothing && failed) return aborted(items, rows);
         // Local documents last, so an aborted all_or_nothing leaves them alone too.
         for (int i = 0; i < items.size(); i++) {
-            DocSupport.LocalUpdate u = items.get(i).local();
+            DocumentJson.LocalUpdate u = items.get(i).local();
             if (u == null) continue;
             try {
-                LocalDocuments.LocalDoc d = DocSupport.writeLocal(docs, db.name(), u.id(), u.deleted(), u.body());
+                LocalDoc d = db.db().writeLocal(u.id(), u.deleted(), u.body());
                 rows[i] = DocSupport.okRow(u.id(), d.rev());
             } catch (StorageException e) {
                 rows[i] = DocSupport.errorRow(u.id(), null, e.error(), e.reason());

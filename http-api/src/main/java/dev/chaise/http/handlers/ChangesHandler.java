@@ -12,22 +12,19 @@ import dev.chaise.http.Router;
 import dev.chaise.http.auth.Access;
 import dev.chaise.http.handlers.ChangesArgs.Feed;
 import dev.chaise.http.handlers.ChangesArgs.Filter;
-import dev.chaise.http.handlers.DocSupport.Meta;
-import dev.chaise.kv.KeyValue;
-import dev.chaise.kv.Keys;
-import dev.chaise.kv.RangeIterator;
-import dev.chaise.kv.ReadTransaction;
-import dev.chaise.storage.ChangesSubspace;
-import dev.chaise.storage.DbHandle;
+import dev.chaise.storage.Change;
+import dev.chaise.storage.Cursor;
+import dev.chaise.storage.Database;
+import dev.chaise.storage.DbReader;
 import dev.chaise.storage.DocumentJson;
-import dev.chaise.storage.DocumentStore;
-import dev.chaise.storage.DocumentStore.StoredDoc;
+import dev.chaise.storage.DocumentJson.Meta;
+import dev.chaise.storage.NoNextReason;
+import dev.chaise.storage.RevId;
+import dev.chaise.storage.ScanProperties;
 import dev.chaise.storage.Sequence;
 import dev.chaise.storage.StorageException;
+import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.EditBranches;
-import dev.chaise.storage.rev.RevId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -39,16 +36,15 @@ import java.util.concurrent.TimeoutException;
  * {@code GET/POST /{db}/_changes}: normal, longpoll, continuous and eventsource feeds over RFC D's
  * changes subspace, with the {@code _doc_ids}, {@code _selector} and {@code _design} filters.
  *
- * <p>Rows are read in short snapshot transactions and streamed as they come. {@code last_seq} is
+ * <p>Rows are read by a {@link Cursor} in short snapshot transactions and streamed as they come. {@code last_seq} is
  * the last change read, whether or not it passed the filter, so a filtered client resumes after
  * what was already examined, as with CouchDB. Live feeds wait on a watch of the database's write
  * counter, rescanning at least every {@link #POLL_MS} in case a watch is lost, and notice a
  * departed client within {@link #ALIVE_CHECK_MS}.
  */
 public final class ChangesHandler {
-    static final int ROWS_PER_TRANSACTION = 1_000;
+    /** Documents are read too: fewer rows per transaction. */
     static final int ROWS_PER_TRANSACTION_WITH_DOCS = 100;
-    static final long MILLIS_PER_TRANSACTION = 2_000;
     /** {@code pending} is counted exactly up to here; a larger backlog reports this many. */
     static final int PENDING_CAP = 10_000;
     static final long POLL_MS = 5_000;
@@ -56,14 +52,12 @@ public final class ChangesHandler {
     /** CouchDB's default limit, which {@code seq_interval} counts down from. */
     private static final long COUCH_DEFAULT_LIMIT = 1_000_000_000_000_000L;
 
-    private final DocumentStore docs;
     private final Access access;
     private final java.util.concurrent.atomic.AtomicInteger openFeeds = new java.util.concurrent.atomic.AtomicInteger();
 
     private final dev.chaise.views.ViewService views;
 
-    public ChangesHandler(DocumentStore docs, dev.chaise.views.ViewService views, Access access) {
-        this.docs = docs;
+    public ChangesHandler(dev.chaise.views.ViewService views, Access access) {
         this.views = views;
         this.access = access;
     }
@@ -85,14 +79,14 @@ public final class ChangesHandler {
         Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
         ChangesArgs a = ChangesArgs.parse(req);
         Filter filter = a.builtInFilter(req, body);
-        if (filter == null) filter = designFilter(db.name(), a.filterName(), req, body);
+        if (filter == null) filter = designFilter(db.db(), a.filterName(), req, body);
         Sequence since = switch (a.since()) {
             case "0" -> null;
-            case "now" -> docs.info(db.name()).updateSeq();
+            case "now" -> db.db().read(DbReader::updateSeq);
             default -> Sequence.parse(a.since());
         };
         Feed feed = a.feed();
-        Run run = new Run(db.name(), db.handle().id(), a, filter, since);
+        Run run = new Run(db.db(), a, filter, since);
         Response.StreamBody body1 = out -> run.writeTo(out);
         if (feed == Feed.EVENTSOURCE) {
             return new Response.Streamed(200, List.of(new Response.Header("Content-Type", "text/event-stream"),
@@ -105,7 +99,7 @@ public final class ChangesHandler {
      * {@code filter=ddoc/name} and {@code filter=_view}: CouchDB's checks (the design document
      * and the named function must exist), then a JavaScript test that the streaming thread opens.
      */
-    private Filter designFilter(String db, String name, Request req, ObjectNode body) {
+    private Filter designFilter(Database db, String name, Request req, ObjectNode body) {
         if (name.equals("_view")) {
             String view = req.query("view", "");
             if (view.isEmpty()) throw HttpError.badRequest("`view` filter parameter is not provided.");
@@ -130,9 +124,9 @@ public final class ChangesHandler {
     }
 
     /** The {@code req} a filter function gets, as CouchDB builds it (the parts filters use). */
-    private static JsonNode filterRequest(String db, Request req, ObjectNode body) {
+    private static JsonNode filterRequest(Database db, Request req, ObjectNode body) {
         ObjectNode r = Json.NODES.objectNode();
-        r.putObject("info").put("db_name", db);
+        r.putObject("info").put("db_name", db.name());
         r.putNull("id");
         r.put("method", req.method());
         ArrayNode path = r.putArray("path");
@@ -150,7 +144,7 @@ public final class ChangesHandler {
         else r.put("body", "undefined");
         r.put("peer", req.remoteAddress());
         ObjectNode user = r.putObject("userCtx");
-        user.put("db", db);
+        user.put("db", db.name());
         if (req.user() != null && req.user().name() != null) user.put("name", req.user().name());
         else user.putNull("name");
         ArrayNode roles = user.putArray("roles");
@@ -162,8 +156,8 @@ public final class ChangesHandler {
         return java.util.Arrays.stream(s.split("/")).filter(t -> !t.isEmpty()).toArray(String[]::new);
     }
 
-    private void requireMember(String db, String ddoc, String member, String name) {
-        JsonNode body = docs.get(db, DocumentJson.DESIGN_PREFIX + ddoc, null, false).body();
+    private static void requireMember(Database db, String ddoc, String member, String name) {
+        JsonNode body = db.get(DocumentJson.DESIGN_PREFIX + ddoc, null, false).body();
         JsonNode group = body.get(member);
         if (group == null) throw HttpError.notFound("missing json key: " + member);
         if (!group.isObject()) throw HttpError.notFound("json_mismatch");
@@ -172,30 +166,24 @@ public final class ChangesHandler {
 
     // ---------------------------------------------------------------- one response
 
-    /** A row read from the feed; {@code row} is null when the change did not pass the filter. */
-    private record Scanned(Sequence seq, byte[] key, ObjectNode row) {}
-
     /** The state of one response: where the scan is, what was sent, and how to write it. */
     private final class Run {
-        final String db;
-        final long dbId;
+        final Database db;
         final ChangesArgs a;
         final Filter filter;
         final Sequence since;
         final Feed feed;
-        // forward: the next key to read; descending: the key below which to read next
-        byte[] begin;
-        byte[] end;
+        /** The last change examined: where the next scan resumes, and the response's last_seq. */
         Sequence last;
+        boolean scanned;
         long emitted;
         boolean limitReached;
 
         /** Mango or JavaScript: a test on each change's document; null for the other filters. */
         java.util.function.Predicate<ObjectNode> docTest;
 
-        Run(String db, long dbId, ChangesArgs a, Filter filter, Sequence since) {
+        Run(Database db, ChangesArgs a, Filter filter, Sequence since) {
             this.db = db;
-            this.dbId = dbId;
             this.a = a;
             this.filter = filter;
             this.since = since;
@@ -227,7 +215,7 @@ public final class ChangesHandler {
                 else live(out);
             } catch (StorageException e) {
                 // The database went away under a running feed: end it as CouchDB ends a dead feed.
-                if (e.kind() != StorageException.Kind.NOT_FOUND || begin == null) throw e;
+                if (e.kind() != StorageException.Kind.NOT_FOUND || !scanned) throw e;
             }
             long pending = limitReached ? pending() : 0;
             String lastSeq = last == null ? "\"0\"" : "\"" + last.toHex() + "\"";
@@ -240,16 +228,19 @@ public final class ChangesHandler {
 
         /** Reads to the end of the feed or the limit; the number of rows sent. */
         long scan(ResponseStream out) {
+            if (limitReached) return 0;
             long before = emitted;
-            while (!limitReached) {
-                List<Scanned> batch = readBatch(a.limit() - emitted);
-                if (batch == null) break; // the end of the feed, for now
-                for (Scanned s : batch) {
-                    last = s.seq();
-                    if (s.row() != null) emit(out, s);
-                }
-                if (emitted >= a.limit()) limitReached = true;
+            int rows = a.includeDocs() || docTest != null ? ROWS_PER_TRANSACTION_WITH_DOCS : ScanProperties.ROWS_PER_TRANSACTION;
+            ScanProperties props = ScanProperties.of(a.descending(), a.limit() == Long.MAX_VALUE ? 0 : a.limit() - emitted).rowsPerTransaction(rows);
+            Cursor<ObjectNode> c = db.changes(a.descending() ? null : last, props, this::map);
+            while (c.hasNext()) {
+                ObjectNode row = c.next();
+                last = Sequence.fromContinuation(c.continuation());
+                emit(out, row);
             }
+            scanned = true;
+            if (c.continuation() != null) last = Sequence.fromContinuation(c.continuation()); // past rows the filter dropped
+            if (c.noNextReason() == NoNextReason.RETURN_LIMIT_REACHED) limitReached = true;
             return emitted - before;
         }
 
@@ -257,7 +248,7 @@ public final class ChangesHandler {
             long waitMs = a.heartbeat() != null ? a.heartbeat() : a.timeout();
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
             while (true) {
-                CompletableFuture<Void> watch = docs.watchWrites(db); // armed before the scan, so no write falls in between
+                CompletableFuture<Void> watch = db.watchWrites(); // armed before the scan, so no write falls in between
                 try {
                     long sent = scan(out);
                     if (limitReached || (feed == Feed.LONGPOLL && emitted > 0)) return;
@@ -275,8 +266,7 @@ public final class ChangesHandler {
             }
         }
 
-        void emit(ResponseStream out, Scanned s) {
-            ObjectNode row = s.row();
+        void emit(ResponseStream out, ObjectNode row) {
             Long every = a.seqInterval();
             long remaining = (a.limit() == Long.MAX_VALUE ? COUCH_DEFAULT_LIMIT : a.limit()) - emitted;
             // seq_interval: CouchDB computes seq only where the remaining limit is a multiple of it.
@@ -301,50 +291,8 @@ public final class ChangesHandler {
             emitted++;
         }
 
-        /**
-         * One transaction's worth of changes, stopping after {@code want} rows pass; null once the
-         * range is exhausted and nothing was read.
-         */
-        List<Scanned> readBatch(long want) {
-            int rows = a.includeDocs() || docTest != null ? ROWS_PER_TRANSACTION_WITH_DOCS : ROWS_PER_TRANSACTION;
-            List<Scanned> batch = docs.kv().run(tx -> {
-                ReadTransaction snap = tx.snapshot();
-                DbHandle h = open(tx);
-                if (begin == null) {
-                    byte[][] range = ChangesSubspace.range(h);
-                    begin = a.descending() || since == null ? range[0] : ChangesSubspace.after(h, since);
-                    end = range[1];
-                }
-                List<Scanned> out = new ArrayList<>();
-                long deadline = System.currentTimeMillis() + MILLIS_PER_TRANSACTION;
-                long passed = 0;
-                try (RangeIterator it = snap.getRange(begin, end, rows, a.descending())) {
-                    while (it.hasNext()) {
-                        KeyValue kv = it.next();
-                        ChangesSubspace.Change ch = ChangesSubspace.decode(h, kv);
-                        ObjectNode row = map(snap, h, ch);
-                        out.add(new Scanned(ch.seq(), kv.key(), row));
-                        if (row != null && ++passed >= want) break;
-                        if (System.currentTimeMillis() > deadline) break;
-                    }
-                }
-                return out;
-            });
-            if (batch.isEmpty()) return null;
-            byte[] lastKey = batch.getLast().key();
-            if (a.descending()) end = lastKey;
-            else begin = Keys.keyAfter(lastKey);
-            return batch;
-        }
-
-        DbHandle open(ReadTransaction tx) {
-            DbHandle h = docs.databases().open(tx, db);
-            if (h.id() != dbId) throw StorageException.notFound("Database does not exist."); // deleted and re-created
-            return h;
-        }
-
         /** The row for a change, or null if the filter drops it. */
-        ObjectNode map(ReadTransaction tx, DbHandle h, ChangesSubspace.Change ch) {
+        ObjectNode map(DbReader r, Change ch) {
             String id = ch.id();
             switch (filter) {
                 case Filter.DocIds d when !d.ids().contains(id) -> {
@@ -355,41 +303,33 @@ public final class ChangesHandler {
                 }
                 default -> { }
             }
-            List<EditBranch> branches = null;
             List<RevId> revs;
             StoredDoc winner = null;
             if (docTest != null) {
-                winner = DocumentStore.get(tx, h, id, ch.rev(), false);
+                winner = r.get(id, ch.rev(), false);
                 if (a.allDocsStyle() && ch.branchCount() > 1) {
-                    branches = DocumentStore.branches(tx, h, id);
                     revs = new ArrayList<>();
-                    for (EditBranch b : EditBranches.leaves(branches)) {
-                        StoredDoc leaf = b.leaf().equals(winner.rev()) ? winner : DocumentStore.get(tx, h, id, b.leaf(), false);
-                        if (docTest.test(DocumentJson.render(leaf))) revs.add(b.leaf());
+                    for (RevId leafRev : r.leaves(id)) {
+                        StoredDoc leaf = leafRev.equals(winner.rev()) ? winner : r.get(id, leafRev, false);
+                        if (docTest.test(DocumentJson.render(leaf))) revs.add(leafRev);
                     }
                 } else {
                     revs = docTest.test(DocumentJson.render(winner)) ? List.of(ch.rev()) : List.of();
                 }
                 if (revs.isEmpty()) return null;
             } else if (a.allDocsStyle() && ch.branchCount() > 1) { // RFC D: read branches only when there are several
-                branches = DocumentStore.branches(tx, h, id);
-                revs = EditBranches.leaves(branches).stream().map(EditBranch::leaf).toList();
+                revs = r.leaves(id);
             } else {
                 revs = List.of(ch.rev());
             }
             ObjectNode row = Json.NODES.objectNode().put("seq", ch.seq().toHex()).put("id", id);
             ArrayNode changes = row.putArray("changes");
-            for (RevId r : revs) changes.addObject().put("rev", r.toString());
+            for (RevId rev : revs) changes.addObject().put("rev", rev.toString());
             if (ch.deleted()) row.put("deleted", true);
             if (a.includeDocs()) {
-                StoredDoc d = winner;
-                if (d == null || a.conflicts()) {
-                    if (a.conflicts() && branches == null) branches = DocumentStore.branches(tx, h, id);
-                    if (d == null) d = DocumentStore.get(tx, h, id, ch.rev(), false);
-                    d = new StoredDoc(d.id(), d.rev(), d.deleted(), d.body(), branches, d.seq());
-                }
-                ObjectNode doc = DocSupport.render(d, new Meta(false, false, a.conflicts(), false, false));
-                DocSupport.inlineAttachments(tx, h, id, doc, a.attachments() ? 0 : -1);
+                StoredDoc d = a.conflicts() ? r.get(id, ch.rev(), true) : winner != null ? winner : r.get(id, ch.rev(), false);
+                ObjectNode doc = DocumentJson.render(d, new Meta(false, false, a.conflicts(), false, false));
+                r.inlineAttachments(id, doc, a.attachments() ? 0 : -1);
                 row.set("doc", doc);
             }
             return row;
@@ -433,29 +373,9 @@ public final class ChangesHandler {
 
         /** Changes after {@code last} (before it, descending), counted up to {@link #PENDING_CAP}. */
         long pending() {
-            return docs.kv().run(tx -> {
-                DbHandle h = open(tx);
-                byte[][] range = ChangesSubspace.range(h);
-                byte[] lo;
-                byte[] hi;
-                if (a.descending()) {
-                    if (last == null) return 0L;
-                    lo = range[0];
-                    hi = ChangesSubspace.after(h, last); // includes last itself, subtracted below
-                } else {
-                    lo = last == null ? range[0] : ChangesSubspace.after(h, last);
-                    hi = range[1];
-                }
-                long n = 0;
-                try (RangeIterator it = tx.snapshot().getRange(lo, hi, PENDING_CAP + 1, false)) {
-                    while (it.hasNext() && n <= PENDING_CAP) {
-                        it.next();
-                        n++;
-                    }
-                }
-                if (a.descending()) n--;
-                return Math.min(n, PENDING_CAP);
-            });
+            if (!a.descending()) return db.countChanges(last, null, PENDING_CAP);
+            if (last == null) return 0;
+            return Math.min(db.countChanges(null, last, PENDING_CAP + 1) - 1, PENDING_CAP); // less last itself
         }
     }
 }

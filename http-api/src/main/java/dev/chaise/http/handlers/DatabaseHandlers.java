@@ -9,8 +9,8 @@ import dev.chaise.http.Response;
 import dev.chaise.http.Router;
 import dev.chaise.http.auth.Access;
 import dev.chaise.http.auth.SecurityObject;
-import dev.chaise.storage.DatabaseDirectory;
-import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.DbInfo;
+import dev.chaise.storage.Storage;
 import dev.chaise.storage.json.Json;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -22,32 +22,31 @@ public final class DatabaseHandlers {
     /** CouchDB 3's on-disk format number, reported for clients that look at it. */
     static final int DISK_FORMAT_VERSION = 8;
 
-    private final DocumentStore docs;
-    private final DatabaseDirectory databases;
+    private final Storage storage;
     private final Access access;
 
-    public DatabaseHandlers(DocumentStore docs, Access access) {
-        this.docs = docs;
-        this.databases = docs.databases();
+    public DatabaseHandlers(Storage storage, Access access) {
+        this.storage = storage;
         this.access = access;
     }
 
     public void register(Router r) {
         r.add("PUT", "/{db}", this::create);
-        r.add("GET", "/{db}", req -> Response.json(200, info(docs.info(db(req, Access.Level.MEMBER).name()))));
+        r.add("GET", "/{db}", req -> Response.json(200, info(db(req, Access.Level.MEMBER).db().info())));
         r.add("DELETE", "/{db}", this::delete);
         r.add("GET", "/{db}/_security", req -> Response.json(200, db(req, Access.Level.MEMBER).security().json()));
         r.add("PUT", "/{db}/_security", this::putSecurity);
-        r.add("GET", "/{db}/_revs_limit", req -> Response.json(200, db(req, Access.Level.MEMBER).handle().revsLimit()));
+        r.add("GET", "/{db}/_revs_limit", req -> Response.json(200, db(req, Access.Level.MEMBER).db().revsLimit()));
         r.add("PUT", "/{db}/_revs_limit", this::putRevsLimit);
         r.add("POST", "/{db}/_compact", req -> {
             Bodies.requireContentType(req, Response.JSON);
-            String name = db(req, Access.Level.DB_ADMIN).name();
+            var db = db(req, Access.Level.DB_ADMIN).db();
+            String name = db.name();
             // Old revisions' bodies go as they are superseded; what is left to reclaim is attachment
             // chunks no leaf names any more. Runs in the background, as CouchDB's compaction does.
             Thread.ofVirtual().name("compact-" + name).start(() -> {
                 try {
-                    docs.sweepAttachments(name);
+                    db.sweepAttachments();
                 } catch (RuntimeException e) {
                     org.slf4j.LoggerFactory.getLogger(DatabaseHandlers.class).warn("compacting {} failed", name, e);
                 }
@@ -73,7 +72,7 @@ public final class DatabaseHandlers {
         String name = req.param("db");
         Access.requireServerAdmin(req);
         if (Queries.bool(req, "partitioned", false)) throw HttpError.badRequest("Partitioned feature is not enabled.");
-        databases.create(name);
+        storage.create(name);
         String host = req.header("Host");
         String location = (host == null ? "" : "http://" + host) + "/" + URLEncoder.encode(name, StandardCharsets.UTF_8);
         return Response.json(201, Response.OK).withHeader("Location", location);
@@ -85,7 +84,7 @@ public final class DatabaseHandlers {
             throw HttpError.badRequest("You tried to DELETE a database with a ?=rev parameter. Did you mean to DELETE a document instead?");
         }
         access.database(req, req.param("db"), Access.Level.SERVER_ADMIN);
-        databases.delete(req.param("db"));
+        storage.delete(req.param("db"));
         return Response.ok();
     }
 
@@ -93,7 +92,7 @@ public final class DatabaseHandlers {
         Access.Db db = db(req, Access.Level.DB_ADMIN);
         if (db.name().equals("_users")) throw HttpError.forbidden("You can't edit the security object of the user database.");
         SecurityObject sec = SecurityObject.parse(Bodies.json(req));
-        databases.setSecurity(db.name(), Json.MAPPER.writeValueAsString(sec.json()));
+        db.db().setSecurity(Json.MAPPER.writeValueAsString(sec.json()));
         return Response.ok();
     }
 
@@ -103,12 +102,12 @@ public final class DatabaseHandlers {
         if (!n.canConvertToInt() || !n.isIntegralNumber() || n.asInt() < 1) {
             throw HttpError.badRequest("revs_limit must be a positive integer");
         }
-        databases.setRevsLimit(db.name(), n.asInt());
+        db.db().setRevsLimit(n.asInt());
         return Response.ok();
     }
 
     /** The {@code GET /{db}} object, in CouchDB's member order. */
-    public static Map<String, Object> info(DocumentStore.DbInfo i) {
+    public static Map<String, Object> info(DbInfo i) {
         Map<String, Object> sizes = new LinkedHashMap<>();
         // There is no file: the KV bytes are both what is on disk and what is live.
         sizes.put("file", i.sizeActive());

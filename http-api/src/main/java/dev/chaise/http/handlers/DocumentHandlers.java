@@ -9,15 +9,17 @@ import dev.chaise.http.Response;
 import dev.chaise.http.Router;
 import dev.chaise.http.auth.Access;
 import dev.chaise.http.auth.UsersDatabase;
-import dev.chaise.http.handlers.DocSupport.Meta;
+import dev.chaise.storage.Database;
+import dev.chaise.storage.DocInfo;
+import dev.chaise.storage.DocUpdate;
 import dev.chaise.storage.DocumentJson;
-import dev.chaise.storage.DocumentStore;
-import dev.chaise.storage.DocumentStore.StoredDoc;
-import dev.chaise.storage.DocumentStore.UpdateResult;
-import dev.chaise.storage.LocalDocuments;
+import dev.chaise.storage.DocumentJson.Meta;
+import dev.chaise.storage.LocalDoc;
+import dev.chaise.storage.RevId;
 import dev.chaise.storage.StorageException;
+import dev.chaise.storage.StoredDoc;
+import dev.chaise.storage.UpdateResult;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.RevId;
 import dev.chaise.views.ViewService;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -33,13 +35,11 @@ import org.slf4j.LoggerFactory;
 public final class DocumentHandlers {
     private static final Logger log = LoggerFactory.getLogger(DocumentHandlers.class);
 
-    private final DocumentStore docs;
     private final ViewService views;
     private final UsersDatabase users;
     private final Access access;
 
-    public DocumentHandlers(DocumentStore docs, ViewService views, UsersDatabase users, Access access) {
-        this.docs = docs;
+    public DocumentHandlers(ViewService views, UsersDatabase users, Access access) {
         this.views = views;
         this.users = users;
         this.access = access;
@@ -84,15 +84,22 @@ public final class DocumentHandlers {
         String id = docId(req);
         if (!validId(id)) throw StorageException.notFound("missing"); // no document can have it
         String openRevs = req.query("open_revs");
-        if (openRevs != null) return openRevs(req, db.name(), id, openRevs);
+        if (openRevs != null) return openRevs(req, db.db(), id, openRevs);
         boolean meta = flag(req, "meta");
         // With latest=true CouchDB opens the winner whatever rev was asked for.
         RevId rev = req.query("rev") == null || flag(req, "latest") ? null : RevId.parse(req.query("rev"));
         Meta m = new Meta(flag(req, "revs"), meta || flag(req, "revs_info"), rev == null && (meta || flag(req, "conflicts")),
                 rev == null && (meta || flag(req, "deleted_conflicts")), meta || flag(req, "local_seq"));
-        StoredDoc d = docs.get(db.name(), id, rev, m.needsBranches());
-        ObjectNode body = DocSupport.render(d, m);
-        inlineAttachments(req, db.name(), id, body);
+        long attsSince = attsSince(req);
+        record Read(StoredDoc doc, ObjectNode body) {}
+        Read read = db.db().read(r -> {
+            StoredDoc doc = r.get(id, rev, m.needsBranches());
+            ObjectNode rendered = DocumentJson.render(doc, m);
+            if (rendered.has("_attachments")) r.inlineAttachments(id, rendered, attsSince);
+            return new Read(doc, rendered);
+        });
+        StoredDoc d = read.doc();
+        ObjectNode body = read.body();
         // CouchDB sends an ETag only for a document without meta members.
         boolean hasMeta = body.has("_revs_info") || body.has("_conflicts") || body.has("_deleted_conflicts") || body.has("_local_seq");
         if (hasMeta) return Response.json(200, body);
@@ -101,16 +108,11 @@ public final class DocumentHandlers {
         return Response.json(200, body).withHeader("ETag", etag);
     }
 
-    /** {@code attachments=true} or {@code atts_since=[revs]}: attachment bodies inline, as base64. */
-    private void inlineAttachments(Request req, String db, String id, ObjectNode body) {
+    /** {@code attachments=true} or {@code atts_since=[revs]}: which attachment bodies go inline, as base64 (-1: none). */
+    private static long attsSince(Request req) {
         JsonNode since = dev.chaise.http.Queries.json(req, "atts_since");
         if (since != null && !since.isArray()) throw HttpError.badRequest("`atts_since` must be a JSON array of revisions");
-        long pos = DocSupport.attsSince(since, flag(req, "attachments"));
-        if (pos < 0 || !body.has("_attachments")) return;
-        docs.kv().run(tx -> {
-            DocSupport.inlineAttachments(tx.snapshot(), docs.databases().open(tx, db), id, body, pos);
-            return null;
-        });
+        return DocSupport.attsSince(since, flag(req, "attachments"));
     }
 
     static boolean etagMatches(Request req, String etag) {
@@ -141,7 +143,7 @@ public final class DocumentHandlers {
     }
 
     /** {@code open_revs}: the given revisions (or every leaf), as JSON or as CouchDB's multipart/mixed. */
-    private Response openRevs(Request req, String dbName, String id, String spec) throws Exception {
+    private Response openRevs(Request req, Database db, String id, String spec) throws Exception {
         List<RevId> asked = null;
         if (!spec.equals("all")) {
             JsonNode list;
@@ -161,7 +163,7 @@ public final class DocumentHandlers {
         boolean latest = flag(req, "latest");
         List<RevId> wanted = asked;
         long attsSince = DocSupport.attsSince(dev.chaise.http.Queries.json(req, "atts_since"), flag(req, "attachments"));
-        List<ObjectNode> parts = docs.kv().run(tx -> OpenRevs.read(tx.snapshot(), docs.databases().open(tx, dbName), id, wanted, revs, latest, attsSince));
+        List<ObjectNode> parts = db.read(r -> OpenRevs.read(r, id, wanted, revs, latest, attsSince));
         if (asked == null && parts.isEmpty()) throw StorageException.notFound("missing");
         if (!acceptsMultipartMixed(req.header("Accept"))) return Response.json(200, parts);
         String boundary = MultipartDocs.boundary();
@@ -190,18 +192,18 @@ public final class DocumentHandlers {
         String ct = req.contentType();
         // multipart/related: the replicator's document with attachment bodies as parts.
         MultipartRelated.Parsed multipart = ct != null && ct.startsWith("multipart/related")
-                ? MultipartRelated.read(req.header("Content-Type"), Bodies.stream(req), (name, meta, in) -> docs.readAttachment(db.name(), id, name, meta, in))
+                ? MultipartRelated.read(req.header("Content-Type"), Bodies.stream(req), (name, meta, in) -> db.db().readAttachment(id, name, meta, in))
                 : null;
         JsonNode json = multipart != null ? multipart.doc() : Bodies.json(req); // CouchDB does not insist on a JSON Content-Type here
         boolean newEdits = !"false".equals(req.query("new_edits"));
         DocumentJson.Parsed p = DocSupport.beforeUpdate(users, db, DocumentJson.parse(json, id));
         String rev = DocSupport.requestRev(req, p.rev() == null ? null : p.rev().toString());
-        if (rev != null && p.rev() == null) p = new DocumentJson.Parsed(id, RevId.parse(rev), p.deleted(), p.body(), p.revisions());
+        if (rev != null && p.rev() == null) p = p.withRev(RevId.parse(rev));
         if (!newEdits && p.rev() == null) throw HttpError.badRequest(DocSupport.NEEDS_REV);
         DocSupport.checkDesignWriter(db, id);
         DocSupport.validateDesign(p);
         boolean batch = "ok".equals(req.query("batch"));
-        DocumentStore.DocUpdate u = DocumentJson.toUpdate(p, newEdits);
+        DocUpdate u = DocumentJson.toUpdate(p, newEdits);
         if (multipart != null) u = u.withStored(multipart.stored());
         UpdateResult r = write(db, u, newEdits, batch);
         if (batch) return Response.json(202, DocSupport.okRow(id, null));
@@ -215,8 +217,8 @@ public final class DocumentHandlers {
      * outcome, so its failures are only logged there; here the write is done first (it is
      * durable when acknowledged anyway) and its failure likewise not reported.
      */
-    private UpdateResult write(Access.Db db, DocumentStore.DocUpdate u, boolean newEdits, boolean batch) {
-        UpdateResult r = docs.update(db.name(), List.of(u), newEdits, DocSupport.validator(views, db)).getFirst();
+    private UpdateResult write(Access.Db db, DocUpdate u, boolean newEdits, boolean batch) {
+        UpdateResult r = db.db().update(List.of(u), newEdits, DocSupport.validator(views, db)).getFirst();
         if (r.ok()) return r;
         if (batch) {
             log.debug("batch=ok write of {} failed: {}", u.id(), r.error().getMessage());
@@ -230,14 +232,13 @@ public final class DocumentHandlers {
         Bodies.requireContentType(req, Response.JSON);
         JsonNode json = Bodies.json(req);
         if (json.isObject() && json.path("_id").isTextual() && DocumentJson.isLocal(json.get("_id").textValue())) {
-            DocSupport.LocalUpdate u = DocSupport.parseLocal(json, null);
-            DocumentJson.validateId(u.id());
-            LocalDocuments.LocalDoc d = DocSupport.writeLocal(docs, db.name(), u.id(), u.deleted(), u.body());
+            DocumentJson.LocalUpdate u = DocumentJson.parseLocal(json, null);
+            LocalDoc d = db.db().writeLocal(u.id(), u.deleted(), u.body());
             return Response.json(201, DocSupport.okRow(u.id(), d.rev())).withHeader("Location", DocSupport.location(req, db.name(), u.id()));
         }
         DocumentJson.Parsed p = DocSupport.beforeUpdate(users, db, DocumentJson.parse(json, null));
         String id = p.id() != null ? p.id() : DocSupport.newId();
-        p = new DocumentJson.Parsed(id, p.rev(), p.deleted(), p.body(), p.revisions());
+        p = p.withId(id);
         DocSupport.checkDesignWriter(db, id);
         DocSupport.validateDesign(p);
         boolean batch = "ok".equals(req.query("batch"));
@@ -251,14 +252,14 @@ public final class DocumentHandlers {
         String id = docId(req);
         DocumentJson.validateId(id);
         // CouchDB opens the document first: a missing or deleted one is a 404, not a conflict.
-        DocumentStore.DocInfo w = docs.kv().run(tx -> DocumentStore.winner(tx.snapshot(), docs.databases().open(tx, db.name()), id));
+        DocInfo w = db.db().winner(id);
         if (w == null) throw StorageException.notFound("missing");
         if (w.deleted()) throw StorageException.notFound("deleted");
         String rev = DocSupport.requestRev(req, null);
         if (rev == null) throw StorageException.conflict();
         RevId base = RevId.parse(rev);
         DocSupport.checkDesignWriter(db, id);
-        UpdateResult r = write(db, DocumentStore.DocUpdate.edit(id, base, true, Json.NODES.objectNode()), true, false);
+        UpdateResult r = write(db, DocUpdate.edit(id, base, true, Json.NODES.objectNode()), true, false);
         return Response.json(200, DocSupport.okRow(id, r.rev().toString())).withHeader("ETag", "\"" + r.rev() + "\"");
     }
 
@@ -289,20 +290,20 @@ public final class DocumentHandlers {
 
         ObjectNode body;
         if (DocumentJson.isLocal(id)) {
-            body = docs.getLocal(db.name(), id).body().deepCopy();
+            body = db.db().getLocal(id).body().deepCopy();
         } else {
             if (!validId(id)) throw StorageException.notFound("missing");
-            StoredDoc src = docs.get(db.name(), id, srcRev == null ? null : RevId.parse(srcRev), false);
+            StoredDoc src = db.db().get(id, srcRev == null ? null : RevId.parse(srcRev), false);
             body = src.body().deepCopy();
         }
         String newRev;
         if (DocumentJson.isLocal(destId)) {
             DocSupport.checkLocalRev(destRev);
-            newRev = DocSupport.writeLocal(docs, db.name(), destId, false, body).rev();
+            newRev = db.db().writeLocal(destId, false, body).rev();
         } else {
             RevId base = destRev == null ? null : RevId.parse(destRev);
             DocSupport.checkDesignWriter(db, destId);
-            newRev = write(db, DocumentStore.DocUpdate.edit(destId, base, false, body), true, false).rev().toString();
+            newRev = write(db, DocUpdate.edit(destId, base, false, body), true, false).rev().toString();
         }
         return Response.json(201, DocSupport.okRow(destId, newRev))
                 .withHeader("Location", DocSupport.location(req, db.name(), destId))
@@ -314,19 +315,19 @@ public final class DocumentHandlers {
     private Response getLocal(Request req) {
         Access.Db db = member(req);
         String id = docId(req);
-        LocalDocuments.LocalDoc d = docs.getLocal(db.name(), id);
+        LocalDoc d = db.db().getLocal(id);
         String etag = "\"" + d.rev() + "\"";
         if (etagMatches(req, etag)) return notModified(etag);
-        return Response.json(200, DocSupport.render(d)).withHeader("ETag", etag);
+        return Response.json(200, DocumentJson.render(d)).withHeader("ETag", etag);
     }
 
     private Response putLocal(Request req) throws Exception {
         Access.Db db = member(req);
         String id = docId(req);
         DocumentJson.validateId(id);
-        DocSupport.LocalUpdate u = DocSupport.parseLocal(Bodies.json(req), id);
+        DocumentJson.LocalUpdate u = DocumentJson.parseLocal(Bodies.json(req), id);
         DocSupport.checkLocalRev(DocSupport.requestRev(req, u.rev()));
-        LocalDocuments.LocalDoc d = DocSupport.writeLocal(docs, db.name(), id, u.deleted(), u.body());
+        LocalDoc d = db.db().writeLocal(id, u.deleted(), u.body());
         return Response.json(u.deleted() ? 200 : 201, DocSupport.okRow(id, d.rev()))
                 .withHeader("ETag", "\"" + d.rev() + "\"")
                 .withHeader("Location", DocSupport.location(req, db.name(), id));
@@ -336,9 +337,9 @@ public final class DocumentHandlers {
         Access.Db db = member(req);
         String id = docId(req);
         DocumentJson.validateId(id);
-        docs.getLocal(db.name(), id); // 404 first, as CouchDB
+        db.db().getLocal(id); // 404 first, as CouchDB
         DocSupport.checkLocalRev(DocSupport.requestRev(req, null));
-        LocalDocuments.LocalDoc d = DocSupport.writeLocal(docs, db.name(), id, true, Json.NODES.objectNode());
+        LocalDoc d = db.db().writeLocal(id, true, Json.NODES.objectNode());
         return Response.json(200, DocSupport.okRow(id, d.rev())).withHeader("ETag", "\"" + d.rev() + "\"");
     }
 }

@@ -7,7 +7,6 @@ import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
 import dev.chaise.http.auth.Access;
-import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.mango.Find;
 
@@ -17,11 +16,9 @@ import dev.chaise.views.mango.Find;
  * ({@link NotImplementedHandlers}).
  */
 public final class MangoHandlers {
-    private final DocumentStore docs;
     private final Access access;
 
-    public MangoHandlers(DocumentStore docs, Access access) {
-        this.docs = docs;
+    public MangoHandlers(Access access) {
         this.access = access;
     }
 
@@ -36,7 +33,7 @@ public final class MangoHandlers {
         Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
         Bodies.requireContentType(req, Response.JSON);
         Find.Query q = Find.parse(Bodies.json(req));
-        Find.Result r = Find.run(docs, db.name(), q);
+        Find.Result r = Find.run(db.db(), q);
         ObjectNode out = Json.NODES.objectNode();
         ArrayNode list = out.putArray("docs");
         r.docs().forEach(list::add);

@@ -4,8 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.http.ErrorMapper;
 import dev.chaise.http.HttpError;
-import dev.chaise.storage.AttachmentsSubspace;
-import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.Database;
+import dev.chaise.storage.StoredAttachment;
 import dev.chaise.storage.json.Json;
 import java.io.IOException;
 import java.io.InputStream;
@@ -17,18 +17,18 @@ import java.util.Map;
  * attachments: the JSON first, then one part per attachment marked {@code "follows": true}, in the
  * order of {@code _attachments}. The body is read as it arrives: a small attachment becomes inline
  * data, so the write path is the one JSON documents take; a large one streams into storage ahead
- * of the document and stays marked {@code follows} ({@link DocumentStore#readAttachment}).
+ * of the document and stays marked {@code follows} ({@link Database#readAttachment}).
  */
 final class MultipartRelated {
     private MultipartRelated() {}
 
-    /** Where an attachment part's bytes go: {@link DocumentStore#readAttachment}, for this document. */
+    /** Where an attachment part's bytes go: {@link Database#readAttachment}, for this document. */
     interface Sink {
-        AttachmentsSubspace.Stored read(String name, ObjectNode meta, InputStream in);
+        StoredAttachment read(String name, ObjectNode meta, InputStream in);
     }
 
     /** The document, and the attachments stored ahead of it by name. */
-    record Parsed(JsonNode doc, Map<String, AttachmentsSubspace.Stored> stored) {}
+    record Parsed(JsonNode doc, Map<String, StoredAttachment> stored) {}
 
     static Parsed read(String contentType, InputStream body, Sink sink) {
         MultipartStream parts = new MultipartStream(body, MultipartStream.boundary(contentType));
@@ -40,13 +40,13 @@ final class MultipartRelated {
             throw HttpError.badRequest(ErrorMapper.INVALID_JSON);
         }
         if (doc == null || !doc.isObject()) throw HttpError.badRequest("The first part must be the document's JSON.");
-        Map<String, AttachmentsSubspace.Stored> stored = new HashMap<>();
+        Map<String, StoredAttachment> stored = new HashMap<>();
         JsonNode atts = doc.get("_attachments");
         if (atts != null && atts.isObject()) {
             for (var e : atts.properties()) {
                 if (!(e.getValue() instanceof ObjectNode a) || !a.path("follows").asBoolean(false)) continue;
                 if (parts.nextPart() == null) throw HttpError.badRequest("Missing the body of attachment " + e.getKey() + ".");
-                AttachmentsSubspace.Stored st = sink.read(e.getKey(), a, parts.content());
+                StoredAttachment st = sink.read(e.getKey(), a, parts.content());
                 if (st != null) stored.put(e.getKey(), st);
             }
         }

@@ -9,15 +9,12 @@ import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
 import dev.chaise.http.auth.Access;
-import dev.chaise.kv.ReadTransaction;
-import dev.chaise.storage.DbHandle;
+import dev.chaise.storage.Database;
+import dev.chaise.storage.DbReader;
 import dev.chaise.storage.DocumentJson;
-import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.RevId;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.EditBranches;
-import dev.chaise.storage.rev.RevId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -26,20 +23,16 @@ import java.util.Set;
 /**
  * What a replicator asks a peer beyond documents and changes: {@code _revs_diff},
  * {@code _missing_revs} and {@code _bulk_get}. Each reads many documents' edit branches (RFC C)
- * in a few snapshot transactions of {@link #IDS_PER_TRANSACTION} documents, so a large request
- * stays within FoundationDB's five seconds.
+ * in a few snapshot transactions, so a large request stays within FoundationDB's five seconds.
  */
 public final class ReplicationHandlers {
-    static final int IDS_PER_TRANSACTION = 200;
-    /** Bodies are read too: fewer per transaction. */
+    /** {@code _bulk_get} reads bodies too: a few documents per transaction. */
     static final int DOCS_PER_TRANSACTION = 50;
     private static final Set<String> BULK_GET_REFUSED = Set.of("open_revs", "new_edits", "w", "rev", "atts_since");
 
-    private final DocumentStore docs;
     private final Access access;
 
-    public ReplicationHandlers(DocumentStore docs, Access access) {
-        this.docs = docs;
+    public ReplicationHandlers(Access access) {
         this.access = access;
     }
 
@@ -51,8 +44,6 @@ public final class ReplicationHandlers {
 
     // ---------------------------------------------------------------- _revs_diff, _missing_revs
 
-    private record IdRevs(String id, List<RevId> revs) {}
-
     /**
      * {@code {id: [revs]}} in; the ids with revisions this database lacks out. CouchDB's
      * {@code possible_ancestors} are the leaves whose position is below the highest missing one
@@ -62,7 +53,8 @@ public final class ReplicationHandlers {
         Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
         Bodies.requireContentType(req, Response.JSON);
         ObjectNode body = Bodies.jsonObject(req);
-        List<IdRevs> asked = new ArrayList<>(body.size());
+        List<String> ids = new ArrayList<>(body.size());
+        List<List<RevId>> asked = new ArrayList<>(body.size());
         for (Map.Entry<String, JsonNode> e : body.properties()) {
             JsonNode revs = e.getValue();
             if (!revs.isArray()) throw StorageException.badRequest(RevId.INVALID);
@@ -71,31 +63,19 @@ public final class ReplicationHandlers {
                 if (!r.isTextual()) throw StorageException.badRequest(RevId.INVALID);
                 list.add(RevId.parse(r.textValue()));
             }
-            asked.add(new IdRevs(e.getKey(), list));
+            ids.add(e.getKey());
+            asked.add(list);
         }
         ObjectNode out = Json.NODES.objectNode();
         ObjectNode target = missingRevsOnly ? out.putObject("missing_revs") : out;
-        for (int i = 0; i < asked.size(); i += IDS_PER_TRANSACTION) {
-            List<IdRevs> chunk = asked.subList(i, Math.min(asked.size(), i + IDS_PER_TRANSACTION));
-            List<List<EditBranch>> branches = docs.kv().run(tx -> {
-                ReadTransaction snap = tx.snapshot();
-                DbHandle h = docs.databases().open(tx, db.name());
-                List<List<EditBranch>> all = new ArrayList<>(chunk.size());
-                for (IdRevs ir : chunk) all.add(DocumentStore.branches(snap, h, ir.id()));
-                return all;
-            });
-            for (int j = 0; j < chunk.size(); j++) {
-                List<RevId> missing = EditBranches.missing(branches.get(j), chunk.get(j).revs());
-                if (missing.isEmpty()) continue;
-                if (missingRevsOnly) {
-                    strings(target.putArray(chunk.get(j).id()), missing);
-                    continue;
-                }
-                ObjectNode row = target.putObject(chunk.get(j).id());
-                strings(row.putArray("missing"), missing);
-                List<RevId> ancestors = EditBranches.possibleAncestors(branches.get(j), missing);
-                if (!ancestors.isEmpty()) strings(row.putArray("possible_ancestors"), ancestors);
+        for (Database.RevsDiff d : db.db().revsDiff(ids, asked)) {
+            if (missingRevsOnly) {
+                strings(target.putArray(d.id()), d.missing());
+                continue;
             }
+            ObjectNode row = target.putObject(d.id());
+            strings(row.putArray("missing"), d.missing());
+            if (!d.possibleAncestors().isEmpty()) strings(row.putArray("possible_ancestors"), d.possibleAncestors());
         }
         return Response.json(200, out);
     }
@@ -134,11 +114,9 @@ public final class ReplicationHandlers {
         List<ObjectNode> results = new ArrayList<>(wanted.size());
         for (int i = 0; i < wanted.size(); i += DOCS_PER_TRANSACTION) {
             List<Wanted> chunk = wanted.subList(i, Math.min(wanted.size(), i + DOCS_PER_TRANSACTION));
-            results.addAll(docs.kv().run(tx -> {
-                ReadTransaction snap = tx.snapshot();
-                DbHandle h = docs.databases().open(tx, db.name());
+            results.addAll(db.db().read(r -> {
                 List<ObjectNode> out = new ArrayList<>(chunk.size());
-                for (Wanted w : chunk) out.add(result(snap, h, w, revs, latest, attachments));
+                for (Wanted w : chunk) out.add(result(r, w, revs, latest, attachments));
                 return out;
             }));
         }
@@ -185,7 +163,7 @@ public final class ReplicationHandlers {
     }
 
     /** {@code {"id": id, "docs": [...]}} for one requested document. */
-    private static ObjectNode result(ReadTransaction tx, DbHandle h, Wanted w, boolean revs, boolean latest, boolean attachments) {
+    private static ObjectNode result(DbReader r, Wanted w, boolean revs, boolean latest, boolean attachments) {
         ObjectNode row = Json.NODES.objectNode();
         row.set("id", w.id() == null ? Json.NODES.nullNode() : w.id());
         ArrayNode out = row.putArray("docs");
@@ -194,7 +172,7 @@ public final class ReplicationHandlers {
             return row;
         }
         String id = w.id().textValue();
-        List<ObjectNode> parts = OpenRevs.read(tx, h, id, w.revs(), revs, latest, DocSupport.attsSince(w.attsSince(), attachments));
+        List<ObjectNode> parts = OpenRevs.read(r, id, w.revs(), revs, latest, DocSupport.attsSince(w.attsSince(), attachments));
         // A missing document without a rev: CouchDB names the rev "undefined".
         if (parts.isEmpty()) out.add(error(w.id(), Json.NODES.textNode("undefined"), "not_found", "missing"));
         for (ObjectNode p : parts) {

@@ -10,8 +10,7 @@ import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
 import dev.chaise.http.auth.Access;
-import dev.chaise.storage.DatabaseDirectory;
-import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.Storage;
 import dev.chaise.storage.StorageException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -28,16 +27,14 @@ public final class ServerHandlers {
     static final int MAX_DBS_INFO_KEYS = 100;
 
     private final HttpConfig config;
-    private final DocumentStore docs;
-    private final DatabaseDirectory databases;
+    private final Storage storage;
     private final String uuid;
     private final java.util.function.Supplier<List<dev.chaise.views.ActiveTasks.Info>> tasks;
 
-    public ServerHandlers(HttpConfig config, DocumentStore docs, String uuid, java.util.function.Supplier<List<dev.chaise.views.ActiveTasks.Info>> tasks) {
+    public ServerHandlers(HttpConfig config, Storage storage, String uuid, java.util.function.Supplier<List<dev.chaise.views.ActiveTasks.Info>> tasks) {
         this.tasks = tasks;
         this.config = config;
-        this.docs = docs;
-        this.databases = docs.databases();
+        this.storage = storage;
         this.uuid = uuid;
     }
 
@@ -136,7 +133,7 @@ public final class ServerHandlers {
         List<Object> out = new ArrayList<>();
         for (String name : listNames(req)) {
             try {
-                out.add(Map.of("key", name, "info", DatabaseHandlers.info(docs.info(name))));
+                out.add(Map.of("key", name, "info", DatabaseHandlers.info(storage.open(name).info())));
             } catch (StorageException e) {
                 if (e.kind() != StorageException.Kind.NOT_FOUND) throw e; // deleted meanwhile
             }
@@ -158,8 +155,7 @@ public final class ServerHandlers {
             row.put("key", k);
             try {
                 if (!k.isTextual()) throw StorageException.notFound("not a name");
-                DatabaseDirectory.validateName(k.asText());
-                row.put("info", DatabaseHandlers.info(docs.info(k.asText())));
+                row.put("info", DatabaseHandlers.info(storage.open(k.asText()).info()));
             } catch (StorageException e) {
                 if (e.kind() != StorageException.Kind.NOT_FOUND && e.kind() != StorageException.Kind.ILLEGAL_DATABASE_NAME) throw e;
                 row.put("error", "not_found");
@@ -184,7 +180,7 @@ public final class ServerHandlers {
         Bound e = bound(end, descending);
         if (s.empty || e.empty) return List.of();
         int lim = limit >= Integer.MAX_VALUE - 1 ? 0 : (int) limit + (inclusiveEnd ? 0 : 1);
-        List<String> names = new ArrayList<>(databases.list(s.name, e.name, descending, (int) Math.min(skip, Integer.MAX_VALUE), lim));
+        List<String> names = new ArrayList<>(storage.list(s.name, e.name, descending, (int) Math.min(skip, Integer.MAX_VALUE), lim));
         if (!inclusiveEnd && e.name != null && !names.isEmpty() && names.get(names.size() - 1).equals(e.name)) names.remove(names.size() - 1);
         if (names.size() > limit) return names.subList(0, (int) limit);
         return names;

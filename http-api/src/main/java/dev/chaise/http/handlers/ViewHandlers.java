@@ -12,6 +12,7 @@ import dev.chaise.http.auth.Access;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.Sequence;
 import dev.chaise.storage.json.Json;
+import dev.chaise.storage.Database;
 import dev.chaise.views.ViewService;
 import dev.chaise.views.index.MapIndexSubspace;
 import dev.chaise.views.query.ViewQuery;
@@ -46,12 +47,12 @@ public final class ViewHandlers {
         r.add("GET", "/{db}/_design/{ddoc}/_info", this::info);
         r.add("POST", "/{db}/_view_cleanup", req -> {
             Bodies.requireContentType(req, Response.JSON);
-            views.cleanup(access.database(req, req.param("db"), Access.Level.DB_ADMIN).name());
+            views.cleanup(access.database(req, req.param("db"), Access.Level.DB_ADMIN).db());
             return Response.json(202, Map.of("ok", true));
         });
         r.add("POST", "/{db}/_compact/{ddoc}", req -> {
             Bodies.requireContentType(req, Response.JSON);
-            String db = access.database(req, req.param("db"), Access.Level.DB_ADMIN).name();
+            Database db = access.database(req, req.param("db"), Access.Level.DB_ADMIN).db();
             views.designDoc(db, ddocId(req)); // 404 for a missing design doc, as CouchDB
             return Response.json(202, Map.of("ok", true)); // nothing to compact: FDB keeps no append-only files
         });
@@ -62,7 +63,7 @@ public final class ViewHandlers {
     }
 
     private Response view(Request req, ObjectNode body) {
-        String db = access.database(req, req.param("db"), Access.Level.MEMBER).name();
+        Database db = access.database(req, req.param("db"), Access.Level.MEMBER).db();
         ViewQuery q = ViewArgs.parse(req, body);
         boolean attachments = "true".equals(req.query("attachments")) || (body != null && body.path("attachments").asBoolean(false));
         ViewService.Result result = views.query(db, ddocId(req), req.param("view"), q, attachments);
@@ -103,7 +104,7 @@ public final class ViewHandlers {
     /** {@code {"queries": [{...}, ...]}}: each query runs as if alone; results in the same order. */
     private Response queries(Request req) {
         Bodies.requireContentType(req, Response.JSON);
-        String db = access.database(req, req.param("db"), Access.Level.MEMBER).name();
+        Database db = access.database(req, req.param("db"), Access.Level.MEMBER).db();
         ObjectNode body = Bodies.jsonObject(req);
         JsonNode qs = body.get("queries");
         if (qs == null || !qs.isArray()) throw HttpError.badRequest("Request body must contain a `queries` array.");
@@ -132,7 +133,7 @@ public final class ViewHandlers {
     }
 
     private Response errors(Request req) {
-        String db = access.database(req, req.param("db"), Access.Level.MEMBER).name();
+        Database db = access.database(req, req.param("db"), Access.Level.MEMBER).db();
         long limit = dev.chaise.http.Queries.nonNegative(req, "limit", 1000);
         List<MapIndexSubspace.MapError> errs = views.errors(db, ddocId(req), req.param("view"), (int) Math.min(limit, 100_000));
         ObjectNode out = Json.NODES.objectNode();
@@ -142,7 +143,7 @@ public final class ViewHandlers {
     }
 
     private Response info(Request req) {
-        String db = access.database(req, req.param("db"), Access.Level.MEMBER).name();
+        Database db = access.database(req, req.param("db"), Access.Level.MEMBER).db();
         ViewService.IndexInfo i = views.info(db, ddocId(req));
         ObjectNode out = Json.NODES.objectNode();
         out.put("name", req.param("ddoc"));

@@ -1,5 +1,7 @@
 package dev.chaise.storage.rev;
 
+import dev.chaise.storage.Revisions;
+import dev.chaise.storage.RevId;
 import dev.chaise.storage.StorageException;
 import java.util.ArrayList;
 import java.util.Collection;

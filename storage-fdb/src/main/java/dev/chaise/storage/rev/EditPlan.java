@@ -1,5 +1,6 @@
 package dev.chaise.storage.rev;
 
+import dev.chaise.storage.RevId;
 import dev.chaise.storage.StorageException;
 import java.util.ArrayList;
 import java.util.List;

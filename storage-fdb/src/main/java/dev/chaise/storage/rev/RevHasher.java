@@ -1,5 +1,6 @@
 package dev.chaise.storage.rev;
 
+import dev.chaise.storage.RevId;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.TupleBytes;

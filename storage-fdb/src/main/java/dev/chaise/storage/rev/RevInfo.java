@@ -1,5 +1,7 @@
 package dev.chaise.storage.rev;
 
+import dev.chaise.storage.RevId;
+
 /** One {@code _revs_info} entry. */
 public record RevInfo(RevId rev, Status status) {
 

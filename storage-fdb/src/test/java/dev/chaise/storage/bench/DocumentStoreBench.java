@@ -5,9 +5,9 @@ import dev.chaise.kv.KvStore;
 import dev.chaise.kv.bench.BenchLoop;
 import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
-import dev.chaise.storage.DatabaseDirectory;
-import dev.chaise.storage.DocumentStore;
-import dev.chaise.storage.DocumentStore.DocUpdate;
+import dev.chaise.storage.Database;
+import dev.chaise.storage.Storage;
+import dev.chaise.storage.DocUpdate;
 import dev.chaise.storage.json.ExplodedJson;
 import dev.chaise.storage.json.Json;
 import java.nio.file.Files;
@@ -36,8 +36,8 @@ public final class DocumentStoreBench {
         System.out.printf("example doc: %d bytes of JSON%n", ExplodedJson.externalSize(doc(0)));
         Path dir = Files.createTempDirectory("chaise-docbench-");
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir));
-             DocumentStore store = new DocumentStore(kv, new DatabaseDirectory(kv, "{}"), DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE)) {
-            store.databases().create("bench");
+             Storage store = new Storage(kv, "{}")) {
+            store.create("bench");
             AtomicLong ids = new AtomicLong();
             run("warm-up", store, 8, 2, ids); // JIT, discarded
             if (phases.contains("bulk")) bulk(store, 2, 4, ids); // C2 compiles the batch path for seconds: measure after it
@@ -103,17 +103,19 @@ public final class DocumentStoreBench {
         return String.format("doc-%010d", n);
     }
 
-    static double run(String label, DocumentStore store, int writers, int seconds, AtomicLong ids) throws InterruptedException {
+    static double run(String label, Storage store, int writers, int seconds, AtomicLong ids) throws InterruptedException {
+        Database bench = store.open("bench");
         LongAdder done = new LongAdder();
         return BenchLoop.run(writers, 1, seconds, done, () -> {
             long n = ids.getAndIncrement();
-            var r = store.update("bench", List.of(DocUpdate.edit(id(n), null, false, doc(n))), true).getFirst();
+            var r = bench.update(List.of(DocUpdate.edit(id(n), null, false, doc(n))), true).getFirst();
             if (!r.ok()) throw new IllegalStateException(r.error());
             done.increment();
         });
     }
 
-    static double bulk(DocumentStore store, int writers, int seconds, AtomicLong ids) throws InterruptedException {
+    static double bulk(Storage store, int writers, int seconds, AtomicLong ids) throws InterruptedException {
+        Database bench = store.open("bench");
         LongAdder done = new LongAdder();
         return BenchLoop.run(writers, 1, seconds, done, () -> {
             List<DocUpdate> batch = new ArrayList<>(1000);
@@ -121,19 +123,20 @@ public final class DocumentStoreBench {
                 long n = ids.getAndIncrement();
                 batch.add(DocUpdate.edit(id(n), null, false, doc(n)));
             }
-            for (var r : store.update("bench", batch, true)) if (!r.ok()) throw new IllegalStateException(r.error());
+            for (var r : bench.update(batch, true)) if (!r.ok()) throw new IllegalStateException(r.error());
             done.add(1000);
         });
     }
 
-    static void reads(DocumentStore store, long max, int seconds) {
+    static void reads(Storage store, long max, int seconds) {
+        Database bench = store.open("bench");
         long end = System.nanoTime() + seconds * 1_000_000_000L;
         long[] lat = new long[2_000_000];
         int n = 0;
         while (System.nanoTime() < end && n < lat.length) {
             long k = ThreadLocalRandom.current().nextLong(max);
             long t = System.nanoTime();
-            store.get("bench", id(k), null, false);
+            bench.get(id(k), null, false);
             lat[n++] = System.nanoTime() - t;
         }
         long[] l = Arrays.copyOf(lat, n);

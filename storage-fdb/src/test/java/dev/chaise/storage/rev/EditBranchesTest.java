@@ -1,5 +1,9 @@
 package dev.chaise.storage.rev;
 
+import dev.chaise.storage.Revisions;
+
+import dev.chaise.storage.RevId;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;

@@ -1,5 +1,7 @@
 package dev.chaise.storage.rev;
 
+import dev.chaise.storage.RevId;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

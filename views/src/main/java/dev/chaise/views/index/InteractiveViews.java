@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.Transaction;
 import dev.chaise.storage.DbHandle;
 import dev.chaise.storage.DocumentJson;
-import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.DocumentWriteHook;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.EditBranch;
@@ -61,12 +61,12 @@ public final class InteractiveViews implements DocumentWriteHook {
             ViewIndexer.indexDoc(tx, c.db(), ddoc, c.docId(), c.newWinner().toString(), null);
             return;
         }
-        ObjectNode body = c.newBody() != null ? c.newBody() : DocumentStore.get(tx, c.db(), c.docId(), c.newWinner(), false).body();
+        ObjectNode body = c.newBody() != null ? c.newBody() : c.reader().get(c.docId(), c.newWinner(), false).body();
         // The winner's key holds a versionstamp this transaction cannot read back; the change names it.
-        List<EditBranch> branches = new ArrayList<>(DocumentStore.branches(tx, c.db(), c.docId()));
+        List<EditBranch> branches = new ArrayList<>(c.reader().branches(c.docId()));
         branches.removeIf(b -> b.leaf().equals(c.newWinner()));
         branches.add(new EditBranch(c.newWinner(), false, List.of()));
-        ObjectNode doc = ViewIndexer.mapDoc(new DocumentStore.StoredDoc(c.docId(), c.newWinner(), false, body, branches, null));
+        ObjectNode doc = ViewIndexer.mapDoc(new StoredDoc(c.docId(), c.newWinner(), false, body, branches, null));
         String json;
         try {
             json = Json.MAPPER.writeValueAsString(doc);
@@ -95,7 +95,7 @@ public final class InteractiveViews implements DocumentWriteHook {
         boolean sameWinner = c.oldWinner() != null && c.oldWinner().equals(c.newWinner()) && c.oldDeleted() == c.newDeleted();
         if (sameWinner) return; // a losing branch changed: the definition did not
         ObjectNode body = c.newDeleted() ? null
-                : c.newBody() != null ? c.newBody() : DocumentStore.get(tx, db, c.docId(), c.newWinner(), false).body();
+                : c.newBody() != null ? c.newBody() : c.reader().get(c.docId(), c.newWinner(), false).body();
         DesignDoc now = null;
         if (body != null) {
             try {

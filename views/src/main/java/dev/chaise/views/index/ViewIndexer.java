@@ -4,18 +4,17 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.kv.KeyValue;
-import dev.chaise.kv.KvStore;
-import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
-import dev.chaise.storage.ChangesSubspace;
-import dev.chaise.storage.DatabaseDirectory;
+import dev.chaise.storage.Change;
+import dev.chaise.storage.Cursor;
+import dev.chaise.storage.Database;
 import dev.chaise.storage.DbHandle;
+import dev.chaise.storage.DbReader;
 import dev.chaise.storage.DocumentJson;
-import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.ScanProperties;
 import dev.chaise.storage.Sequence;
 import dev.chaise.storage.StorageException;
-import dev.chaise.storage.TxIds;
+import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.collation.ViewCollation;
 import dev.chaise.views.collation.ViewKeyCodec;
@@ -29,7 +28,6 @@ import java.nio.ByteBuffer;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * Brings a map index up to date, following RFC E's process flow in batches: one snapshot read of
@@ -49,33 +47,22 @@ public final class ViewIndexer {
     /** RFC E's limit on one emitted value. */
     static final int VALUE_LIMIT = 64_000;
 
-    private final KvStore kv;
-    private final DatabaseDirectory databases;
-
     /** Called after each committed batch. */
     public interface Progress {
         void batch(int docs, Sequence reached);
     }
 
     private final int segmentDocs;
-    private final TxIds txIds;
 
-    /**
-     * @param segmentDocs changes per segment of a parallel build
-     * @param txIds guards every batch write: a batch's counters are atomic adds, so after a 1021
-     *     the retry must learn whether the first attempt committed rather than add them twice
-     */
-    public ViewIndexer(KvStore kv, DatabaseDirectory databases, int segmentDocs, TxIds txIds) {
-        this.kv = kv;
-        this.databases = databases;
+    /** @param segmentDocs changes per segment of a parallel build */
+    public ViewIndexer(int segmentDocs) {
         this.segmentDocs = segmentDocs;
-        this.txIds = txIds;
     }
 
     /** One change with the document JSON the map functions see (null when it is deleted or skipped). */
-    private record Pending(ChangesSubspace.Change change, String docJson) {}
+    private record Pending(Change change, String docJson) {}
 
-    private record Batch(DbHandle db, Sequence from, List<Pending> docs, Sequence last) {}
+    private record Batch(Sequence from, List<Pending> docs, Sequence last) {}
 
     /**
      * Builds a large gap with several workers: the changes up to {@code target} are cut into
@@ -88,19 +75,19 @@ public final class ViewIndexer {
      *
      * @return false if another builder moved the index meanwhile (the caller goes on with {@link #update})
      */
-    public boolean buildParallel(String dbName, DesignDoc ddoc, java.util.function.Supplier<MapProgram> programs, Sequence target,
+    public boolean buildParallel(Database db, DesignDoc ddoc, java.util.function.Supplier<MapProgram> programs, Sequence target,
                                  int workers, Progress progress) {
-        Sequence from = kv.run(tx -> MapIndexSubspace.updateSeq(tx, databases.open(tx, dbName), ddoc.signature()));
-        List<Sequence> bounds = segmentBounds(dbName, from, target);
+        Sequence from = updateSeq(db, ddoc.signature());
+        List<Sequence> bounds = segmentBounds(db, from, target);
         if (bounds.size() < 3) return true; // one segment: the plain loop is as fast
         // A first build starts from an empty index (clearing what an interrupted attempt left), so
         // its writes need not read each document's old rows.
         boolean fresh = from == null;
         if (fresh) {
-            kv.run(tx -> {
-                MapIndexSubspace.clearData(tx, databases.open(tx, dbName), ddoc.signature());
+            db.run((tx, h) -> {
+                MapIndexSubspace.clearData(tx, h, ddoc.signature()); // after a 1021, clearing again is harmless
                 return null;
-            }, tx -> Optional.empty()); // after a 1021, clearing again is harmless
+            });
         }
         var pool = java.util.concurrent.Executors.newFixedThreadPool(Math.max(1, workers), Thread.ofPlatform().name("view-build-", 0).daemon().factory());
         try {
@@ -115,10 +102,10 @@ public final class ViewIndexer {
                             Sequence start = bounds.get(i);
                             Sequence end = bounds.get(i + 1);
                             while (start == null || start.compareTo(end) < 0) {
-                                Batch b = readBatch(dbName, ddoc, start, end, false);
+                                Batch b = readBatch(db, ddoc, start, end);
                                 if (b.docs.isEmpty()) break;
                                 List<List<MapOutcome>> outcomes = mapAll(program, b.docs);
-                                write(dbName, ddoc, b, outcomes, false, false, fresh);
+                                write(db, ddoc, b, outcomes, false, false, fresh);
                                 if (progress != null) progress.batch(b.docs.size(), b.last);
                                 start = b.last;
                             }
@@ -142,37 +129,31 @@ public final class ViewIndexer {
             pool.shutdownNow();
         }
         String sig = ddoc.signature();
-        return kv.run(tx -> {
-            DbHandle db = databases.open(tx, dbName);
-            if (!java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, db, sig), from)) return false;
-            MapIndexSubspace.setUpdateSeq(tx, db, sig, target);
+        // The update seq moves only if nobody moved it meanwhile: a conflicting read, so a 1021 is retried, and finds it moved.
+        return db.runGuarded((tx, h) -> {
+            if (!java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, h, sig), from)) return false;
+            MapIndexSubspace.setUpdateSeq(tx, h, sig, target);
             return true;
-        }, tx -> target.equals(MapIndexSubspace.updateSeq(tx, databases.open(tx, dbName), sig)) ? Optional.of(true) : Optional.empty());
+        }, moved -> new byte[] {(byte) (moved ? 1 : 0)}, bytes -> bytes[0] == 1);
     }
 
+    private static Sequence updateSeq(Database db, String sig) {
+        return db.read(r -> MapIndexSubspace.updateSeq(r.tx(), r.handle(), sig));
+    }
+
+    /** Changes in (from, target], a sequence each, across as many transactions as it takes. */
+    private static Cursor<Sequence> changesThrough(Database db, Sequence from, Sequence target) {
+        return db.changes(from, target, ScanProperties.FORWARD.rowsPerTransaction(SCAN_ROWS), (r, c) -> c.seq());
+    }
+
+    /** Rows per transaction when only the changes' keys are read. */
+    private static final int SCAN_ROWS = 50_000;
+
     /** How many changes lie in (from, target]: {@code total_changes} for {@code _active_tasks}. */
-    public long countChanges(String dbName, Sequence from, Sequence target) {
+    public long countChanges(Database db, Sequence from, Sequence target) {
         long total = 0;
-        Sequence at = from;
-        while (true) {
-            Sequence start = at;
-            long[] n = {0};
-            Sequence last = kv.run(tx -> {
-                n[0] = 0;
-                DbHandle db = databases.open(tx, dbName);
-                Sequence l = null;
-                for (KeyValue row : tx.snapshot().getRangeAsList(ChangesSubspace.after(db, start), ChangesSubspace.range(db)[1], 50_000, false)) {
-                    Sequence s = ChangesSubspace.decode(db, row).seq();
-                    if (s.compareTo(target) > 0) return null;
-                    n[0]++;
-                    l = s;
-                }
-                return n[0] < 50_000 ? null : l;
-            });
-            total += n[0];
-            if (last == null) return total;
-            at = last;
-        }
+        for (Cursor<Sequence> c = changesThrough(db, from, target); c.hasNext(); c.next()) total++;
+        return total;
     }
 
     /** How many changes one segment of a parallel build covers. */
@@ -182,31 +163,13 @@ public final class ViewIndexer {
      * Segment boundaries over (from, target]: from, every {@code segmentDocs}-th sequence, target.
      * Reads the changes' keys in snapshot transactions of a bounded size.
      */
-    private List<Sequence> segmentBounds(String dbName, Sequence from, Sequence target) {
+    private List<Sequence> segmentBounds(Database db, Sequence from, Sequence target) {
         List<Sequence> bounds = new ArrayList<>();
         bounds.add(from);
-        Sequence at = from;
-        while (true) {
-            Sequence start = at;
-            List<Sequence> chunk = kv.run(tx -> {
-                ReadTransaction snap = tx.snapshot();
-                DbHandle db = databases.open(tx, dbName);
-                List<Sequence> seqs = new ArrayList<>();
-                int n = 0;
-                for (KeyValue row : snap.getRangeAsList(ChangesSubspace.after(db, start), ChangesSubspace.range(db)[1], 50_000, false)) {
-                    Sequence s = ChangesSubspace.decode(db, row).seq();
-                    if (s.compareTo(target) > 0) break;
-                    if (++n % segmentDocs == 0) seqs.add(s);
-                    if (n == 50_000) seqs.add(s); // where the next read resumes
-                }
-                if (n < 50_000) seqs.add(null);
-                return seqs;
-            });
-            boolean end = chunk.getLast() == null;
-            List<Sequence> marks = end ? chunk.subList(0, chunk.size() - 1) : chunk;
-            for (Sequence s : marks) if (bounds.isEmpty() || !s.equals(bounds.getLast())) bounds.add(s);
-            if (end || marks.isEmpty()) break;
-            at = marks.getLast();
+        long n = 0;
+        for (Cursor<Sequence> c = changesThrough(db, from, target); c.hasNext(); ) {
+            Sequence s = c.next();
+            if (++n % segmentDocs == 0) bounds.add(s);
         }
         if (!target.equals(bounds.getLast())) bounds.add(target);
         return bounds;
@@ -218,8 +181,8 @@ public final class ViewIndexer {
      *
      * @return the update seq the index reached
      */
-    public Sequence update(String dbName, DesignDoc ddoc, MapProgram program, Sequence target, Progress progress) {
-        return update(dbName, ddoc, program, target, false, progress);
+    public Sequence update(Database db, DesignDoc ddoc, MapProgram program, Sequence target, Progress progress) {
+        return update(db, ddoc, program, target, false, progress);
     }
 
     /**
@@ -227,22 +190,18 @@ public final class ViewIndexer {
      *     its creation versionstamp, past which documents index themselves; such a build also skips
      *     documents written since its snapshot
      */
-    public Sequence update(String dbName, DesignDoc ddoc, MapProgram program, Sequence target, boolean bounded, Progress progress) {
+    public Sequence update(Database db, DesignDoc ddoc, MapProgram program, Sequence target, boolean bounded, Progress progress) {
         while (true) {
-            Batch b = bounded ? readBatch(dbName, ddoc, null, target, true) : readBatch(dbName, ddoc, null, null, false);
+            Batch b = readBatch(db, ddoc, updateSeq(db, ddoc.signature()), bounded ? target : null);
             if (b.docs.isEmpty()) return b.from;
             List<List<MapOutcome>> outcomes = mapAll(program, b.docs);
-            boolean moved = write(dbName, ddoc, b, outcomes, true, bounded, false);
+            boolean moved = write(db, ddoc, b, outcomes, true, bounded, false);
             if (!moved) continue; // another builder got there first: read again from where it is
             if (progress != null) progress.batch(b.docs.size(), b.last);
             if (target != null && b.last.compareTo(target) >= 0) return b.last;
         }
     }
 
-    /**
-     * The next batch of changes after {@code start} (the index's update seq when {@code end} is
-     * null or {@code fromIndex}) and at most {@code end}.
-     */
     /** The batch's documents through the map functions in one call; null where a change has no document to map. */
     private static List<List<MapOutcome>> mapAll(MapProgram program, List<Pending> docs) {
         List<String> json = new ArrayList<>(docs.size());
@@ -254,37 +213,29 @@ public final class ViewIndexer {
         return out;
     }
 
-    private Batch readBatch(String dbName, DesignDoc ddoc, Sequence start, Sequence end, boolean fromIndex) {
-        return kv.run(tx -> {
-            ReadTransaction snap = tx.snapshot();
-            DbHandle db = databases.open(tx, dbName);
-            Sequence from = end == null || fromIndex ? MapIndexSubspace.updateSeq(snap, db, ddoc.signature()) : start;
-            byte[][] feed = ChangesSubspace.range(db);
-            List<Pending> docs = new ArrayList<>();
-            long bytes = 0;
-            Sequence last = from;
-            for (KeyValue row : snap.getRangeAsList(ChangesSubspace.after(db, from), feed[1], BATCH_DOCS, false)) {
-                ChangesSubspace.Change c = ChangesSubspace.decode(db, row);
-                if (end != null && c.seq().compareTo(end) > 0) break;
-                last = c.seq();
-                String json = null;
-                boolean design = c.id().startsWith(DocumentJson.DESIGN_PREFIX);
-                if (!c.deleted() && (!design || ddoc.includeDesign())) {
-                    json = docJson(snap, db, c, ddoc.localSeq());
-                    if (json != null) bytes += json.length();
-                }
-                docs.add(new Pending(c, json));
-                if (bytes > BATCH_BYTES) break;
-            }
-            return new Batch(db, from, docs, last);
+    /**
+     * The next batch of changes after {@code from} and at most {@code end} (null: to the end of the
+     * feed), with their documents, in one snapshot transaction: up to {@link #BATCH_DOCS} changes
+     * or {@link #BATCH_BYTES} read.
+     */
+    private static Batch readBatch(Database db, DesignDoc ddoc, Sequence from, Sequence end) {
+        ScanProperties props = ScanProperties.FORWARD.rowsPerTransaction(BATCH_DOCS).bytesPerTransaction(BATCH_BYTES).oneTransaction();
+        Cursor<Pending> c = db.changes(from, end, props, (r, change) -> {
+            String json = null;
+            boolean design = change.id().startsWith(DocumentJson.DESIGN_PREFIX);
+            if (!change.deleted() && (!design || ddoc.includeDesign())) json = docJson(r, change, ddoc.localSeq());
+            return new Pending(change, json);
         });
+        List<Pending> docs = new ArrayList<>();
+        c.forEachRemaining(docs::add);
+        return new Batch(from, docs, docs.isEmpty() ? from : docs.getLast().change().seq());
     }
 
-    private static String docJson(ReadTransaction snap, DbHandle db, ChangesSubspace.Change c, boolean localSeq) {
-        DocumentStore.StoredDoc d;
+    private static String docJson(DbReader r, Change c, boolean localSeq) {
+        StoredDoc d;
         try {
             // RFC D's BranchCount says when there can be conflicts: a document without branches costs no extra read.
-            d = DocumentStore.get(snap, db, c.id(), c.rev(), c.branchCount() > 1);
+            d = r.get(c.id(), c.rev(), c.branchCount() > 1);
         } catch (StorageException e) {
             if (e.kind() == StorageException.Kind.NOT_FOUND) return null; // replaced since the change was read
             throw e;
@@ -302,22 +253,23 @@ public final class ViewIndexer {
      * Writes one batch; with {@code moveSeq}, only if the index has not moved since the batch was
      * read (false otherwise), and moves its update seq to the batch's last change.
      */
-    private boolean write(String dbName, DesignDoc ddoc, Batch b, List<List<MapOutcome>> outcomes, boolean moveSeq, boolean verifyCurrent,
-                          boolean fresh) {
+    private static boolean write(Database database, DesignDoc ddoc, Batch b, List<List<MapOutcome>> outcomes, boolean moveSeq,
+                                 boolean verifyCurrent, boolean fresh) {
         String sig = ddoc.signature();
         int views = ddoc.views().size();
         List<Emitted[]> rows = new ArrayList<>(b.docs.size());
         for (int i = 0; i < b.docs.size(); i++) rows.add(encode(outcomes.get(i), views));
-        return txIds.run(tx -> {
-            DbHandle db = databases.open(tx, dbName);
-            if (db.id() != b.db.id()) throw StorageException.notFound("Database does not exist.");
+        // Guarded by a transaction id: a batch's counters are atomic adds, so after a 1021 the retry
+        // must learn whether the first attempt committed rather than add them twice.
+        return database.runGuarded((tx, db) -> {
             if (moveSeq && !java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, db, sig), b.from)) return false;
             MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(views);
+            DbReader current = database.reader(tx, db);
             for (int i = 0; i < b.docs.size(); i++) {
-                ChangesSubspace.Change c = b.docs.get(i).change;
+                Change c = b.docs.get(i).change;
                 // Interactive indexes: a document written since the snapshot was indexed by its own
                 // transaction; these rows would be stale. The read makes a later write conflict.
-                if (verifyCurrent && !c.seq().equals(DocumentStore.winnerSequence(tx, db, c.id()))) continue;
+                if (verifyCurrent && !c.seq().equals(current.winnerSequence(c.id()))) continue;
                 indexDoc(tx, db, ddoc, c.id(), c.rev().toString(), rows.get(i), deltas, fresh);
             }
             deltas.flush(tx, db, sig);
@@ -344,7 +296,7 @@ public final class ViewIndexer {
      *
      * @param d read with its branches, or without them when it has only one
      */
-    static ObjectNode mapDoc(DocumentStore.StoredDoc d) {
+    static ObjectNode mapDoc(StoredDoc d) {
         return DocumentJson.renderWithConflicts(d);
     }
 

@@ -4,8 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.DocumentJson;
-import dev.chaise.storage.DocumentStore;
-import dev.chaise.storage.RangeCursor;
+import dev.chaise.storage.Cursor;
+import dev.chaise.storage.Database;
+import dev.chaise.storage.ScanProperties;
+import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
 import java.nio.charset.StandardCharsets;
@@ -18,7 +20,7 @@ import java.util.Set;
 /**
  * CouchDB's {@code _find} on the one index every database has, the special {@code _all_docs}:
  * documents are read in id order, design documents left out, and matched against the selector
- * in the scan's own transactions (a {@link RangeCursor}, so a long scan resumes in the next
+ * in the scan's own transactions (a {@link Cursor}, so a long scan resumes in the next
  * transaction). This is what CouchDB does when no index fits a query, and it answers with the
  * same warning; sorting is possible on {@code _id} only, as there. JSON and text indexes
  * ({@code POST _index}) are not built yet.
@@ -178,16 +180,16 @@ public final class Find {
     }
 
     /** Runs {@code q} over the database's documents. */
-    public static Result run(DocumentStore docs, String dbName, Query q) {
+    public static Result run(Database db, Query q) {
         long start = System.nanoTime();
         long[] examined = {0};
         String startKey = q.after();
-        RangeCursor<ObjectNode> cursor = docs.allDocs(dbName, startKey, null, true, q.descending(), (long) q.skip() + q.limit(), (tx, db, kv) -> {
-            DocumentStore.DocInfo row = DocumentStore.byIdRow(tx, db, kv);
+        ScanProperties props = ScanProperties.of(q.descending(), (long) q.skip() + q.limit());
+        Cursor<ObjectNode> cursor = db.allDocs(new Database.IdRange(startKey, null, true), props, null, (reader, row) -> {
             if (row.id().equals(startKey) || row.id().startsWith(DocumentJson.DESIGN_PREFIX)) return null;
-            DocumentStore.StoredDoc d;
+            StoredDoc d;
             try {
-                d = DocumentStore.get(tx, db, row.id(), row.rev(), q.conflicts());
+                d = reader.get(row.id(), row.rev(), q.conflicts());
             } catch (StorageException e) {
                 if (e.kind() == StorageException.Kind.NOT_FOUND) return null; // removed since the row was read
                 throw e;

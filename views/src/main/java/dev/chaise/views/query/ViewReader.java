@@ -3,16 +3,16 @@ package dev.chaise.views.query;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.Keys;
-import dev.chaise.kv.KvStore;
-import dev.chaise.kv.ReadTransaction;
-import dev.chaise.storage.DatabaseDirectory;
+import dev.chaise.storage.Cursor;
+import dev.chaise.storage.Database;
 import dev.chaise.storage.DbHandle;
+import dev.chaise.storage.DbReader;
 import dev.chaise.storage.DocumentJson;
-import dev.chaise.storage.DocumentStore;
-import dev.chaise.storage.RangeCursor;
+import dev.chaise.storage.RevId;
+import dev.chaise.storage.ScanProperties;
 import dev.chaise.storage.StorageException;
+import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.RevId;
 import dev.chaise.views.collation.ViewKeyCodec;
 import dev.chaise.views.index.MapIndexSubspace;
 import dev.chaise.views.index.ViewException;
@@ -24,40 +24,33 @@ import java.util.NoSuchElementException;
 
 /**
  * Reads one view's rows for a query: key ranges or key lists over RFC E's map range, each a
- * {@link RangeCursor} that may span transactions; {@code include_docs} reads each document in the
+ * {@link Cursor} that may span transactions; {@code include_docs} reads each document in the
  * transaction that read its row.
  */
 public final class ViewReader {
-    private final KvStore kv;
-    private final DatabaseDirectory databases;
-
-    public ViewReader(KvStore kv, DatabaseDirectory databases) {
-        this.kv = kv;
-        this.databases = databases;
-    }
 
     /** Map rows in query order, before skip and limit. */
-    public Iterator<ViewRow> mapRows(String dbName, String sig, int viewId, ViewQuery q, boolean withDocs) {
-        return mapRows(dbName, sig, viewId, q, withDocs, 0);
+    public Iterator<ViewRow> mapRows(Database db, String sig, int viewId, ViewQuery q, boolean withDocs) {
+        return mapRows(db, sig, viewId, q, withDocs, 0);
     }
 
     /**
      * @param rowLimit at most this many rows per cursor (skip + limit of a map query, so
      *     {@code limit=10} reads ten rows, not a transaction's worth); 0 for no bound
      */
-    public Iterator<ViewRow> mapRows(String dbName, String sig, int viewId, ViewQuery q, boolean withDocs, long rowLimit) {
-        return mapRows(dbName, sig, viewId, q, withDocs, rowLimit, false);
+    public Iterator<ViewRow> mapRows(Database db, String sig, int viewId, ViewQuery q, boolean withDocs, long rowLimit) {
+        return mapRows(db, sig, viewId, q, withDocs, rowLimit, false);
     }
 
     /** @param attachments inline attachment bodies into included documents */
-    public Iterator<ViewRow> mapRows(String dbName, String sig, int viewId, ViewQuery q, boolean withDocs, long rowLimit, boolean attachments) {
-        DbHandle db0 = databases.open(dbName);
+    public Iterator<ViewRow> mapRows(Database db, String sig, int viewId, ViewQuery q, boolean withDocs, long rowLimit, boolean attachments) {
+        DbHandle db0 = db.handle();
         boolean conflicts = Boolean.TRUE.equals(q.conflicts());
-        RangeCursor.Mapper<ViewRow> mapper = (tx, db, row) -> {
-            MapIndexSubspace.Row r = MapIndexSubspace.decodeRow(db, row);
+        Cursor.RowMapper<ViewRow> mapper = (reader, row) -> {
+            MapIndexSubspace.Row r = MapIndexSubspace.decodeRow(reader.handle(), row);
             JsonNode key = parse(r.keyJson());
             JsonNode value = parse(r.valueJson());
-            return new ViewRow(key, r.docId(), value, withDocs ? linkedDoc(tx, db, r.docId(), value, conflicts, attachments) : null);
+            return new ViewRow(key, r.docId(), value, withDocs ? linkedDoc(reader, r.docId(), value, conflicts, attachments) : null);
         };
         if (q.keys() != null) {
             List<Iterator<ViewRow>> parts = new ArrayList<>();
@@ -65,13 +58,13 @@ public final class ViewReader {
                 byte[] sk = ViewKeyCodec.encode(k);
                 byte[] lo = MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, null);
                 byte[] hi = MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, null);
-                parts.add(lazy(() -> cursor(dbName, db0, lo, hi, q.descending(), rowLimit, mapper)));
+                parts.add(lazy(() -> cursor(db, lo, hi, q.descending(), rowLimit, mapper)));
             }
             return concat(parts);
         }
         byte[][] b = bounds(db0, sig, viewId, q);
         if (b == null) return Collections.emptyIterator();
-        return cursor(dbName, db0, b[0], b[1], q.descending(), rowLimit, mapper);
+        return cursor(db, b[0], b[1], q.descending(), rowLimit, mapper);
     }
 
     /**
@@ -80,11 +73,11 @@ public final class ViewReader {
      * doc id, the rows under the start key itself that come before that id. Reads one aggregate
      * entry per distinct key, not every row.
      */
-    public long offset(String dbName, String sig, int viewId, ViewQuery q) {
+    public long offset(Database db, String sig, int viewId, ViewQuery q) {
         JsonNode start = q.keys() != null ? (q.keys().isEmpty() ? null : q.keys().getFirst()) : q.startKey();
         if (start == null) return 0;
         String startDocId = q.keys() == null ? q.startDocId() : null;
-        DbHandle db0 = databases.open(dbName);
+        DbHandle db0 = db.handle();
         byte[] sk = ViewKeyCodec.encode(start);
         byte[][] aggAll = MapIndexSubspace.aggregateRange(db0, sig, viewId);
         byte[] at = MapIndexSubspace.aggregatesFrom(db0, sig, viewId, sk);
@@ -92,8 +85,8 @@ public final class ViewReader {
         byte[] hi = q.descending() ? aggAll[1] : at;
         long[] n = {0};
         if (Keys.compare(lo, hi) < 0) {
-            RangeCursor<Boolean> c = new RangeCursor<>(kv, tx -> databases.open(tx, dbName), lo, hi, false, 0, (tx, db, row) -> {
-                MapIndexSubspace.AggregatePart p = MapIndexSubspace.decodeAggregate(db, row);
+            Iterator<Boolean> c = cursor(db, lo, hi, false, 0, (reader, row) -> {
+                MapIndexSubspace.AggregatePart p = MapIndexSubspace.decodeAggregate(reader.handle(), row);
                 if (p.isCount()) n[0] += p.number();
                 return null;
             });
@@ -103,7 +96,7 @@ public final class ViewReader {
             byte[] rlo = q.descending() ? MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, startDocId) : MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, null);
             byte[] rhi = q.descending() ? MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, null) : MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, startDocId);
             if (Keys.compare(rlo, rhi) < 0) {
-                RangeCursor<Boolean> c = new RangeCursor<>(kv, tx -> databases.open(tx, dbName), rlo, rhi, false, 0, (tx, db, row) -> {
+                Iterator<Boolean> c = cursor(db, rlo, rhi, false, 0, (reader, row) -> {
                     n[0]++;
                     return null;
                 });
@@ -118,14 +111,14 @@ public final class ViewReader {
      * key's partial reduction, in query order: one entry per distinct key instead of every row.
      * Keys with a zero count (every row removed) are skipped.
      */
-    public Iterator<ViewRow> aggregateRows(String dbName, String sig, int viewId, ViewQuery q, boolean sum) {
-        DbHandle db0 = databases.open(dbName);
-        RangeCursor.Mapper<MapIndexSubspace.AggregatePart> mapper = (tx, db, row) -> MapIndexSubspace.decodeAggregate(db, row);
+    public Iterator<ViewRow> aggregateRows(Database db, String sig, int viewId, ViewQuery q, boolean sum) {
+        DbHandle db0 = db.handle();
+        Cursor.RowMapper<MapIndexSubspace.AggregatePart> mapper = (reader, row) -> MapIndexSubspace.decodeAggregate(reader.handle(), row);
         List<Iterator<MapIndexSubspace.AggregatePart>> parts = new ArrayList<>();
         if (q.keys() != null) {
             for (JsonNode k : q.keys()) {
                 byte[] p = MapIndexSubspace.aggregatesFrom(db0, sig, viewId, ViewKeyCodec.encode(k));
-                parts.add(lazy(() -> cursor2(dbName, db0, p, Keys.strinc(p), q.descending(), mapper)));
+                parts.add(lazy(() -> cursor(db, p, Keys.strinc(p), q.descending(), 0, mapper)));
             }
         } else {
             byte[][] all = MapIndexSubspace.aggregateRange(db0, sig, viewId);
@@ -146,7 +139,7 @@ public final class ViewReader {
             if (Keys.compare(lo, hi) >= 0) return Collections.emptyIterator();
             byte[] begin = lo;
             byte[] end = hi;
-            parts.add(lazy(() -> cursor2(dbName, db0, begin, end, q.descending(), mapper)));
+            parts.add(lazy(() -> cursor(db, begin, end, q.descending(), 0, mapper)));
         }
         Iterator<MapIndexSubspace.AggregatePart> it = concat(parts);
         return new Iterator<>() {
@@ -193,13 +186,13 @@ public final class ViewReader {
     }
 
     /** Whether any key of a {@code _sum} view has values that are not int64s (then sums come from rows). */
-    public boolean anyInexact(String dbName, String sig, int viewId) {
-        return kv.run(tx -> {
-            DbHandle db = databases.open(tx, dbName);
-            byte[][] r = MapIndexSubspace.aggregateRange(db, sig, viewId);
-            try (var it = tx.snapshot().getRange(r[0], r[1])) {
+    public boolean anyInexact(Database db, String sig, int viewId) {
+        return db.read(reader -> {
+            DbHandle h = reader.handle();
+            byte[][] r = MapIndexSubspace.aggregateRange(h, sig, viewId);
+            try (var it = reader.tx().getRange(r[0], r[1])) {
                 while (it.hasNext()) {
-                    MapIndexSubspace.AggregatePart p = MapIndexSubspace.decodeAggregate(db, it.next());
+                    MapIndexSubspace.AggregatePart p = MapIndexSubspace.decodeAggregate(h, it.next());
                     if (p.isInexact() && p.number() != 0) return true;
                 }
             }
@@ -207,32 +200,20 @@ public final class ViewReader {
         });
     }
 
-    private <T> Iterator<T> cursor2(String dbName, DbHandle db0, byte[] lo, byte[] hi, boolean descending, RangeCursor.Mapper<T> mapper) {
-        return new RangeCursor<>(kv, tx -> {
-            DbHandle now = databases.open(tx, dbName);
-            if (now.id() != db0.id()) throw StorageException.notFound("Database does not exist.");
-            return now;
-        }, lo, hi, descending, 0, mapper);
-    }
-
     /** Map rows of each key of {@code keys}, one iterator per key (reduce groups never span two). */
-    public List<Iterator<ViewRow>> rowsPerKey(String dbName, String sig, int viewId, ViewQuery q) {
+    public List<Iterator<ViewRow>> rowsPerKey(Database db, String sig, int viewId, ViewQuery q) {
         List<Iterator<ViewRow>> out = new ArrayList<>();
         for (JsonNode k : q.keys()) {
             ViewQuery one = new ViewQuery(List.of(k), null, null, null, null, true, q.descending(), 0, Long.MAX_VALUE, false,
                     null, false, null, null, null, q.update(), true, false);
-            out.add(lazy(() -> mapRows(dbName, sig, viewId, one, false)));
+            out.add(lazy(() -> mapRows(db, sig, viewId, one, false)));
         }
         return out;
     }
 
-    private Iterator<ViewRow> cursor(String dbName, DbHandle db0, byte[] lo, byte[] hi, boolean descending, long limit,
-                                     RangeCursor.Mapper<ViewRow> mapper) {
-        return new RangeCursor<>(kv, tx -> {
-            DbHandle now = databases.open(tx, dbName);
-            if (now.id() != db0.id()) throw StorageException.notFound("Database does not exist.");
-            return now;
-        }, lo, hi, descending, limit, mapper);
+    /** A cursor over [lo, hi) of the database's view subspace; continuations relative to the database. */
+    private static <T> Iterator<T> cursor(Database db, byte[] lo, byte[] hi, boolean descending, long limit, Cursor.RowMapper<T> mapper) {
+        return db.scan(new Cursor.Range(db.handle().space().prefix(), lo, hi), ScanProperties.of(descending, limit), null, mapper);
     }
 
     /** [begin, end) of a key range query, or null when it is empty. */
@@ -261,7 +242,7 @@ public final class ViewReader {
      * The document of an {@code include_docs} row: the one a value's {@code _id} (and {@code _rev})
      * names, as CouchDB's linked documents, else the row's own; JSON null if missing or deleted.
      */
-    private static JsonNode linkedDoc(ReadTransaction tx, DbHandle db, String docId, JsonNode value, boolean conflicts, boolean attachments) {
+    private static JsonNode linkedDoc(DbReader reader, String docId, JsonNode value, boolean conflicts, boolean attachments) {
         String id = docId;
         RevId rev = null;
         if (value.isObject() && value.get("_id") != null && value.get("_id").isTextual()) {
@@ -276,9 +257,9 @@ public final class ViewReader {
             }
         }
         try {
-            DocumentStore.StoredDoc d = DocumentStore.get(tx, db, id, rev, conflicts); // the cursor reads at snapshot already
+            StoredDoc d = reader.get(id, rev, conflicts); // the cursor reads at snapshot already
             ObjectNode out = DocumentJson.renderWithConflicts(d); // branches were read only if conflicts was asked for
-            if (attachments) dev.chaise.storage.AttachmentsSubspace.inline(tx, db, id, out, 0);
+            if (attachments) reader.inlineAttachments(id, out, 0);
             return out;
         } catch (StorageException e) {
             if (e.kind() == StorageException.Kind.NOT_FOUND) return Json.NODES.nullNode();

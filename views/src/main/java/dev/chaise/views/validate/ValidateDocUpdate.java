@@ -3,15 +3,14 @@ package dev.chaise.views.validate;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.kv.ReadTransaction;
-import dev.chaise.storage.ByIdSubspace;
 import dev.chaise.storage.DbHandle;
+import dev.chaise.storage.DbReader;
+import dev.chaise.storage.DocInfo;
 import dev.chaise.storage.DocumentJson;
-import dev.chaise.storage.DocumentStore;
 import dev.chaise.storage.DocumentValidator;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.RevId;
+import dev.chaise.storage.RevId;
 import dev.chaise.views.index.ViewException;
 import dev.chaise.views.js.JsEngine;
 import dev.chaise.views.js.JsFunctionException;
@@ -52,11 +51,12 @@ public final class ValidateDocUpdate {
 
     /** The checks of one request, made by {@code name} (null: anonymous) with {@code roles}. */
     public DocumentValidator forUser(String name, List<String> roles) {
-        return (tx, db) -> open(tx, db, name, roles);
+        return snapshot -> open(snapshot, name, roles);
     }
 
-    private DocumentValidator.Checks open(ReadTransaction tx, DbHandle db, String name, List<String> roles) {
-        List<ObjectNode> ddocs = functions(tx, db);
+    private DocumentValidator.Checks open(DbReader snapshot, String name, List<String> roles) {
+        DbHandle db = snapshot.handle();
+        List<ObjectNode> ddocs = functions(snapshot);
         if (ddocs.isEmpty()) return null;
         ObjectNode ctx = Json.NODES.objectNode();
         ctx.put("db", db.name());
@@ -122,15 +122,16 @@ public final class ValidateDocUpdate {
     }
 
     /** The database's design documents with a validate_doc_update string, in id order. */
-    private List<ObjectNode> functions(ReadTransaction tx, DbHandle db) {
-        List<ByIdSubspace.Row> rows = DocumentStore.designDocs(tx, db);
+    private List<ObjectNode> functions(DbReader reader) {
+        DbHandle db = reader.handle();
+        List<DocInfo> rows = reader.designDocs();
         if (rows.isEmpty()) return List.of();
         List<ObjectNode> out = new ArrayList<>(1);
-        for (ByIdSubspace.Row row : rows) {
+        for (DocInfo row : rows) {
             Key key = new Key(db.uuid(), row.id());
             Seen s = seen.get(key);
             if (s == null || !s.rev().equals(row.rev())) {
-                ObjectNode ddoc = DocumentJson.render(DocumentStore.get(tx, db, row.id(), row.rev(), false));
+                ObjectNode ddoc = DocumentJson.render(reader.get(row.id(), row.rev(), false));
                 s = new Seen(row.rev(), ddoc.path("validate_doc_update").isTextual() ? ddoc : null);
                 if (seen.size() >= SEEN_LIMIT) seen.clear(); // deleted databases and design documents leave entries behind
                 seen.put(key, s);

@@ -4,9 +4,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KvStore;
 import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
-import dev.chaise.storage.DatabaseDirectory;
-import dev.chaise.storage.DocumentStore;
-import dev.chaise.storage.DocumentStore.DocUpdate;
+import dev.chaise.storage.Database;
+import dev.chaise.storage.DocUpdate;
+import dev.chaise.storage.Storage;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.JavaMaps;
 import dev.chaise.views.ViewService;
@@ -36,12 +36,12 @@ public final class ViewBuildBench {
         String engine = args.length > 2 ? args[2] : "java";
         Path dir = Files.createTempDirectory("chaise-viewbench-");
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir));
-             DocumentStore store = new DocumentStore(kv, new DatabaseDirectory(kv, "{}"), DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE)) {
-            store.databases().create("bench");
+             Storage store = new Storage(kv, "{}")) {
+            Database bench = store.create("bench");
             for (int i = 0; i < docs; i += 1000) {
                 List<DocUpdate> batch = new ArrayList<>();
                 for (int j = i; j < Math.min(docs, i + 1000); j++) batch.add(DocUpdate.edit(String.format("doc-%08d", j), null, false, doc(j)));
-                store.update("bench", batch, true);
+                bench.update(batch, true);
             }
             JsEngine js;
             String map;
@@ -54,14 +54,14 @@ public final class ViewBuildBench {
             }
             ObjectNode ddoc = Json.NODES.objectNode();
             ddoc.putObject("views").putObject("t").put("map", map).put("reduce", "_count");
-            store.update("bench", List.of(DocUpdate.edit("_design/b", null, false, ddoc)), true);
+            bench.update(List.of(DocUpdate.edit("_design/b", null, false, ddoc)), true);
             ViewService views = new ViewService(store, js, new ViewService.Options(workers, 5_000));
             long t0 = System.nanoTime();
-            query(views, q(ViewQuery.Update.TRUE, null, 0, false));
+            query(views, bench, q(ViewQuery.Update.TRUE, null, 0, false));
             double build = (System.nanoTime() - t0) / 1e9;
             System.out.printf("build: %d docs in %.2f s = %.0f docs/s (%d workers, %s maps)%n", docs, build, docs / build, workers, engine);
-            latency("group=true", views, q(ViewQuery.Update.TRUE, null, 0, true), 300);
-            latency("reduce=false&key=..&limit=10", views, q(ViewQuery.Update.TRUE, Json.NODES.textNode("charlie"), 10, false), 300);
+            latency("group=true", views, bench, q(ViewQuery.Update.TRUE, null, 0, true), 300);
+            latency("reduce=false&key=..&limit=10", views, bench, q(ViewQuery.Update.TRUE, Json.NODES.textNode("charlie"), 10, false), 300);
             js.close();
         } finally {
             try (Stream<Path> s = Files.walk(dir)) {
@@ -75,9 +75,9 @@ public final class ViewBuildBench {
                 key != null ? Boolean.FALSE : null, group ? Boolean.TRUE : null, null, update, true, key != null);
     }
 
-    static int query(ViewService views, ViewQuery q) {
+    static int query(ViewService views, Database bench, ViewQuery q) {
         int n = 0;
-        try (ViewService.Result r = views.query("bench", "_design/b", "t", q)) {
+        try (ViewService.Result r = views.query(bench, "_design/b", "t", q)) {
             while (r.rows().hasNext()) {
                 r.rows().next();
                 n++;
@@ -86,12 +86,12 @@ public final class ViewBuildBench {
         return n;
     }
 
-    static void latency(String label, ViewService views, ViewQuery q, int runs) {
-        for (int i = 0; i < 50; i++) query(views, q); // warm-up
+    static void latency(String label, ViewService views, Database bench, ViewQuery q, int runs) {
+        for (int i = 0; i < 50; i++) query(views, bench, q); // warm-up
         long[] t = new long[runs];
         for (int i = 0; i < runs; i++) {
             long s = System.nanoTime();
-            query(views, q);
+            query(views, bench, q);
             t[i] = System.nanoTime() - s;
         }
         java.util.Arrays.sort(t);

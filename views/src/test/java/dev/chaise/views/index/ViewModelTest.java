@@ -10,12 +10,14 @@ import dev.chaise.kv.KvStore;
 import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.kv.embedded.FaultInjection;
-import dev.chaise.storage.DatabaseDirectory;
-import dev.chaise.storage.DocumentStore;
+import dev.chaise.storage.Database;
+import dev.chaise.storage.DocUpdate;
+import dev.chaise.storage.ScanProperties;
+import dev.chaise.storage.Storage;
 import dev.chaise.storage.Sequence;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.RevId;
+import dev.chaise.storage.RevId;
 import dev.chaise.views.JavaMaps;
 import dev.chaise.views.ViewService;
 import dev.chaise.views.collation.ViewCollation;
@@ -80,28 +82,27 @@ class ViewModelTest {
     @Test
     void parallelFirstBuildUnderConcurrentWritesEqualsRecomputation() throws Exception {
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
-             DocumentStore store = new DocumentStore(kv, new DatabaseDirectory(kv, "{}"), DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE)) {
-            String db = "p";
-            store.databases().create(db);
+             Storage store = new Storage(kv, "{}")) {
+            Database db = store.create("p");
             ObjectNode ddoc = Json.NODES.objectNode();
             ddoc.putObject("views").putObject("byType").put("map", "byType");
             ((ObjectNode) ddoc.get("views")).putObject("tags").put("map", "tags");
-            write(store, db, DDOC, ddoc);
+            write(db, DDOC, ddoc);
             Random rnd = new Random(7);
-            for (int i = 0; i < 600; i++) write(store, db, "d" + i, randomDoc(rnd));
+            for (int i = 0; i < 600; i++) write(db, "d" + i, randomDoc(rnd));
             ViewService views = new ViewService(store, maps, new ViewService.Options(3, 40));
             Thread writer = Thread.ofPlatform().start(() -> {
                 Random r = new Random(8);
                 for (int i = 0; i < 300; i++) {
                     String id = "d" + r.nextInt(700);
-                    if (r.nextInt(4) == 0) delete(store, db, id);
-                    else write(store, db, id, randomDoc(r));
+                    if (r.nextInt(4) == 0) delete(db, id);
+                    else write(db, id, randomDoc(r));
                 }
             });
             rows(views, db, "byType"); // the first build, racing the writer
             writer.join();
             for (String view : List.of("byType", "tags")) {
-                assertEquals(expected(store, db, view), rows(views, db, view).stream().map(ViewModelTest::text).toList(), view);
+                assertEquals(expected(db, view), rows(views, db, view).stream().map(ViewModelTest::text).toList(), view);
             }
         }
     }
@@ -113,25 +114,24 @@ class ViewModelTest {
     @Test
     void interactiveViewIsCurrentWithoutBuilds() {
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
-             DocumentStore store = new DocumentStore(kv, new DatabaseDirectory(kv, "{}"), DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE)) {
-            String db = "i";
-            store.databases().create(db);
+             Storage store = new Storage(kv, "{}")) {
+            Database db = store.create("i");
             ViewService views = new ViewService(store, maps).enableInteractiveViews();
             Random rnd = new Random(3);
-            for (int i = 0; i < 60; i++) write(store, db, "d" + i, randomDoc(rnd));
+            for (int i = 0; i < 60; i++) write(db, "d" + i, randomDoc(rnd));
             ObjectNode ddoc = Json.NODES.objectNode();
             ddoc.putObject("views").putObject("byType").put("map", "byType");
             ((ObjectNode) ddoc.get("views")).putObject("tags").put("map", "tags");
             ddoc.putObject("options").put("interactive", true);
-            write(store, db, DDOC, ddoc);
+            write(db, DDOC, ddoc);
             for (int op = 0; op < 150; op++) {
                 String id = "d" + rnd.nextInt(80);
-                if (rnd.nextInt(4) == 0) delete(store, db, id);
-                else write(store, db, id, randomDoc(rnd));
+                if (rnd.nextInt(4) == 0) delete(db, id);
+                else write(db, id, randomDoc(rnd));
                 if (op == 40) rows(views, db, "byType", ViewQuery.Update.TRUE); // the background build, once
                 if (op > 40 && op % 25 == 0) {
                     for (String view : List.of("byType", "tags")) {
-                        assertEquals(expected(store, db, view), rows(views, db, view, ViewQuery.Update.FALSE).stream().map(ViewModelTest::text).toList(),
+                        assertEquals(expected(db, view), rows(views, db, view, ViewQuery.Update.FALSE).stream().map(ViewModelTest::text).toList(),
                                 "op " + op + " " + view);
                     }
                 }
@@ -143,25 +143,24 @@ class ViewModelTest {
     @Test
     void autoupdateKeepsIndexesCurrentWithoutQueries() {
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
-             DocumentStore store = new DocumentStore(kv, new DatabaseDirectory(kv, "{}"), DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE);
+             Storage store = new Storage(kv, "{}");
              ViewService views = new ViewService(store, maps).enableAutoUpdate(java.time.Duration.ofHours(1))) { // passes driven by hand
-            String db = "auto";
-            store.databases().create(db);
+            Database db = store.create("auto");
             ObjectNode on = Json.NODES.objectNode();
             on.putObject("views").putObject("byType").put("map", "byType");
-            write(store, db, DDOC, on);
+            write(db, DDOC, on);
             ObjectNode off = Json.NODES.objectNode();
             off.putObject("views").putObject("tags").put("map", "tags");
             off.put("autoupdate", false);
-            write(store, db, "_design/off", off);
+            write(db, "_design/off", off);
             Random rnd = new Random(5);
             for (int round = 0; round < 3; round++) {
-                for (int i = 0; i < 40; i++) write(store, db, "d" + rnd.nextInt(60), randomDoc(rnd));
+                for (int i = 0; i < 40; i++) write(db, "d" + rnd.nextInt(60), randomDoc(rnd));
                 assertTrue(views.info(db, DDOC).updateSeq() == null
-                        || views.info(db, DDOC).updateSeq().compareTo(store.info(db).updateSeq()) < 0, "behind before the pass");
+                        || views.info(db, DDOC).updateSeq().compareTo(db.info().updateSeq()) < 0, "behind before the pass");
                 views.autoUpdateOnce();
-                assertEquals(store.info(db).updateSeq(), views.info(db, DDOC).updateSeq(), "round " + round);
-                assertEquals(expected(store, db, "byType"), rows(views, db, "byType", ViewQuery.Update.FALSE).stream().map(ViewModelTest::text).toList());
+                assertEquals(db.info().updateSeq(), views.info(db, DDOC).updateSeq(), "round " + round);
+                assertEquals(expected(db, "byType"), rows(views, db, "byType", ViewQuery.Update.FALSE).stream().map(ViewModelTest::text).toList());
                 assertEquals(null, views.info(db, "_design/off").updateSeq(), "autoupdate false: built only by a query");
             }
             Sequence before = views.info(db, DDOC).updateSeq();
@@ -183,30 +182,31 @@ class ViewModelTest {
 
     private void run(long seed, FaultInjection faults, int ops) {
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory().withFaults(faults));
-             DocumentStore store = new DocumentStore(kv, new DatabaseDirectory(kv, "{}"), DocumentStore.DEFAULT_MAX_DOCUMENT_SIZE)) {
-            String db = "m" + seed;
-            retry(() -> store.databases().create(db));
+             Storage store = new Storage(kv, "{}")) {
+            String name = "m" + seed;
+            retry(() -> store.create(name));
+            Database db = store.open(name);
             ObjectNode ddoc = Json.NODES.objectNode();
             ddoc.putObject("views").putObject("byType").put("map", "byType").put("reduce", "_sum");
             ((ObjectNode) ddoc.get("views")).putObject("tags").put("map", "tags").put("reduce", "_count");
-            write(store, db, DDOC, ddoc);
+            write(db, DDOC, ddoc);
             ViewService views = new ViewService(store, maps);
             if (jobs) views.useJobQueue(new dev.chaise.views.jobs.JobQueue(kv), 2, java.time.Duration.ofSeconds(30));
             Random rnd = new Random(seed);
             for (int op = 0; op < ops; op++) {
                 String id = "d" + rnd.nextInt(25);
                 if (rnd.nextInt(5) == 0) {
-                    delete(store, db, id);
+                    delete(db, id);
                 } else {
-                    write(store, db, id, randomDoc(rnd));
+                    write(db, id, randomDoc(rnd));
                 }
                 if (op % 37 == 0 || op == ops - 1) {
                     for (String view : List.of("byType", "tags")) {
                         List<ViewRow> actual = rows(views, db, view);
-                        assertEquals(expected(store, db, view), actual.stream().map(ViewModelTest::text).toList(),
+                        assertEquals(expected(db, view), actual.stream().map(ViewModelTest::text).toList(),
                                 "seed " + seed + " op " + op + " view " + view);
                         for (long level : new long[] {ViewQuery.EXACT, 1, 0}) {
-                            assertEquals(expectedGroups(store, db, view, level), groups(views, db, view, level),
+                            assertEquals(expectedGroups(db, view, level), groups(views, db, view, level),
                                     "seed " + seed + " op " + op + " view " + view + " group_level " + level);
                         }
                     }
@@ -216,11 +216,11 @@ class ViewModelTest {
         }
     }
 
-    private static List<ViewRow> rows(ViewService views, String db, String view) {
+    private static List<ViewRow> rows(ViewService views, Database db, String view) {
         return rows(views, db, view, ViewQuery.Update.TRUE);
     }
 
-    private static List<ViewRow> rows(ViewService views, String db, String view, ViewQuery.Update update) {
+    private static List<ViewRow> rows(ViewService views, Database db, String view, ViewQuery.Update update) {
         ViewQuery q = new ViewQuery(null, null, null, null, null, true, false, 0, Long.MAX_VALUE, false, null, false, false,
                 null, null, update, true, false);
         for (int attempt = 0; ; attempt++) {
@@ -235,15 +235,15 @@ class ViewModelTest {
     }
 
     /** The view from scratch: every live doc's emits, in collation order, then doc id, then emit order. */
-    private List<String> expected(DocumentStore store, String db, String view) {
+    private List<String> expected(Database db, String view) {
         record R(JsonNode key, String id, int seq, JsonNode value) {}
         List<R> rows = new ArrayList<>();
-        var it = store.allDocs(db, null, null, true, false, 0, (tx, h, kv) -> DocumentStore.byIdRow(tx, h, kv).id());
+        var it = db.allDocs(Database.IdRange.ALL, ScanProperties.FORWARD, null, (r, d) -> d.id());
         List<String> ids = new ArrayList<>();
         it.forEachRemaining(ids::add);
         for (String id : ids) {
             if (id.startsWith("_design/")) continue;
-            var d = store.get(db, id, null, false);
+            var d = db.get(id, null, false);
             ObjectNode doc = dev.chaise.storage.DocumentJson.render(d);
             if (maps.run(view, doc) instanceof MapOutcome.Rows r) {
                 int i = 0;
@@ -255,7 +255,7 @@ class ViewModelTest {
     }
 
     /** Reduced groups from the query path (per-key aggregates for _count and _sum). */
-    private static List<String> groups(ViewService views, String db, String view, long level) {
+    private static List<String> groups(ViewService views, Database db, String view, long level) {
         ViewQuery q = new ViewQuery(null, null, null, null, null, true, false, 0, Long.MAX_VALUE, false, null, false, null,
                 level == ViewQuery.EXACT ? Boolean.TRUE : null, level == ViewQuery.EXACT ? null : level, ViewQuery.Update.TRUE, true, false);
         for (int attempt = 0; ; attempt++) {
@@ -270,12 +270,12 @@ class ViewModelTest {
     }
 
     /** Groups recomputed from the model's rows: byType sums values, tags counts rows. */
-    private List<String> expectedGroups(DocumentStore store, String db, String view, long level) {
+    private List<String> expectedGroups(Database db, String view, long level) {
         List<String> out = new ArrayList<>();
         String lastKey = null;
         JsonNode groupKey = null;
         long acc = 0;
-        for (String row : expected(store, db, view)) {
+        for (String row : expected(db, view)) {
             String[] parts = row.split(" ");
             JsonNode key = parse(parts[0]);
             JsonNode value = parse(parts[2]);
@@ -314,26 +314,26 @@ class ViewModelTest {
         return r.key() + " " + r.id() + " " + r.value();
     }
 
-    private static void write(DocumentStore store, String db, String id, ObjectNode body) {
+    private static void write(Database db, String id, ObjectNode body) {
         retry(() -> {
-            RevId base = current(store, db, id);
-            var res = store.update(db, List.of(DocumentStore.DocUpdate.edit(id, base, false, body)), true).getFirst();
+            RevId base = current(db, id);
+            var res = db.update(List.of(DocUpdate.edit(id, base, false, body)), true).getFirst();
             if (!res.ok()) throw res.error(); // one writer: a conflict would be a bug
         });
     }
 
-    private static void delete(DocumentStore store, String db, String id) {
+    private static void delete(Database db, String id) {
         retry(() -> {
-            RevId base = current(store, db, id);
+            RevId base = current(db, id);
             if (base == null) return;
-            var res = store.update(db, List.of(DocumentStore.DocUpdate.edit(id, base, true, Json.NODES.objectNode())), true).getFirst();
+            var res = db.update(List.of(DocUpdate.edit(id, base, true, Json.NODES.objectNode())), true).getFirst();
             if (!res.ok()) throw res.error();
         });
     }
 
-    private static RevId current(DocumentStore store, String db, String id) {
+    private static RevId current(Database db, String id) {
         try {
-            return store.get(db, id, null, false).rev();
+            return db.get(id, null, false).rev();
         } catch (StorageException e) {
             if (e.kind() != StorageException.Kind.NOT_FOUND) throw e;
             return null;

@@ -1,4 +1,4 @@
-package dev.chaise.storage.rev;
+package dev.chaise.storage;
 
 import dev.chaise.kv.TupleBytes;
 import dev.chaise.storage.StorageException;
@@ -82,7 +82,7 @@ public final class RevId implements Comparable<RevId> {
     }
 
     /** A new revision from its 16-byte digest: the canonical hash, whose RevHash bytes are the digest itself. */
-    static RevId fromDigest(long pos, byte[] digest) {
+    public static RevId fromDigest(long pos, byte[] digest) {
         if (digest.length != 16) throw new IllegalArgumentException("a digest is 16 bytes");
         RevId r = new RevId(pos, hex(digest));
         r.hashBytes = digest;

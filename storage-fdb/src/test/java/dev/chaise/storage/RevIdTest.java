@@ -1,4 +1,5 @@
-package dev.chaise.storage.rev;
+package dev.chaise.storage;
+
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,4 +1,4 @@
-package dev.chaise.storage.rev;
+package dev.chaise.storage;
 
 import java.util.List;
 

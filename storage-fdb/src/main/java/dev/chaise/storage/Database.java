@@ -1,0 +1,349 @@
+package dev.chaise.storage;
+
+import com.apple.foundationdb.tuple.Tuple;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.ReadTransaction;
+import dev.chaise.kv.StoreTimer;
+import dev.chaise.kv.Transaction;
+import dev.chaise.storage.rev.EditBranch;
+import dev.chaise.storage.rev.EditBranches;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+/**
+ * One database, as every layer above storage reaches it: documents, changes, {@code _local}
+ * documents, attachments and metadata. Each method runs its own transactions (retried as FDB
+ * retries them, writes guarded by transaction ids), so callers hold no transaction.
+ *
+ * <p>A {@code Database} is the database it was opened as: a deleted database re-created under the
+ * same name is another one, and every transaction of this object answers 404 for it
+ * ({@link #handle}). Metadata accessors ({@link #securityJson()}, ...) are as of opening.
+ */
+public final class Database {
+    /** Documents per transaction when reading many documents' branches (RFC C) at once. */
+    static final int IDS_PER_TRANSACTION = 200;
+
+    private final Storage storage;
+    private final DbHandle opened;
+
+    Database(Storage storage, DbHandle opened) {
+        this.storage = storage;
+        this.opened = opened;
+    }
+
+    public String name() {
+        return opened.name();
+    }
+
+    public String uuid() {
+        return opened.uuid();
+    }
+
+    /** The {@code _security} object as stored, as of opening. */
+    public String securityJson() {
+        return opened.securityJson();
+    }
+
+    public int revsLimit() {
+        return opened.revsLimit();
+    }
+
+    /** The handle as of opening: its id and key prefix, for subspace owners above storage. */
+    public DbHandle handle() {
+        return opened;
+    }
+
+    Storage storage() {
+        return storage;
+    }
+
+    StoreTimer timer() {
+        return storage.timer();
+    }
+
+    /**
+     * The database inside {@code tx}, checked to be this one: the one place a scan or a write
+     * across transactions learns that the database was deleted, or deleted and re-created.
+     */
+    public DbHandle handle(ReadTransaction tx) {
+        DbHandle now = storage.directory().open(tx, opened.name());
+        if (now.id() != opened.id()) throw StorageException.notFound("Database does not exist.");
+        return now;
+    }
+
+    // ---------------------------------------------------------------- transactions
+
+    /** The body of a transaction on this database, for the owners of its other subspaces. It may run more than once. */
+    @FunctionalInterface
+    public interface TxBody<T> {
+        T apply(Transaction tx, DbHandle db);
+    }
+
+    /**
+     * Document reads inside a transaction of {@link #run} or {@link #runGuarded}: for the owners
+     * of the database's other subspaces (views' indexes), which read documents in their own
+     * transactions. Reads through a non-snapshot transaction add conflict ranges, as its own reads do.
+     */
+    public DbReader reader(ReadTransaction tx, DbHandle db) {
+        return DbReader.of(tx, db, timer());
+    }
+
+    /** Reads at one version, in a snapshot transaction: never conflicts with writers. */
+    public <T> T read(Function<DbReader, T> body) {
+        return storage.kv().run(tx -> body.apply(DbReader.of(tx.snapshot(), handle(tx), timer())));
+    }
+
+    /** A read-write transaction, retried on conflicts; a 1021 is thrown (use {@link #runGuarded} for writes that must not happen twice). */
+    public <T> T run(TxBody<T> body) {
+        return storage.kv().run(tx -> body.apply(tx, handle(tx)));
+    }
+
+    /**
+     * A write guarded by a transaction id (RFC D): after a 1021 the next attempt learns whether
+     * the first committed and returns its result, decoded from what {@code encode} stored.
+     */
+    public <T> T runGuarded(TxBody<T> body, Function<T, byte[]> encode, Function<byte[], T> decode) {
+        return storage.txIds().run(tx -> body.apply(tx, handle(tx)), encode, decode);
+    }
+
+    // ---------------------------------------------------------------- documents
+
+    /** A document: the winner, or {@code rev}. Throws {@code not_found} "missing" or "deleted" as CouchDB does. */
+    public StoredDoc get(String id, RevId rev, boolean withBranches) {
+        return timer().time(StorageWaits.LOAD_DOCUMENT, () -> read(r -> r.get(id, rev, withBranches)));
+    }
+
+    /** The winner of a document, or null if it never existed. */
+    public DocInfo winner(String id) {
+        return read(r -> r.winner(id));
+    }
+
+    /** Every edit branch of a document, winner last; empty if it never existed. */
+    public List<EditBranch> branches(String id) {
+        return read(r -> r.branches(id));
+    }
+
+    /** Writes documents, each checked by {@code validator}; each gets its own result (see {@link BatchWriter}). */
+    public List<UpdateResult> update(List<DocUpdate> docs, boolean newEdits, DocumentValidator validator) {
+        return timer().time(StorageWaits.SAVE_DOCUMENTS, () -> storage.batches().update(this, docs, newEdits, validator));
+    }
+
+    /** Internal writes: no validate_doc_update. */
+    public List<UpdateResult> update(List<DocUpdate> docs, boolean newEdits) {
+        return update(docs, newEdits, DocumentValidator.NONE);
+    }
+
+    /** All documents in one transaction, written only if every one succeeds; otherwise nothing is written and the failures say why. */
+    public List<UpdateResult> updateAllOrNothing(List<DocUpdate> docs, boolean newEdits, DocumentValidator validator) {
+        return timer().time(StorageWaits.SAVE_DOCUMENTS, () -> storage.batches().updateAllOrNothing(this, docs, newEdits, validator));
+    }
+
+    /** {@link #updateAllOrNothing(List, boolean, DocumentValidator)} for internal writes: no validate_doc_update. */
+    public List<UpdateResult> updateAllOrNothing(List<DocUpdate> docs, boolean newEdits) {
+        return updateAllOrNothing(docs, newEdits, DocumentValidator.NONE);
+    }
+
+    /** What a replicator asks ({@code _revs_diff}): the revisions of one document this database lacks, and CouchDB's possible ancestors. */
+    public record RevsDiff(String id, List<RevId> missing, List<RevId> possibleAncestors) {}
+
+    /**
+     * {@code _revs_diff}: for each document, the asked revisions this database does not have, in
+     * snapshot transactions of {@link #IDS_PER_TRANSACTION} documents. Documents that lack none are left out.
+     */
+    public List<RevsDiff> revsDiff(List<String> ids, List<List<RevId>> revs) {
+        List<RevsDiff> out = new ArrayList<>();
+        for (int i = 0; i < ids.size(); i += IDS_PER_TRANSACTION) {
+            int from = i;
+            int to = Math.min(ids.size(), i + IDS_PER_TRANSACTION);
+            out.addAll(read(r -> {
+                List<RevsDiff> part = new ArrayList<>();
+                for (int j = from; j < to; j++) {
+                    var branches = r.branches(ids.get(j));
+                    List<RevId> missing = EditBranches.missing(branches, revs.get(j));
+                    if (missing.isEmpty()) continue;
+                    part.add(new RevsDiff(ids.get(j), missing, EditBranches.possibleAncestors(branches, missing)));
+                }
+                return part;
+            }));
+        }
+        return out;
+    }
+
+    // ---------------------------------------------------------------- scans
+
+    /** A range of document ids: bounds as the request gives them (null: open), the end inclusive or not. */
+    public record IdRange(String startKey, String endKey, boolean inclusiveEnd) {
+        public static final IdRange ALL = new IdRange(null, null, true);
+
+        /**
+         * The keys of the range under {@code key(id)}, a tuple-encoded key whose own subtree (a
+         * {@code _local} document's body) belongs to it; read backwards, {@code startKey} is the high end.
+         */
+        byte[][] bounds(byte[][] all, Function<String, byte[]> key, boolean descending) {
+            byte[] lo = all[0];
+            byte[] hi = all[1];
+            String low = descending ? endKey : startKey;
+            String high = descending ? startKey : endKey;
+            boolean lowInclusive = !descending || inclusiveEnd;
+            boolean highInclusive = descending || inclusiveEnd;
+            if (low != null) lo = max(lo, lowInclusive ? key.apply(low) : DatabaseSubspace.subtreeEnd(key.apply(low)));
+            if (high != null) hi = min(hi, highInclusive ? DatabaseSubspace.subtreeEnd(key.apply(high)) : key.apply(high));
+            return new byte[][] {lo, hi};
+        }
+    }
+
+    /** Maps a row a typed scan has decoded, inside its transaction; null skips it. */
+    @FunctionalInterface
+    public interface Mapper<R, T> {
+        T map(DbReader reader, R row);
+    }
+
+    /** Live documents by id (RFC B's by-id subspace), winners only. */
+    public <T> Cursor<T> allDocs(IdRange range, ScanProperties props, byte[] continuation, Mapper<DocInfo, T> mapper) {
+        byte[][] all = ByIdSubspace.range(opened);
+        Cursor.Range r = new Cursor.Range(opened.space().pack(DatabaseSubspace.BY_ID), all[0], all[1]);
+        byte[][] b = range.bounds(all, id -> ByIdSubspace.key(opened, id), props.reverse());
+        return new Cursor<>(this, new Cursor.Range(r.prefix(), b[0], b[1]), props, continuation,
+                (reader, kv) -> mapper.map(reader, ByIdSubspace.decode(reader.handle(), kv)));
+    }
+
+    /**
+     * The changes feed after {@code since} (null: from the start), one row per document at its
+     * last change; read backwards from the end with {@code props.reverse()}. Its continuation is
+     * {@link Sequence#fromContinuation a sequence}: a feed resumes after the last change it read.
+     */
+    public <T> Cursor<T> changes(Sequence since, ScanProperties props, Mapper<Change, T> mapper) {
+        return changes(since, null, props, mapper);
+    }
+
+    /** {@link #changes(Sequence, ScanProperties, Mapper)} up to and including {@code through} (null: to the end). */
+    public <T> Cursor<T> changes(Sequence since, Sequence through, ScanProperties props, Mapper<Change, T> mapper) {
+        byte[][] r = ChangesSubspace.range(opened);
+        byte[] begin = props.reverse() || since == null ? r[0] : ChangesSubspace.after(opened, since);
+        byte[] end = through == null ? r[1] : ChangesSubspace.after(opened, through);
+        return new Cursor<>(this, new Cursor.Range(ChangesSubspace.prefix(opened), begin, end), props, null,
+                (reader, kv) -> mapper.map(reader, ChangesSubspace.decode(reader.handle(), kv)));
+    }
+
+    /** How many changes lie after {@code after} and up to {@code through} (null: either end open), counted up to {@code cap}. */
+    public long countChanges(Sequence after, Sequence through, long cap) {
+        return read(r -> ChangesSubspace.count(r.tx(), r.handle(), after, through, cap));
+    }
+
+    /** {@code _local} documents by id; bodies only if {@code includeBodies}. */
+    public Cursor<LocalDoc> localDocs(IdRange range, ScanProperties props, byte[] continuation, boolean includeBodies) {
+        byte[][] all = opened.space().range(DatabaseSubspace.LOCAL);
+        byte[][] b = range.bounds(all, id -> LocalDocuments.prefix(opened, id), props.reverse());
+        return new Cursor<>(this, new Cursor.Range(opened.space().pack(DatabaseSubspace.LOCAL), b[0], b[1]), props, continuation,
+                (reader, kv) -> LocalDocuments.decodeRow(reader, kv, includeBodies));
+    }
+
+    /**
+     * A scan of one of this database's subspaces that a layer above storage owns (a view's rows):
+     * {@code range} computed from the handle, its continuations relative to the range's prefix.
+     */
+    public <T> Cursor<T> scan(Cursor.Range range, ScanProperties props, byte[] continuation, Cursor.RowMapper<T> mapper) {
+        return new Cursor<>(this, range, props, continuation, mapper);
+    }
+
+    /** Completes when any document of the database is written after this call (or spuriously, as FDB's watches may). */
+    public CompletableFuture<Void> watchWrites() {
+        return storage.kv().run(tx -> tx.watch(DbStats.key(handle(tx), DbStats.Counter.WRITES)));
+    }
+
+    // ---------------------------------------------------------------- _local
+
+    /** A {@code _local} document: 404 "missing" if there is none. */
+    public LocalDoc getLocal(String id) {
+        LocalDoc d = read(r -> r.local(id));
+        if (d == null) throw StorageException.notFound("missing");
+        return d;
+    }
+
+    /**
+     * Writes a {@code _local} document whose current revision is {@code baseRev} (null, "0" or
+     * "0-0" for a new one), guarded like every document write: a retry after a 1021 that did
+     * commit returns that write's revision.
+     */
+    public LocalDoc putLocal(String id, String baseRev, boolean deleted, ObjectNode body) {
+        if (!deleted) storage.checkDocumentSize(dev.chaise.storage.json.ExplodedJson.externalSize(body));
+        LocalDoc d = runGuarded((tx, db) -> LocalDocuments.write(tx, db, id, baseRev, deleted, body),
+                x -> Tuple.from(x.revNumber()).pack(),
+                bytes -> new LocalDoc(id, Tuple.fromBytes(bytes).getLong(0), body));
+        timer().increment(StorageCounts.LOCAL_DOCUMENTS_WRITTEN);
+        return d;
+    }
+
+    /**
+     * Writes a {@code _local} document as CouchDB 3 does: the last write wins, whatever revision
+     * the client names (CouchDB checks none for local documents). This names the current one,
+     * trying again if another writer got in between.
+     */
+    public LocalDoc writeLocal(String id, boolean deleted, ObjectNode body) {
+        for (int attempt = 0; ; attempt++) {
+            LocalDoc current = read(r -> r.local(id));
+            try {
+                return putLocal(id, current == null ? null : current.rev(), deleted, body);
+            } catch (StorageException e) {
+                if (e.kind() != StorageException.Kind.CONFLICT || attempt >= 8) throw e;
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- attachments
+
+    /** See {@link AttachmentStore#store}: a body stored ahead of its document, a megabyte per transaction. */
+    public StoredAttachment storeAttachment(String docId, String name, InputStream in) {
+        return storage.attachments().store(this, docId, name, in);
+    }
+
+    /** See {@link AttachmentStore#read}: small bodies inline in {@code meta}, large ones stored ahead. */
+    public StoredAttachment readAttachment(String docId, String name, ObjectNode meta, InputStream in) {
+        return storage.attachments().read(this, docId, name, meta, in);
+    }
+
+    /** Chunks of an attachment from {@code from}, in a transaction of their own: chunks never change, so a stream may span many. */
+    public List<byte[]> attachmentChunks(String docId, String digest, long from, int limit) {
+        List<byte[]> chunks = read(r -> AttachmentsSubspace.chunks(r.tx(), r.handle(), docId, digest, from, limit));
+        long bytes = 0;
+        for (byte[] c : chunks) bytes += c.length;
+        timer().add(StorageCounts.ATTACHMENT_BYTES_READ, bytes);
+        return chunks;
+    }
+
+    /** The size of an attachment's chunks, as {@link #attachmentChunks} returns them. */
+    public static int attachmentChunkSize() {
+        return AttachmentsSubspace.CHUNK;
+    }
+
+    /** Clears attachment chunks no leaf names any more, and uploads abandoned for an hour ({@code _compact}). */
+    public int sweepAttachments() {
+        return storage.attachments().sweep(this);
+    }
+
+    // ---------------------------------------------------------------- metadata
+
+    /** Counts, sizes and update_seq (RFC B), read without conflicting with writers. */
+    public DbInfo info() {
+        return read(DbReader::info);
+    }
+
+    public void setSecurity(String securityJson) {
+        storage.directory().setSecurity(this::handle, securityJson);
+    }
+
+    public void setRevsLimit(int limit) {
+        storage.directory().setRevsLimit(this::handle, limit);
+    }
+
+    private static byte[] max(byte[] a, byte[] b) {
+        return dev.chaise.kv.Keys.compare(a, b) >= 0 ? a : b;
+    }
+
+    private static byte[] min(byte[] a, byte[] b) {
+        return dev.chaise.kv.Keys.compare(a, b) <= 0 ? a : b;
+    }
+}

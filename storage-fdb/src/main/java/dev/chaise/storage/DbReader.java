@@ -1,0 +1,245 @@
+package dev.chaise.storage;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.KeySelector;
+import dev.chaise.kv.KeyValue;
+import dev.chaise.kv.RangeIterator;
+import dev.chaise.kv.ReadTransaction;
+import dev.chaise.storage.RevisionsSubspace.Branch;
+import dev.chaise.storage.json.Json;
+import dev.chaise.storage.rev.EditBranch;
+import dev.chaise.storage.rev.EditBranches;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Reads of one database at one version: the documents, branches, {@code _local} documents and
+ * attachments a request or a cursor's mapper needs, all in the transaction it was made for.
+ * {@link Database#read} makes one over a snapshot transaction; a cursor hands one to its mapper.
+ *
+ * <p>Every read through it is metered ({@link #bytesRead()}), so a cursor can stop a transaction
+ * that its mapper's reads have made large.
+ */
+public final class DbReader {
+    private final Metered tx;
+    private final DbHandle db;
+    private final dev.chaise.kv.StoreTimer timer;
+
+    private DbReader(ReadTransaction tx, DbHandle db, dev.chaise.kv.StoreTimer timer) {
+        this.tx = new Metered(tx);
+        this.db = db;
+        this.timer = timer;
+    }
+
+    /** A reader over {@code tx} (see {@link Database#reader}). */
+    static DbReader of(ReadTransaction tx, DbHandle db, dev.chaise.kv.StoreTimer timer) {
+        return new DbReader(tx, db, timer);
+    }
+
+    /** The transaction, for reads of a subspace its owner decodes (views' indexes). Metered too. */
+    public ReadTransaction tx() {
+        return tx;
+    }
+
+    public DbHandle handle() {
+        return db;
+    }
+
+    /** KV bytes read through this reader so far (keys and values). */
+    public long bytesRead() {
+        return tx.bytes;
+    }
+
+    // ---------------------------------------------------------------- documents
+
+    /**
+     * A document: the winner, or {@code rev} whether live or deleted. Throws {@code not_found}
+     * with reason "missing" or "deleted", as CouchDB does.
+     */
+    public StoredDoc get(String id, RevId rev, boolean withBranches) {
+        Branch b;
+        if (rev == null) {
+            List<Branch> last = RevisionsSubspace.lastBranches(tx, db, id, 1);
+            if (last.isEmpty()) throw StorageException.notFound("missing");
+            b = last.getFirst();
+            if (b.branch().deleted()) throw StorageException.notFound("deleted");
+        } else {
+            b = RevisionsSubspace.get(tx, db, id, rev, false);
+            if (b == null) b = RevisionsSubspace.get(tx, db, id, rev, true);
+            if (b == null) throw StorageException.notFound("missing");
+        }
+        EditBranch br = b.branch();
+        ObjectNode body = DocumentBodies.read(tx, db, id, br.leaf(), br.deleted());
+        if (body == null) body = Json.NODES.objectNode();
+        timer.increment(StorageCounts.DOCUMENTS_READ);
+        return new StoredDoc(id, br.leaf(), br.deleted(), body, withBranches ? branches(id) : null, b.sequence());
+    }
+
+    /** The winner of a document, or null if it never existed. One reverse range read, limit 1. */
+    public DocInfo winner(String id) {
+        List<Branch> last = RevisionsSubspace.lastBranches(tx, db, id, 1);
+        if (last.isEmpty()) return null;
+        EditBranch w = last.getFirst().branch();
+        return new DocInfo(id, w.leaf(), w.deleted());
+    }
+
+    /** The sequence of a document's last change (its changes row), or null if it never existed. */
+    public Sequence winnerSequence(String id) {
+        List<Branch> last = RevisionsSubspace.lastBranches(tx, db, id, 1);
+        return last.isEmpty() ? null : last.getFirst().sequence();
+    }
+
+    /** Every edit branch of a document, winner last; empty if it never existed. */
+    public List<EditBranch> branches(String id) {
+        List<EditBranch> out = new ArrayList<>();
+        for (Branch x : RevisionsSubspace.all(tx, db, id)) out.add(x.branch());
+        return out;
+    }
+
+    /** Every leaf revision of a document (CouchDB's {@code style=all_docs}). */
+    public List<RevId> leaves(String id) {
+        return EditBranches.leaves(branches(id)).stream().map(EditBranch::leaf).toList();
+    }
+
+    /** One answer of {@code open_revs}: the revision asked for (or a leaf), and its document or null if missing. */
+    public record OpenRev(RevId rev, StoredDoc doc) {}
+
+    /**
+     * CouchDB's {@code open_revs}: the given revisions of one document, or every leaf for null.
+     * Only leaves keep a body (RFC A/C), so an inner revision is missing. Found documents carry
+     * the document's branches, for {@code revs=true}.
+     *
+     * @param latest answer each revision with every leaf descending from it
+     */
+    public List<OpenRev> openRevs(String id, List<RevId> wanted, boolean latest) {
+        List<EditBranch> branches = branches(id);
+        List<OpenRev> out = new ArrayList<>();
+        if (wanted == null) {
+            for (EditBranch b : EditBranches.leaves(branches)) out.add(open(id, b.leaf(), branches, b.leaf()));
+            return out;
+        }
+        for (RevId r : wanted) {
+            if (!latest) {
+                out.add(open(id, r, branches, r));
+                continue;
+            }
+            Set<RevId> leaves = new LinkedHashSet<>();
+            for (EditBranch b : EditBranches.leaves(branches)) if (b.contains(r)) leaves.add(b.leaf());
+            if (leaves.isEmpty()) out.add(new OpenRev(r, null));
+            for (RevId leaf : leaves) out.add(open(id, leaf, branches, r));
+        }
+        return out;
+    }
+
+    private OpenRev open(String id, RevId rev, List<EditBranch> branches, RevId asked) {
+        try {
+            return new OpenRev(rev, get(id, rev, false).withBranches(branches));
+        } catch (StorageException e) {
+            if (e.kind() != StorageException.Kind.NOT_FOUND) throw e;
+            return new OpenRev(asked, null);
+        }
+    }
+
+    /** The winning revision of every live design document, in id order. */
+    public List<DocInfo> designDocs() {
+        List<DocInfo> out = new ArrayList<>();
+        byte[] from = ByIdSubspace.key(db, DocumentJson.DESIGN_PREFIX);
+        byte[] to = ByIdSubspace.key(db, DocumentJson.DESIGN_END);
+        for (KeyValue kv : tx.getRangeAsList(from, to, 0, false)) out.add(ByIdSubspace.decode(db, kv));
+        return out;
+    }
+
+    // ---------------------------------------------------------------- _local, attachments, info
+
+    /** A {@code _local} document, or null. */
+    public LocalDoc local(String id) {
+        timer.increment(StorageCounts.LOCAL_DOCUMENTS_READ);
+        return LocalDocuments.read(tx, db, id);
+    }
+
+    /**
+     * Inlines attachment bodies as base64 into a rendered document: all of them for
+     * {@code sincePos} 0 ({@code attachments=true}), those with a revpos above it for
+     * {@code atts_since}; a negative {@code sincePos} leaves stubs.
+     */
+    public void inlineAttachments(String docId, ObjectNode doc, long sincePos) {
+        AttachmentsSubspace.inline(tx, db, docId, doc, sincePos);
+    }
+
+    /** An attachment's whole body by its digest (attachments are content-addressed per document), or null if gone. */
+    public byte[] attachment(String docId, String digest) {
+        return AttachmentsSubspace.read(tx, db, docId, digest);
+    }
+
+    /** The database's update_seq: its last change, or null for an empty feed. */
+    public Sequence updateSeq() {
+        return ChangesSubspace.lastSequence(tx, db);
+    }
+
+    /** Counts and sizes (RFC B) and the update_seq. Read as a snapshot: never conflicts with writers. */
+    public DbInfo info() {
+        DbStats.Snapshot s = DbStats.read(tx, db);
+        return new DbInfo(db.name(), db.uuid(), s.docCount(), s.docDelCount(), updateSeq(), s.sizeExternal(), s.sizeActive());
+    }
+
+    /** A read view that counts the bytes that pass through it. */
+    private static final class Metered implements ReadTransaction {
+        private final ReadTransaction tx;
+        long bytes;
+
+        Metered(ReadTransaction tx) {
+            this.tx = tx;
+        }
+
+        @Override
+        public long getReadVersion() {
+            return tx.getReadVersion();
+        }
+
+        @Override
+        public byte[] get(byte[] key) {
+            byte[] v = tx.get(key);
+            bytes += key.length + (v == null ? 0 : v.length);
+            return v;
+        }
+
+        @Override
+        public byte[] getKey(KeySelector selector) {
+            byte[] k = tx.getKey(selector);
+            bytes += k.length;
+            return k;
+        }
+
+        @Override
+        public RangeIterator getRange(byte[] begin, byte[] end, int limit, boolean reverse) {
+            RangeIterator it = tx.getRange(begin, end, limit, reverse);
+            return new RangeIterator() {
+                @Override
+                public boolean hasNext() {
+                    return it.hasNext();
+                }
+
+                @Override
+                public KeyValue next() {
+                    KeyValue kv = it.next();
+                    bytes += kv.key().length + kv.value().length;
+                    return kv;
+                }
+
+                @Override
+                public void close() {
+                    it.close();
+                }
+            };
+        }
+
+        @Override
+        public List<List<KeyValue>> getRanges(List<byte[][]> ranges, int limit, boolean reverse) {
+            List<List<KeyValue>> out = tx.getRanges(ranges, limit, reverse);
+            for (List<KeyValue> rows : out) for (KeyValue kv : rows) bytes += kv.key().length + kv.value().length;
+            return out;
+        }
+    }
+}

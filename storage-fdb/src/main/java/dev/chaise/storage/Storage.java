@@ -1,0 +1,157 @@
+package dev.chaise.storage;
+
+import dev.chaise.kv.KvStore;
+import dev.chaise.kv.StoreTimer;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
+
+/**
+ * The document layer of one deployment: the root of storage's API, as {@code fabric2_db} is
+ * CouchDB's on FoundationDB. It opens {@link Database}s, which every layer above reaches
+ * documents, changes, {@code _local} documents, attachments and security through; nothing above
+ * storage opens a transaction on documents of its own.
+ *
+ * <p>Subspace owners above storage (the views' indexes and job queue) still take the KV store
+ * ({@link #kv()}) for their own keys, and read documents in their transactions through
+ * {@link DbReader}.
+ */
+public final class Storage implements AutoCloseable {
+    /** RFC A: 1 MB of JSON. */
+    public static final long DEFAULT_MAX_DOCUMENT_SIZE = 1_000_000;
+    /** CouchDB's default: 1 GiB. Large attachments are stored a megabyte per transaction, so FDB's limits do not bound them. */
+    public static final long DEFAULT_MAX_ATTACHMENT_SIZE = 1L << 30;
+
+    private final KvStore kv;
+    private final DatabaseDirectory directory;
+    private final TxIds txIds;
+    private final List<DocumentWriteHook> hooks = new CopyOnWriteArrayList<>();
+    private final DocumentWriter writer;
+    private final BatchWriter batches;
+    private final AttachmentStore attachments;
+    private volatile long maxDocumentSize = DEFAULT_MAX_DOCUMENT_SIZE;
+    private volatile long maxAttachmentSize = DEFAULT_MAX_ATTACHMENT_SIZE;
+
+    /** @param defaultSecurityJson the {@code _security} object of a new database */
+    public Storage(KvStore kv, String defaultSecurityJson) {
+        this.kv = kv;
+        this.directory = new DatabaseDirectory(kv, defaultSecurityJson);
+        this.txIds = new TxIds(kv);
+        this.attachments = new AttachmentStore(this);
+        this.writer = new DocumentWriter(this);
+        this.batches = new BatchWriter(this);
+    }
+
+    /** {@code [couchdb] max_document_size}: larger documents get 413 document_too_large. May change at runtime. */
+    public Storage maxDocumentSize(long bytes) {
+        this.maxDocumentSize = bytes;
+        return this;
+    }
+
+    /** {@code [couchdb] max_attachment_size}: larger attachments get 413 attachment_too_large. May change at runtime. */
+    public Storage maxAttachmentSize(long bytes) {
+        this.maxAttachmentSize = bytes;
+        return this;
+    }
+
+    /** How many transactions one big batch of distinct documents may run at once (default: the cores). */
+    public Storage parallelism(int parts) {
+        batches.parallelism(parts);
+        return this;
+    }
+
+    public long maxDocumentSize() {
+        return maxDocumentSize;
+    }
+
+    public long maxAttachmentSize() {
+        return maxAttachmentSize;
+    }
+
+    /** Throws 413 {@code document_too_large} for a body of {@code size} JSON bytes over the limit: every kind of document alike. */
+    void checkDocumentSize(long size) {
+        if (size > maxDocumentSize) {
+            throw new StorageException(StorageException.Kind.DOCUMENT_TOO_LARGE,
+                    "Document exceeds the maximum document size of " + maxDocumentSize + " bytes");
+        }
+    }
+
+    /** Work that commits with every document write (interactive views, autoupdate marks). */
+    public void addWriteHook(DocumentWriteHook hook) {
+        hooks.add(hook);
+    }
+
+    List<DocumentWriteHook> hooks() {
+        return hooks;
+    }
+
+    // ---------------------------------------------------------------- databases
+
+    /** Opens a database: 400 {@code illegal_database_name}, 404 if it does not exist. */
+    public Database open(String name) {
+        DatabaseDirectory.validateName(name);
+        return new Database(this, directory.open(name));
+    }
+
+    /** Creates a database: 412 {@code file_exists} if it does. */
+    public Database create(String name) {
+        return new Database(this, directory.create(name));
+    }
+
+    /** Deletes the database and every key it had: 404 if it does not exist. */
+    public void delete(String name) {
+        directory.delete(name);
+    }
+
+    public boolean exists(String name) {
+        return directory.exists(name);
+    }
+
+    /** Database names in order, as {@code _all_dbs} wants them: inclusive bounds (null for none), {@code limit} 0 for all. */
+    public List<String> list(String startKey, String endKey, boolean descending, int skip, int limit) {
+        return directory.list(startKey, endKey, descending, skip, limit);
+    }
+
+    /** A deployment-wide value ({@link ServerMetadata}), created by the first server that asks. */
+    public String serverValue(String name, Supplier<String> initial) {
+        return ServerMetadata.getOrCreate(kv, name, initial);
+    }
+
+    // ---------------------------------------------------------------- for subspace owners
+
+    /** The KV store, for the owners of subspaces above storage (views' indexes, the job queue). */
+    public KvStore kv() {
+        return kv;
+    }
+
+    /** RFC D's guard against {@code commit_unknown_result}, for writes of other subspaces. */
+    public TxIds txIds() {
+        return txIds;
+    }
+
+    /** The one timer: the KV seam's waits and counts, and {@link StorageCounts}. */
+    public StoreTimer timer() {
+        return kv.timer();
+    }
+
+    DatabaseDirectory directory() {
+        return directory;
+    }
+
+    DocumentWriter writer() {
+        return writer;
+    }
+
+    BatchWriter batches() {
+        return batches;
+    }
+
+    AttachmentStore attachments() {
+        return attachments;
+    }
+
+    @Override
+    public void close() {
+        txIds.close();
+    }
+}

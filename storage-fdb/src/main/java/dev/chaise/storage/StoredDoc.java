@@ -1,0 +1,17 @@
+package dev.chaise.storage;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.storage.rev.EditBranch;
+import java.util.List;
+
+/**
+ * A document as read: one revision, its body, on request every edit branch (winner last), and
+ * the document's sequence when the revision read is the winner (else null).
+ */
+public record StoredDoc(String id, RevId rev, boolean deleted, ObjectNode body, List<EditBranch> branches, Sequence seq) {
+
+    /** The same revision with the document's branches, read separately. */
+    public StoredDoc withBranches(List<EditBranch> b) {
+        return new StoredDoc(id, rev, deleted, body, b, seq);
+    }
+}

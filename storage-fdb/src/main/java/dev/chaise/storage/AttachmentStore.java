@@ -171,7 +171,7 @@ final class AttachmentStore {
         idempotent(db, (tx, h) -> AttachmentsSubspace.sweepUploads(tx, h, now));
         List<String> ids = db.read(r -> {
             List<String> out = new ArrayList<>();
-            byte[][] range = r.handle().space().range(DatabaseSubspace.ATTACHMENTS);
+            byte[][] range = r.handle().space().range(KeySpace.Db.ATTACHMENTS);
             String last = null;
             for (KeyValue row : r.tx().getRangeAsList(range[0], range[1], 0, false)) {
                 String id = r.handle().space().unpack(row.key()).getString(1);

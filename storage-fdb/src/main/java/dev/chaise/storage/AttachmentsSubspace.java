@@ -52,23 +52,23 @@ final class AttachmentsSubspace {
     private AttachmentsSubspace() {}
 
     static byte[][] docRange(DbHandle db, String docId) {
-        return db.space().range(DatabaseSubspace.ATTACHMENTS, docId);
+        return db.space().range(KeySpace.Db.ATTACHMENTS, docId);
     }
 
     static byte[][] range(DbHandle db, String docId, byte[] md5) {
-        return db.space().range(DatabaseSubspace.ATTACHMENTS, docId, md5);
+        return db.space().range(KeySpace.Db.ATTACHMENTS, docId, md5);
     }
 
     static byte[] chunkKey(DbHandle db, String docId, byte[] md5, long n) {
-        return db.space().pack(DatabaseSubspace.ATTACHMENTS, docId, md5, n);
+        return db.space().pack(KeySpace.Db.ATTACHMENTS, docId, md5, n);
     }
 
     private static byte[] uploadKey(DbHandle db, Upload u, long n) {
-        return db.space().pack(DatabaseSubspace.UPLOADS, u.startMillis(), u.nonce(), n);
+        return db.space().pack(KeySpace.Db.UPLOADS, u.startMillis(), u.nonce(), n);
     }
 
     static byte[][] uploadRange(DbHandle db, Upload u) {
-        return db.space().range(DatabaseSubspace.UPLOADS, u.startMillis(), u.nonce());
+        return db.space().range(KeySpace.Db.UPLOADS, u.startMillis(), u.nonce());
     }
 
     /** Writes chunks {@code first...} of an upload. */
@@ -107,8 +107,8 @@ final class AttachmentsSubspace {
 
     /** Clears uploads older than {@link #ABANDONED_MILLIS}; returns how many chunks went. */
     static int sweepUploads(Transaction tx, DbHandle db, long nowMillis) {
-        byte[][] all = db.space().range(DatabaseSubspace.UPLOADS);
-        byte[] oldEnd = db.space().pack(DatabaseSubspace.UPLOADS, nowMillis - ABANDONED_MILLIS);
+        byte[][] all = db.space().range(KeySpace.Db.UPLOADS);
+        byte[] oldEnd = db.space().pack(KeySpace.Db.UPLOADS, nowMillis - ABANDONED_MILLIS);
         int n = tx.getRangeAsList(all[0], oldEnd, 0, false).size();
         tx.clear(all[0], oldEnd);
         return n;

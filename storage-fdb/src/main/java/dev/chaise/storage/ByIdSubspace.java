@@ -18,7 +18,7 @@ public final class ByIdSubspace {
     private ByIdSubspace() {}
 
     static byte[] key(DbHandle db, String docId) {
-        return db.space().pack(DatabaseSubspace.BY_ID, docId);
+        return db.space().pack(KeySpace.Db.BY_ID, docId);
     }
 
     static void set(Transaction tx, DbHandle db, String docId, RevId winner) {
@@ -33,7 +33,7 @@ public final class ByIdSubspace {
 
     /** Every document id. */
     static byte[][] range(DbHandle db) {
-        return db.space().range(DatabaseSubspace.BY_ID);
+        return db.space().range(KeySpace.Db.BY_ID);
     }
 
     static DocInfo decode(DbHandle db, KeyValue kv) {

@@ -26,11 +26,11 @@ public final class ChangesSubspace {
     private ChangesSubspace() {}
 
     static byte[] key(DbHandle db, Sequence seq) {
-        return db.space().pack(DatabaseSubspace.CHANGES, (long) seq.incarnation(), seq.versionstamp());
+        return db.space().pack(KeySpace.Db.CHANGES, (long) seq.incarnation(), seq.versionstamp());
     }
 
     static void add(Transaction tx, DbHandle db, String docId, RevId winner, int branchCount, boolean deleted, int userVersion) {
-        Tuple k = Tuple.from(DatabaseSubspace.CHANGES, (long) db.incarnation(), Versionstamp.incomplete(userVersion));
+        Tuple k = Tuple.from(KeySpace.Db.CHANGES, (long) db.incarnation(), Versionstamp.incomplete(userVersion));
         tx.nextWriteNoWriteConflictRange(); // the revision KV serializes writers; feeds read snapshots
         tx.setVersionstampedKey(Versionstamps.packWithVersionstamp(db.space().prefix(), k),
                 Tuple.from(FORMAT, docId, winner.pos(), winner.hashBytes(), (long) branchCount, !deleted).pack());
@@ -42,12 +42,12 @@ public final class ChangesSubspace {
     }
 
     static byte[][] range(DbHandle db) {
-        return db.space().range(DatabaseSubspace.CHANGES);
+        return db.space().range(KeySpace.Db.CHANGES);
     }
 
     /** What a changes cursor's continuations are relative to: they are then (Incarnation, Versionstamp), a {@link Sequence}. */
     static byte[] prefix(DbHandle db) {
-        return db.space().pack(DatabaseSubspace.CHANGES);
+        return db.space().pack(KeySpace.Db.CHANGES);
     }
 
     /** The first key after {@code since} (exclusive), or the start of the feed for null. */

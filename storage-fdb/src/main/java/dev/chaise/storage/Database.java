@@ -204,7 +204,7 @@ public final class Database {
     /** Live documents by id (RFC B's by-id subspace), winners only. */
     public <T> Cursor<T> allDocs(IdRange range, ScanProperties props, byte[] continuation, Mapper<DocInfo, T> mapper) {
         byte[][] all = ByIdSubspace.range(opened);
-        Cursor.Range r = new Cursor.Range(opened.space().pack(DatabaseSubspace.BY_ID), all[0], all[1]);
+        Cursor.Range r = new Cursor.Range(opened.space().pack(KeySpace.Db.BY_ID), all[0], all[1]);
         byte[][] b = range.bounds(all, id -> ByIdSubspace.key(opened, id), props.reverse());
         return new Cursor<>(this, new Cursor.Range(r.prefix(), b[0], b[1]), props, continuation,
                 (reader, kv) -> mapper.map(reader, ByIdSubspace.decode(reader.handle(), kv)));
@@ -235,9 +235,9 @@ public final class Database {
 
     /** {@code _local} documents by id; bodies only if {@code includeBodies}. */
     public Cursor<LocalDoc> localDocs(IdRange range, ScanProperties props, byte[] continuation, boolean includeBodies) {
-        byte[][] all = opened.space().range(DatabaseSubspace.LOCAL);
+        byte[][] all = opened.space().range(KeySpace.Db.LOCAL);
         byte[][] b = range.bounds(all, id -> LocalDocuments.prefix(opened, id), props.reverse());
-        return new Cursor<>(this, new Cursor.Range(opened.space().pack(DatabaseSubspace.LOCAL), b[0], b[1]), props, continuation,
+        return new Cursor<>(this, new Cursor.Range(opened.space().pack(KeySpace.Db.LOCAL), b[0], b[1]), props, continuation,
                 (reader, kv) -> LocalDocuments.decodeRow(reader, kv, includeBodies));
     }
 

@@ -75,16 +75,16 @@ final class DatabaseDirectory {
             long id = (counter == null ? 0 : Tuple.fromBytes(counter).getLong(0)) + 1;
             tx.set(KeySpace.dbIdCounter(), Tuple.from(id).pack());
             DatabaseSubspace space = DatabaseSubspace.of(id);
-            tx.set(space.pack(DatabaseSubspace.META, "uuid"), Tuple.from(uuid).pack());
-            tx.set(space.pack(DatabaseSubspace.META, "revs_limit"), Tuple.from((long) EditBranches.DEFAULT_REVS_LIMIT).pack());
-            tx.set(space.pack(DatabaseSubspace.META, "security"), Tuple.from(defaultSecurityJson).pack());
-            tx.set(space.pack(DatabaseSubspace.META, "incarnation"), Tuple.from(0L).pack());
+            tx.set(space.pack(KeySpace.Db.META, "uuid"), Tuple.from(uuid).pack());
+            tx.set(space.pack(KeySpace.Db.META, "revs_limit"), Tuple.from((long) EditBranches.DEFAULT_REVS_LIMIT).pack());
+            tx.set(space.pack(KeySpace.Db.META, "security"), Tuple.from(defaultSecurityJson).pack());
+            tx.set(space.pack(KeySpace.Db.META, "incarnation"), Tuple.from(0L).pack());
             stampEntry(tx, name, id);
             return Boolean.TRUE;
         }, tx -> {
             byte[] entry = tx.get(KeySpace.dbEntry(name));
             if (entry == null) return Optional.empty();
-            byte[] ours = tx.get(DatabaseSubspace.of(Tuple.fromBytes(entry).getLong(0)).pack(DatabaseSubspace.META, "uuid"));
+            byte[] ours = tx.get(DatabaseSubspace.of(Tuple.fromBytes(entry).getLong(0)).pack(KeySpace.Db.META, "uuid"));
             return ours != null && Tuple.fromBytes(ours).getString(0).equals(uuid) ? Optional.of(Boolean.TRUE) : Optional.empty();
         });
         return open(name);
@@ -136,7 +136,7 @@ final class DatabaseDirectory {
         String security = "{}";
         int revsLimit = EditBranches.DEFAULT_REVS_LIMIT;
         int incarnation = 0;
-        byte[][] r = space.range(DatabaseSubspace.META);
+        byte[][] r = space.range(KeySpace.Db.META);
         for (KeyValue kv : tx.getRangeAsList(r[0], r[1], 0, false)) {
             String field = space.unpack(kv.key()).getString(1);
             Tuple v = Tuple.fromBytes(kv.value());
@@ -166,7 +166,7 @@ final class DatabaseDirectory {
     private void setMeta(Function<ReadTransaction, DbHandle> open, String field, byte[] value) {
         kv.run(tx -> {
             DbHandle h = open.apply(tx);
-            tx.set(h.space().pack(DatabaseSubspace.META, field), value);
+            tx.set(h.space().pack(KeySpace.Db.META, field), value);
             stampEntry(tx, h.name(), h.id());
             return null;
         }, tx -> Optional.empty()); // setting it again is harmless: after a 1021, just retry

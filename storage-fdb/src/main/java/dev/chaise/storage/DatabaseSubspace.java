@@ -5,8 +5,8 @@ import dev.chaise.kv.Keys;
 import dev.chaise.kv.TupleBytes;
 
 /**
- * The keys of one database, under its prefix {@code (1, DbId)}. Each RFC's subspace has one
- * owning class, which encodes its keys and values.
+ * The keys of one database, under its prefix {@code (1, DbId)}, tagged by {@link KeySpace.Db}.
+ * Each RFC's subspace has one owning class, which encodes its keys and values.
  *
  * <pre>
  * (1, DbId)
@@ -25,16 +25,6 @@ import dev.chaise.kv.TupleBytes;
  * </pre>
  */
 public record DatabaseSubspace(byte[] prefix) {
-    public static final long META = 0;
-    public static final long DOCS = 1;
-    public static final long REVISIONS = 2;
-    public static final long BY_ID = 3;
-    public static final long CHANGES = 4;
-    public static final long STATS = 5;
-    public static final long LOCAL = 6;
-    public static final long VIEWS = 7;
-    public static final long ATTACHMENTS = 8;
-    public static final long UPLOADS = 9;
 
     public static DatabaseSubspace of(long dbId) {
         return new DatabaseSubspace(KeySpace.databasePrefix(dbId));

@@ -37,7 +37,7 @@ public final class DbStats {
     public static void add(Transaction tx, DbHandle db, Counter c, long delta) {
         if (delta == 0) return;
         tx.nextWriteNoWriteConflictRange(); // read only by snapshot, so no reader can conflict
-        tx.mutate(MutationType.ADD, db.space().pack(DatabaseSubspace.STATS, c.key), littleEndian(delta));
+        tx.mutate(MutationType.ADD, db.space().pack(KeySpace.Db.STATS, c.key), littleEndian(delta));
     }
 
     /** Reads the counters without conflicting with writers (a snapshot read). */
@@ -47,11 +47,11 @@ public final class DbStats {
     }
 
     static byte[] key(DbHandle db, Counter c) {
-        return db.space().pack(DatabaseSubspace.STATS, c.key);
+        return db.space().pack(KeySpace.Db.STATS, c.key);
     }
 
     private static long get(ReadTransaction tx, DbHandle db, Counter c) {
-        byte[] v = tx.get(db.space().pack(DatabaseSubspace.STATS, c.key));
+        byte[] v = tx.get(db.space().pack(KeySpace.Db.STATS, c.key));
         return v == null ? 0 : ByteBuffer.wrap(java.util.Arrays.copyOf(v, 8)).order(ByteOrder.LITTLE_ENDIAN).getLong();
     }
 

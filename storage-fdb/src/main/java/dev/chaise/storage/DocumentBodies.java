@@ -35,7 +35,7 @@ public final class DocumentBodies {
     private DocumentBodies() {}
 
     static byte[] prefix(DbHandle db, String docId, RevId rev, boolean deleted) {
-        return db.space().pack(DatabaseSubspace.DOCS, docId, !deleted, rev.pos(), rev.hashBytes());
+        return db.space().pack(KeySpace.Db.DOCS, docId, !deleted, rev.pos(), rev.hashBytes());
     }
 
     /**
@@ -44,7 +44,7 @@ public final class DocumentBodies {
      * Checking paths against it makes the key limit independent of the hash.
      */
     static int longestPrefix(DbHandle db, String docId, long pos, boolean deleted) {
-        return db.space().pack(DatabaseSubspace.DOCS, docId, !deleted, pos).length + 34;
+        return db.space().pack(KeySpace.Db.DOCS, docId, !deleted, pos).length + 34;
     }
 
     private static final byte[] META = Tuple.from(FORMAT).pack();

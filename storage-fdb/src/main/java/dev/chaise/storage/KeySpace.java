@@ -4,52 +4,125 @@ import com.apple.foundationdb.tuple.Tuple;
 import dev.chaise.kv.Keys;
 
 /**
- * The whole key space of one Chaise deployment. Every key is tuple-encoded; the first element
- * says whose it is.
+ * Every subspace tag of a Chaise deployment, in one place, as CouchDB on FoundationDB keeps them in
+ * one header ({@code fabric2.hrl}). Every key is tuple-encoded; the first element says whose it
+ * is. The classes that own each subspace encode their keys from these tags and draw their own part
+ * of the tree; {@code docs/key-layout.md} draws the whole, and {@code KeyLayoutDocTest} holds it to
+ * these constants.
  *
  * <pre>
  * /
- * ├── (0, "dbs", DbName) = (DbId, MetaStamp)            DatabaseDirectory: name to id, and a stamp
- * │                                                     changed by every metadata edit (cache check)
- * ├── (0, "dbid") = last DbId                           DatabaseDirectory: the id allocator
- * ├── (0, "txids", TxId) = (Result, WallClockMillis)    TxIds: RFC D's commit_unknown_result guard
- * ├── (0, "server", Name) = (String)                    ServerMetadata: the server uuid, the cookie secret
- * ├── (1, DbId, Sub, ...)                               one database: see {@link DatabaseSubspace}
- * └── (2, JobType, ...)                                 the background job queue (views' JobQueue)
+ * ├── (0 SYSTEM, "dbs", DbName) = (DbId, MetaStamp)       DatabaseDirectory
+ * ├── (0 SYSTEM, "dbid") = last DbId                      DatabaseDirectory
+ * ├── (0 SYSTEM, "txids", TxId) = (Result, Millis)         TxIds: RFC D's commit_unknown_result guard
+ * ├── (0 SYSTEM, "server", Name) = (String)                ServerMetadata
+ * ├── (1 DATABASES, DbId, {@link Db}...)                    one database: {@link DatabaseSubspace}
+ * └── (2 JOBS, JobType, {@link Jobs}...)                    the background job queue (views' JobQueue)
  * </pre>
  *
  * A database's id is never reused, so a deleted and re-created database never sees the old
  * one's keys, and a stale cached handle can only fail its check.
  */
 public final class KeySpace {
-    static final long SYSTEM = 0;
-    static final long DATABASES = 1;
-    static final long JOBS = 2;
+    public static final long SYSTEM = 0;
+    public static final long DATABASES = 1;
+    public static final long JOBS = 2;
+
+    /** Names under {@link #SYSTEM}. */
+    public static final String DBS = "dbs";
+    public static final String DBID = "dbid";
+    public static final String TXIDS = "txids";
+    public static final String SERVER = "server";
 
     private KeySpace() {}
 
+    /** Under {@code (1 DATABASES, DbId)}: one subspace per RFC, each with its owning class. */
+    public static final class Db {
+        public static final long META = 0;
+        public static final long DOCS = 1;
+        public static final long REVISIONS = 2;
+        public static final long BY_ID = 3;
+        public static final long CHANGES = 4;
+        public static final long STATS = 5;
+        public static final long LOCAL = 6;
+        public static final long VIEWS = 7;
+        public static final long ATTACHMENTS = 8;
+        public static final long UPLOADS = 9;
+
+        private Db() {}
+    }
+
+    /** Under {@code (…, 7 VIEWS)}: RFC E's map indexes (views' {@code MapIndexSubspace}). */
+    public static final class Views {
+        public static final long INFO = 0;
+        public static final long DATA = 1;
+
+        private Views() {}
+    }
+
+    /** Under {@code (…, 7 VIEWS, 0 INFO)}: per index and view. */
+    public static final class ViewInfo {
+        public static final long UPDATE_SEQ = 0;
+        public static final long CREATION_VS = 1;
+        public static final long BUILD_STATUS = 2;
+        public static final long ROW_COUNT = 3;
+        public static final long KV_SIZE = 4;
+        public static final long DEFINITION = 5;
+
+        private ViewInfo() {}
+    }
+
+    /** Under {@code (…, 7 VIEWS, 1 DATA, Sig)}: an index's rows. */
+    public static final class ViewData {
+        public static final long ID_RANGE = 0;
+        public static final long MAP_RANGE = 1;
+        public static final long ERRORS = 2;
+        public static final long AGGREGATES = 3;
+
+        private ViewData() {}
+    }
+
+    /** Under {@code (…, 3 AGGREGATES, ViewId, SortKey)}: one key's partial reductions. */
+    public static final class Aggregate {
+        public static final long COUNT = 0;
+        public static final long SUM = 1;
+        public static final long INEXACT = 2;
+        public static final long KEY = 3;
+
+        private Aggregate() {}
+    }
+
+    /** Under {@code (2 JOBS, JobType)}: the job queue (views' {@code JobQueue}, couch_jobs' design). */
+    public static final class Jobs {
+        public static final long PENDING = 0;
+        public static final long JOB = 1;
+        public static final long NOTIFY = 2;
+
+        private Jobs() {}
+    }
+
     static byte[] dbEntry(String name) {
-        return Tuple.from(SYSTEM, "dbs", name).pack();
+        return Tuple.from(SYSTEM, DBS, name).pack();
     }
 
     static byte[] dbEntriesBegin() {
-        return Keys.concat(Tuple.from(SYSTEM, "dbs").pack(), new byte[] {0x00});
+        return Keys.concat(Tuple.from(SYSTEM, DBS).pack(), new byte[] {0x00});
     }
 
     static byte[] dbEntriesEnd() {
-        return Keys.concat(Tuple.from(SYSTEM, "dbs").pack(), new byte[] {(byte) 0xff});
+        return Keys.concat(Tuple.from(SYSTEM, DBS).pack(), new byte[] {(byte) 0xff});
     }
 
     static byte[] dbIdCounter() {
-        return Tuple.from(SYSTEM, "dbid").pack();
+        return Tuple.from(SYSTEM, DBID).pack();
     }
 
     static byte[] txIds() {
-        return Tuple.from(SYSTEM, "txids").pack();
+        return Tuple.from(SYSTEM, TXIDS).pack();
     }
 
     static byte[] serverValue(String name) {
-        return Tuple.from(SYSTEM, "server", name).pack();
+        return Tuple.from(SYSTEM, SERVER, name).pack();
     }
 
     /** The job queue's root, {@code (2)}: owned by the views module's {@code JobQueue}, which draws its layout. */

@@ -22,7 +22,7 @@ public final class LocalDocuments {
     private LocalDocuments() {}
 
     static byte[] prefix(DbHandle db, String docId) {
-        return db.space().pack(DatabaseSubspace.LOCAL, docId);
+        return db.space().pack(KeySpace.Db.LOCAL, docId);
     }
 
     static LocalDoc read(ReadTransaction tx, DbHandle db, String docId) {

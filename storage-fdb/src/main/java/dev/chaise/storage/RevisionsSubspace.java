@@ -41,7 +41,7 @@ public final class RevisionsSubspace {
     }
 
     static byte[] key(DbHandle db, String docId, RevId leaf, boolean notDeleted) {
-        return db.space().pack(DatabaseSubspace.REVISIONS, docId, notDeleted, leaf.pos(), leaf.hashBytes());
+        return db.space().pack(KeySpace.Db.REVISIONS, docId, notDeleted, leaf.pos(), leaf.hashBytes());
     }
 
     /** The branch whose leaf is {@code leaf} and is live, or null. */
@@ -57,7 +57,7 @@ public final class RevisionsSubspace {
 
     /** The last {@code n} branches in key order, winner first; one range read. */
     static List<Branch> lastBranches(ReadTransaction tx, DbHandle db, String docId, int n) {
-        byte[][] r = db.space().range(DatabaseSubspace.REVISIONS, docId);
+        byte[][] r = db.space().range(KeySpace.Db.REVISIONS, docId);
         List<Branch> out = new ArrayList<>(n);
         try (var it = tx.getRange(r[0], r[1], n, true)) {
             while (it.hasNext()) out.add(decode(db, it.next()));
@@ -67,7 +67,7 @@ public final class RevisionsSubspace {
 
     /** Every branch, in key order (winner last). */
     public static List<Branch> all(ReadTransaction tx, DbHandle db, String docId) {
-        byte[][] r = db.space().range(DatabaseSubspace.REVISIONS, docId);
+        byte[][] r = db.space().range(KeySpace.Db.REVISIONS, docId);
         List<Branch> out = new ArrayList<>();
         try (var it = tx.getRange(r[0], r[1], 0, false)) {
             while (it.hasNext()) out.add(decode(db, it.next()));
@@ -81,7 +81,7 @@ public final class RevisionsSubspace {
      */
     static List<List<Branch>> branchesOfEach(ReadTransaction tx, DbHandle db, List<String> docIds, int n) {
         List<byte[][]> ranges = new ArrayList<>(docIds.size());
-        for (String id : docIds) ranges.add(db.space().range(DatabaseSubspace.REVISIONS, id));
+        for (String id : docIds) ranges.add(db.space().range(KeySpace.Db.REVISIONS, id));
         List<List<Branch>> out = new ArrayList<>(docIds.size());
         for (List<KeyValue> rows : tx.getRanges(ranges, n, n > 0)) {
             List<Branch> branches = new ArrayList<>(rows.size());

@@ -51,7 +51,7 @@ class AttachmentsTest {
     int chunkCount() {
         return f.kv.run(tx -> {
             DbHandle h = f.dirs.open(tx, db);
-            byte[][] r = h.space().range(DatabaseSubspace.ATTACHMENTS);
+            byte[][] r = h.space().range(KeySpace.Db.ATTACHMENTS);
             return tx.getRangeAsList(r[0], r[1], 0, false).size();
         });
     }
@@ -132,7 +132,7 @@ class AttachmentsTest {
     int uploadCount() {
         return f.kv.run(tx -> {
             DbHandle h = f.dirs.open(tx, db);
-            byte[][] r = h.space().range(DatabaseSubspace.UPLOADS);
+            byte[][] r = h.space().range(KeySpace.Db.UPLOADS);
             return tx.getRangeAsList(r[0], r[1], 0, false).size();
         });
     }

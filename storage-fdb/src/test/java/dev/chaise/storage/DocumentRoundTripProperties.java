@@ -149,13 +149,13 @@ class DocumentRoundTripProperties {
 
     /** The body's KV bytes as the codec (tested on its own) explodes it under the real prefix. */
     private static long kvBytes(StoreFixture f, String db, String id, RevId rev, ObjectNode body) {
-        byte[] prefix = f.dirs.open(db).space().pack(DatabaseSubspace.DOCS, id, true, rev.pos(), rev.hashBytes());
+        byte[] prefix = f.dirs.open(db).space().pack(KeySpace.Db.DOCS, id, true, rev.pos(), rev.hashBytes());
         return ExplodedJson.activeSize(ExplodedJson.explode(prefix, body));
     }
 
     private static int docsPrefixLength(StoreFixture f, String db, String id, RevId rev) {
         byte[] dbPrefix = f.dirs.open(db).space().prefix();
-        return dbPrefix.length + Tuple.from(DatabaseSubspace.DOCS, id, true, rev.pos(), rev.hashBytes()).pack().length;
+        return dbPrefix.length + Tuple.from(KeySpace.Db.DOCS, id, true, rev.pos(), rev.hashBytes()).pack().length;
     }
 
     /** The longest key the exploded body would need: the prefix plus the packed path of its deepest leaf. */

@@ -94,37 +94,37 @@ public final class Invariants {
             previous = e.key();
             Tuple k = Tuple.fromBytes(e.key(), prefix.length, e.key().length - prefix.length);
             long sub = k.getLong(0);
-            if (sub == DatabaseSubspace.META) {
+            if (sub == KeySpace.Db.META) {
                 assertEquals(2, k.size(), "META key " + k);
                 k.getString(1);
-            } else if (sub == DatabaseSubspace.DOCS) {
+            } else if (sub == KeySpace.Db.DOCS) {
                 assertTrue(k.size() >= 5, "DOCS key " + k);
                 Tuple owner = Tuple.from(k.getString(1), k.getBoolean(2), k.getLong(3), k.getBytes(4));
                 String hex = HEX.formatHex(owner.pack());
                 bodies.computeIfAbsent(hex, x -> new ArrayList<>()).add(e);
                 bodyOwner.put(hex, owner);
-            } else if (sub == DatabaseSubspace.REVISIONS) {
+            } else if (sub == KeySpace.Db.REVISIONS) {
                 assertEquals(5, k.size(), "REVISIONS key " + k);
                 BranchKv b = decodeBranch(k, e.value());
                 branches.computeIfAbsent(b.id(), x -> new ArrayList<>()).add(b);
-            } else if (sub == DatabaseSubspace.BY_ID) {
+            } else if (sub == KeySpace.Db.BY_ID) {
                 assertEquals(2, k.size(), "BY_ID key " + k);
                 Tuple v = Tuple.fromBytes(e.value());
                 assertEquals(3, v.size(), "BY_ID value");
                 assertEquals(0L, v.getLong(0), "BY_ID ValueFormat");
                 assertNull(byId.put(k.getString(1), RevId.fromKey(v.getLong(1), v.getBytes(2))));
-            } else if (sub == DatabaseSubspace.CHANGES) {
+            } else if (sub == KeySpace.Db.CHANGES) {
                 assertEquals(3, k.size(), "CHANGES key " + k);
                 Tuple v = Tuple.fromBytes(e.value());
                 assertEquals(6, v.size(), "CHANGES value");
                 assertEquals(0L, v.getLong(0), "SeqFormat");
                 changes.add(new Change((int) k.getLong(1), k.getVersionstamp(2), v.getString(1),
                         RevId.fromKey(v.getLong(2), v.getBytes(3)), v.getLong(4), !v.getBoolean(5)));
-            } else if (sub == DatabaseSubspace.STATS) {
+            } else if (sub == KeySpace.Db.STATS) {
                 assertEquals(2, k.size(), "STATS key " + k);
                 assertEquals(8, e.value().length, "counters are int64 LE");
                 stats.put(k.getString(1), ByteBuffer.wrap(e.value()).order(ByteOrder.LITTLE_ENDIAN).getLong());
-            } else if (sub == DatabaseSubspace.LOCAL) {
+            } else if (sub == KeySpace.Db.LOCAL) {
                 k.getString(1);
             } else {
                 fail("unexpected subspace " + sub + " in key " + k);
@@ -195,7 +195,7 @@ public final class Invariants {
             BranchKv b = branchByOwner.get(e.getKey());
             assertNotNull(b, "orphan body KVs of " + owner + " (no branch with that leaf)");
             List<KeyValue> kvs = e.getValue();
-            byte[] revPrefix = Keys.concat(prefix, Tuple.from(DatabaseSubspace.DOCS).addAll(owner).pack());
+            byte[] revPrefix = Keys.concat(prefix, Tuple.from(KeySpace.Db.DOCS).addAll(owner).pack());
             assertArrayEquals(revPrefix, kvs.getFirst().key(), "a body starts with its RevisionMetadata KV: " + owner);
             assertEquals(Tuple.from(0L), Tuple.fromBytes(kvs.getFirst().value()), "RevisionMetadata: " + owner);
             long kvBytes = 0;

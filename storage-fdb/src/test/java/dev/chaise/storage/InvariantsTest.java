@@ -71,7 +71,7 @@ class InvariantsTest {
 
     @Test
     void aMissingChangesRow() {
-        damage("missing changes row", (tx, kvs) -> tx.clear(kvs.getFirst().key()), DatabaseSubspace.CHANGES);
+        damage("missing changes row", (tx, kvs) -> tx.clear(kvs.getFirst().key()), KeySpace.Db.CHANGES);
     }
 
     @Test
@@ -81,25 +81,25 @@ class InvariantsTest {
             byte[] k = c.key().clone();
             k[k.length - 1]++; // another user version: another sequence for the same document
             tx.set(k, c.value());
-        }, DatabaseSubspace.CHANGES);
+        }, KeySpace.Db.CHANGES);
     }
 
     @Test
     void aCounterOffByOne() {
-        damage("doc_count", (tx, kvs) -> DbStats.add(tx, db, DbStats.Counter.DOC_COUNT, 1), DatabaseSubspace.STATS);
+        damage("doc_count", (tx, kvs) -> DbStats.add(tx, db, DbStats.Counter.DOC_COUNT, 1), KeySpace.Db.STATS);
     }
 
     @Test
     void aSizeCounterOff() {
-        damage("size_active", (tx, kvs) -> DbStats.add(tx, db, DbStats.Counter.SIZE_ACTIVE, -3), DatabaseSubspace.STATS);
+        damage("size_active", (tx, kvs) -> DbStats.add(tx, db, DbStats.Counter.SIZE_ACTIVE, -3), KeySpace.Db.STATS);
     }
 
     @Test
     void anOrphanBody() {
         damage("orphan body", (tx, kvs) -> {
-            byte[] p = db.space().pack(DatabaseSubspace.DOCS, "d1", true, 1L, RevId.encodeHash("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+            byte[] p = db.space().pack(KeySpace.Db.DOCS, "d1", true, 1L, RevId.encodeHash("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
             tx.set(p, Tuple.from(0L).pack());
-        }, DatabaseSubspace.DOCS);
+        }, KeySpace.Db.DOCS);
     }
 
     @Test
@@ -108,12 +108,12 @@ class InvariantsTest {
             for (KeyValue kv : kvs) {
                 if (Tuple.fromBytes(kv.key(), db.space().prefix().length, kv.key().length - db.space().prefix().length).getString(1).equals("d1")) tx.clear(kv.key());
             }
-        }, DatabaseSubspace.DOCS);
+        }, KeySpace.Db.DOCS);
     }
 
     @Test
     void aBodyKvChangedWithoutItsSizes() {
-        damage("sizes of a body", (tx, kvs) -> tx.set(kvs.getLast().key(), Tuple.from("a longer value than before").pack()), DatabaseSubspace.DOCS);
+        damage("sizes of a body", (tx, kvs) -> tx.set(kvs.getLast().key(), Tuple.from("a longer value than before").pack()), KeySpace.Db.DOCS);
     }
 
     @Test
@@ -123,7 +123,7 @@ class InvariantsTest {
             KeyValue loser = kvs.get(0);
             KeyValue winner = kvs.get(1);
             tx.set(loser.key(), winner.value());
-        }, DatabaseSubspace.REVISIONS);
+        }, KeySpace.Db.REVISIONS);
     }
 
     @Test
@@ -133,22 +133,22 @@ class InvariantsTest {
             Tuple v = Tuple.fromBytes(w.value());
             Tuple bad = Tuple.from(v.get(0), v.get(1), v.get(2), 7L, v.get(4), v.get(5), v.get(6));
             tx.set(w.key(), bad.pack());
-        }, DatabaseSubspace.REVISIONS);
+        }, KeySpace.Db.REVISIONS);
     }
 
     @Test
     void aByIdRowForADeletedDocument() {
-        damage("BY_ID of d2", (tx, kvs) -> tx.set(db.space().pack(DatabaseSubspace.BY_ID, "d2"), Tuple.from(0L, 3L, new byte[16]).pack()), DatabaseSubspace.BY_ID);
+        damage("BY_ID of d2", (tx, kvs) -> tx.set(db.space().pack(KeySpace.Db.BY_ID, "d2"), Tuple.from(0L, 3L, new byte[16]).pack()), KeySpace.Db.BY_ID);
     }
 
     @Test
     void aByIdRowWithAStaleRev() {
-        damage("stale BY_ID", (tx, kvs) -> tx.set(kvs.getFirst().key(), Tuple.from(0L, 1L, RevId.encodeHash("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")).pack()), DatabaseSubspace.BY_ID);
+        damage("stale BY_ID", (tx, kvs) -> tx.set(kvs.getFirst().key(), Tuple.from(0L, 1L, RevId.encodeHash("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")).pack()), KeySpace.Db.BY_ID);
     }
 
     @Test
     void aKeyInAnUnknownSubspace() {
-        damage("unknown subspace", (tx, kvs) -> tx.set(db.space().pack(DatabaseSubspace.VIEWS, "x"), new byte[] {1}), DatabaseSubspace.VIEWS);
+        damage("unknown subspace", (tx, kvs) -> tx.set(db.space().pack(KeySpace.Db.VIEWS, "x"), new byte[] {1}), KeySpace.Db.VIEWS);
     }
 
     @Test

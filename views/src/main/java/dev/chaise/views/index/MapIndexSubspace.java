@@ -1,5 +1,23 @@
 package dev.chaise.views.index;
 
+import static dev.chaise.storage.KeySpace.Aggregate.COUNT;
+import static dev.chaise.storage.KeySpace.Aggregate.INEXACT;
+import static dev.chaise.storage.KeySpace.Aggregate.KEY;
+import static dev.chaise.storage.KeySpace.Aggregate.SUM;
+import static dev.chaise.storage.KeySpace.Db.VIEWS;
+import static dev.chaise.storage.KeySpace.ViewData.AGGREGATES;
+import static dev.chaise.storage.KeySpace.ViewData.ERRORS;
+import static dev.chaise.storage.KeySpace.ViewData.ID_RANGE;
+import static dev.chaise.storage.KeySpace.ViewData.MAP_RANGE;
+import static dev.chaise.storage.KeySpace.ViewInfo.BUILD_STATUS;
+import static dev.chaise.storage.KeySpace.ViewInfo.CREATION_VS;
+import static dev.chaise.storage.KeySpace.ViewInfo.DEFINITION;
+import static dev.chaise.storage.KeySpace.ViewInfo.KV_SIZE;
+import static dev.chaise.storage.KeySpace.ViewInfo.ROW_COUNT;
+import static dev.chaise.storage.KeySpace.ViewInfo.UPDATE_SEQ;
+import static dev.chaise.storage.KeySpace.Views.DATA;
+import static dev.chaise.storage.KeySpace.Views.INFO;
+
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
 import dev.chaise.kv.KeyValue;
@@ -41,7 +59,7 @@ import java.util.Map;
  *         └── 3 KEY = KeyJson                                    the key as last emitted
  * </pre>
  *
- * Aggregates are kept for every view: a grouped {@code _count} or {@code _sum} query reads one
+ * The tags are {@link dev.chaise.storage.KeySpace}'s. Aggregates are kept for every view: a grouped {@code _count} or {@code _sum} query reads one
  * entry per distinct key instead of every row, and CouchDB's {@code offset} is a sum of counts. Atomic adds keep parallel builders and
  * interactive writes free of conflicts on popular keys.
  *
@@ -51,22 +69,6 @@ import java.util.Map;
  * the view id first), so {@code _view_cleanup} clears an index with one range per kind.
  */
 public final class MapIndexSubspace {
-    static final long INFO = 0;
-    static final long DATA = 1;
-    static final long UPDATE_SEQ = 0;
-    static final long CREATION_VS = 1;
-    static final long BUILD_STATUS = 2;
-    static final long ROW_COUNT = 3;
-    static final long KV_SIZE = 4;
-    static final long DEFINITION = 5;
-    static final long ID_RANGE = 0;
-    static final long MAP_RANGE = 1;
-    static final long ERRORS = 2;
-    static final long AGGREGATES = 3;
-    static final long AGG_COUNT = 0;
-    static final long AGG_SUM = 1;
-    static final long AGG_INEXACT = 2;
-    static final long AGG_KEY = 3;
 
     public static final String BUILDING = "building";
     public static final String READY = "ready";
@@ -80,11 +82,11 @@ public final class MapIndexSubspace {
     public record Row(String keyJson, String docId, String valueJson) {}
 
     static byte[] info(DbHandle db, long kind, String sig) {
-        return db.space().pack(DatabaseSubspace.VIEWS, INFO, kind, sig);
+        return db.space().pack(VIEWS, INFO, kind, sig);
     }
 
     static byte[] counter(DbHandle db, long kind, String sig, int viewId) {
-        return db.space().pack(DatabaseSubspace.VIEWS, INFO, kind, sig, (long) viewId);
+        return db.space().pack(VIEWS, INFO, kind, sig, (long) viewId);
     }
 
     // ---------------------------------------------------------------- info
@@ -132,7 +134,7 @@ public final class MapIndexSubspace {
     }
 
     public static List<Definition> definitions(ReadTransaction tx, DbHandle db) {
-        byte[][] r = db.space().range(DatabaseSubspace.VIEWS, INFO, DEFINITION);
+        byte[][] r = db.space().range(VIEWS, INFO, DEFINITION);
         List<Definition> out = new ArrayList<>();
         for (KeyValue kv : tx.getRangeAsList(r[0], r[1], 0, false)) {
             Tuple v = Tuple.fromBytes(kv.value());
@@ -163,13 +165,13 @@ public final class MapIndexSubspace {
     // ---------------------------------------------------------------- id range
 
     static byte[] idKey(DbHandle db, String sig, String docId, int viewId) {
-        return db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, ID_RANGE, docId, (long) viewId);
+        return db.space().pack(VIEWS, DATA, sig, ID_RANGE, docId, (long) viewId);
     }
 
     /** What {@code docId} emitted into every view, indexed by view id; null where nothing. */
     public static DocKeys[] docKeys(ReadTransaction tx, DbHandle db, String sig, String docId, int views) {
         DocKeys[] out = new DocKeys[views];
-        byte[][] r = db.space().range(DatabaseSubspace.VIEWS, DATA, sig, ID_RANGE, docId);
+        byte[][] r = db.space().range(VIEWS, DATA, sig, ID_RANGE, docId);
         for (KeyValue kv : tx.getRangeAsList(r[0], r[1], 0, false)) {
             int viewId = (int) db.space().unpack(kv.key()).getLong(5);
             if (viewId >= views) continue;
@@ -193,7 +195,7 @@ public final class MapIndexSubspace {
      */
     static void removeDoc(Transaction tx, DbHandle db, String sig, String docId, int viewId, DocKeys old, boolean aggregated, Deltas deltas) {
         for (byte[] sortKey : old.sortKeys()) {
-            byte[] p = db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, MAP_RANGE, (long) viewId, sortKey, docId);
+            byte[] p = db.space().pack(VIEWS, DATA, sig, MAP_RANGE, (long) viewId, sortKey, docId);
             if (aggregated) {
                 long n = 0;
                 long sum = 0;
@@ -254,16 +256,16 @@ public final class MapIndexSubspace {
 
     /** Adds to a key's aggregate; at a count of zero the count goes (COMPARE_AND_CLEAR), so readers skip it. */
     static void aggregate(Transaction tx, DbHandle db, String sig, int viewId, byte[] sortKey, long rows, long sum, long inexact, String keyJson) {
-        byte[] count = aggKey(db, sig, viewId, sortKey, AGG_COUNT);
+        byte[] count = aggKey(db, sig, viewId, sortKey, COUNT);
         tx.mutate(MutationType.ADD, count, littleEndian(rows));
         tx.mutate(MutationType.COMPARE_AND_CLEAR, count, littleEndian(0));
-        if (sum != 0) tx.mutate(MutationType.ADD, aggKey(db, sig, viewId, sortKey, AGG_SUM), littleEndian(sum));
-        if (inexact != 0) tx.mutate(MutationType.ADD, aggKey(db, sig, viewId, sortKey, AGG_INEXACT), littleEndian(inexact));
-        if (keyJson != null) tx.set(aggKey(db, sig, viewId, sortKey, AGG_KEY), Tuple.from(keyJson).pack());
+        if (sum != 0) tx.mutate(MutationType.ADD, aggKey(db, sig, viewId, sortKey, SUM), littleEndian(sum));
+        if (inexact != 0) tx.mutate(MutationType.ADD, aggKey(db, sig, viewId, sortKey, INEXACT), littleEndian(inexact));
+        if (keyJson != null) tx.set(aggKey(db, sig, viewId, sortKey, KEY), Tuple.from(keyJson).pack());
     }
 
     private static byte[] aggKey(DbHandle db, String sig, int viewId, byte[] sortKey, long field) {
-        return db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, AGGREGATES, (long) viewId, sortKey, field);
+        return db.space().pack(VIEWS, DATA, sig, AGGREGATES, (long) viewId, sortKey, field);
     }
 
     /** A value's contribution to an exact integer sum, or null if it is not an int64. */
@@ -285,11 +287,11 @@ public final class MapIndexSubspace {
     public record Aggregate(byte[] sortKey, String keyJson, long count, long sum, long inexact) {}
 
     public static byte[][] aggregateRange(DbHandle db, String sig, int viewId) {
-        return db.space().range(DatabaseSubspace.VIEWS, DATA, sig, AGGREGATES, (long) viewId);
+        return db.space().range(VIEWS, DATA, sig, AGGREGATES, (long) viewId);
     }
 
     public static byte[] aggregatesFrom(DbHandle db, String sig, int viewId, byte[] sortKey) {
-        return db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, AGGREGATES, (long) viewId, sortKey);
+        return db.space().pack(VIEWS, DATA, sig, AGGREGATES, (long) viewId, sortKey);
     }
 
     /** One KV of an aggregate: which key, which field, and the raw value. */
@@ -299,19 +301,19 @@ public final class MapIndexSubspace {
         }
 
         public boolean isCount() {
-            return field == AGG_COUNT;
+            return field == COUNT;
         }
 
         public boolean isSum() {
-            return field == AGG_SUM;
+            return field == SUM;
         }
 
         public boolean isInexact() {
-            return field == AGG_INEXACT;
+            return field == INEXACT;
         }
 
         public String keyJson() {
-            return field == AGG_KEY ? Tuple.fromBytes(value).getString(0) : null;
+            return field == KEY ? Tuple.fromBytes(value).getString(0) : null;
         }
     }
 
@@ -324,20 +326,20 @@ public final class MapIndexSubspace {
 
     static void putRow(Transaction tx, DbHandle db, String sig, int viewId, byte[] sortKey, String docId, long dupe,
                        String keyJson, String valueJson) {
-        tx.set(db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, MAP_RANGE, (long) viewId, sortKey, docId, dupe),
+        tx.set(db.space().pack(VIEWS, DATA, sig, MAP_RANGE, (long) viewId, sortKey, docId, dupe),
                 Tuple.from(keyJson, valueJson).pack());
     }
 
     /** Every row of a view. */
     public static byte[][] viewRange(DbHandle db, String sig, int viewId) {
-        return db.space().range(DatabaseSubspace.VIEWS, DATA, sig, MAP_RANGE, (long) viewId);
+        return db.space().range(VIEWS, DATA, sig, MAP_RANGE, (long) viewId);
     }
 
     /** The first key of rows with {@code sortKey} (and, if given, doc id at least {@code docId}). */
     public static byte[] rowsFrom(DbHandle db, String sig, int viewId, byte[] sortKey, String docId) {
         return docId == null
-                ? db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, MAP_RANGE, (long) viewId, sortKey)
-                : db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, MAP_RANGE, (long) viewId, sortKey, docId);
+                ? db.space().pack(VIEWS, DATA, sig, MAP_RANGE, (long) viewId, sortKey)
+                : db.space().pack(VIEWS, DATA, sig, MAP_RANGE, (long) viewId, sortKey, docId);
     }
 
     /** The key just after every row with {@code sortKey} (and, if given, doc id at most {@code docId}). */
@@ -356,15 +358,15 @@ public final class MapIndexSubspace {
     public record MapError(String docId, String rev, String error, String reason) {}
 
     static void setError(Transaction tx, DbHandle db, String sig, int viewId, String docId, String rev, String error, String reason) {
-        tx.set(db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, ERRORS, (long) viewId, docId), Tuple.from(rev, error, reason).pack());
+        tx.set(db.space().pack(VIEWS, DATA, sig, ERRORS, (long) viewId, docId), Tuple.from(rev, error, reason).pack());
     }
 
     static void clearError(Transaction tx, DbHandle db, String sig, int viewId, String docId) {
-        tx.clear(db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, ERRORS, (long) viewId, docId));
+        tx.clear(db.space().pack(VIEWS, DATA, sig, ERRORS, (long) viewId, docId));
     }
 
     public static byte[][] errorRange(DbHandle db, String sig, int viewId) {
-        return db.space().range(DatabaseSubspace.VIEWS, DATA, sig, ERRORS, (long) viewId);
+        return db.space().range(VIEWS, DATA, sig, ERRORS, (long) viewId);
     }
 
     public static MapError decodeError(DbHandle db, KeyValue kv) {
@@ -377,7 +379,7 @@ public final class MapIndexSubspace {
 
     /** Signatures that have an update seq: every index that exists. */
     public static List<String> signatures(ReadTransaction tx, DbHandle db) {
-        byte[][] r = db.space().range(DatabaseSubspace.VIEWS, INFO, UPDATE_SEQ);
+        byte[][] r = db.space().range(VIEWS, INFO, UPDATE_SEQ);
         List<String> out = new ArrayList<>();
         for (KeyValue kv : tx.getRangeAsList(r[0], r[1], 0, false)) out.add(db.space().unpack(kv.key()).getString(3));
         return out;
@@ -385,14 +387,14 @@ public final class MapIndexSubspace {
 
     /** Clears an index's rows, id range, errors, aggregates and counters; its info (update seq, status) stays. */
     static void clearData(Transaction tx, DbHandle db, String sig) {
-        byte[][] data = db.space().range(DatabaseSubspace.VIEWS, DATA, sig);
+        byte[][] data = db.space().range(VIEWS, DATA, sig);
         // Usually empty: then no range clear at all (RocksDB's range tombstones cost every later read there).
         if (tx.getRangeAsList(data[0], data[1], 1, false).isEmpty()) return;
         for (long kind : new long[] {ROW_COUNT, KV_SIZE}) {
-            byte[][] r = db.space().range(DatabaseSubspace.VIEWS, INFO, kind, sig);
+            byte[][] r = db.space().range(VIEWS, INFO, kind, sig);
             tx.clear(r[0], r[1]);
         }
-        byte[][] d = db.space().range(DatabaseSubspace.VIEWS, DATA, sig);
+        byte[][] d = db.space().range(VIEWS, DATA, sig);
         tx.clear(d[0], d[1]);
     }
 
@@ -400,10 +402,10 @@ public final class MapIndexSubspace {
     public static void clear(Transaction tx, DbHandle db, String sig) {
         for (long kind : new long[] {UPDATE_SEQ, CREATION_VS, BUILD_STATUS, DEFINITION}) tx.clear(info(db, kind, sig));
         for (long kind : new long[] {ROW_COUNT, KV_SIZE}) {
-            byte[][] r = db.space().range(DatabaseSubspace.VIEWS, INFO, kind, sig);
+            byte[][] r = db.space().range(VIEWS, INFO, kind, sig);
             tx.clear(r[0], r[1]);
         }
-        byte[][] d = db.space().range(DatabaseSubspace.VIEWS, DATA, sig);
+        byte[][] d = db.space().range(VIEWS, DATA, sig);
         tx.clear(d[0], d[1]);
     }
 

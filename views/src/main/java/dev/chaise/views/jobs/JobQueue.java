@@ -1,5 +1,9 @@
 package dev.chaise.views.jobs;
 
+import static dev.chaise.storage.KeySpace.Jobs.JOB;
+import static dev.chaise.storage.KeySpace.Jobs.NOTIFY;
+import static dev.chaise.storage.KeySpace.Jobs.PENDING;
+
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -45,9 +49,6 @@ import java.util.concurrent.TimeoutException;
  * clocks (couch_jobs' scheme). The old worker's next update then fails with {@link LeaseLostException}.
  */
 public final class JobQueue {
-    static final long PENDING = 0;
-    static final long JOB = 1;
-    static final long NOTIFY = 2;
 
     public enum State { PENDING, RUNNING, FINISHED }
 

@@ -138,15 +138,14 @@ public final class Main {
         String password = env.get("COUCHDB_PASSWORD");
         if (user == null || user.isEmpty() || password == null || password.isEmpty()) return;
         if (live.get(ServerAdmins.SECTION, user).isPresent()) return;
-        String hash = PasswordHash.create(password, http.auth().pbkdf2Prf(), http.auth().iterations()).toAdminString();
-        setTolerant(live, user, hash);
+        setTolerant(live, user, ServerAdmins.stored(password, http.auth()));
         log.info("admin {} from COUCHDB_USER", user);
     }
 
     static void hashPlainTextAdmins(ConfigStore live, HttpConfig http) {
         live.section(ServerAdmins.SECTION).forEach((name, value) -> {
             if (!PasswordHash.isHashed(value)) {
-                setTolerant(live, name, PasswordHash.create(value, http.auth().pbkdf2Prf(), http.auth().iterations()).toAdminString());
+                setTolerant(live, name, ServerAdmins.stored(value, http.auth()));
                 log.info("hashed the plain-text password of admin {}", name);
             }
         });

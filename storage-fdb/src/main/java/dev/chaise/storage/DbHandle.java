@@ -7,8 +7,4 @@ package dev.chaise.storage;
  */
 public record DbHandle(String name, long id, DatabaseSubspace space, String uuid, int revsLimit, String securityJson,
                        int incarnation, byte[] entry) {
-
-    public DbHandle withEntry(byte[] e) {
-        return new DbHandle(name, id, space, uuid, revsLimit, securityJson, incarnation, e);
-    }
 }

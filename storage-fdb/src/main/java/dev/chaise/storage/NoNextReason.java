@@ -12,9 +12,4 @@ public enum NoNextReason {
     TIME_LIMIT_REACHED,
     /** A cursor held to one transaction read its bytes per transaction (its mapper's reads included). */
     BYTE_LIMIT_REACHED;
-
-    /** The cursor stopped for a limit of its own, not because the data ran out. */
-    public boolean isLimit() {
-        return this != SOURCE_EXHAUSTED;
-    }
 }

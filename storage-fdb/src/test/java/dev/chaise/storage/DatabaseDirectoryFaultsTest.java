@@ -19,8 +19,8 @@ class DatabaseDirectoryFaultsTest {
 
     @Test
     void createAndDeleteSurviveUnknownResults() {
-        try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory().withFaults(new FaultInjection(0, 0, 0.4, 0.5, 42)))) {
-            Storage store = new Storage(kv, "{}");
+        try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory().withFaults(new FaultInjection(0, 0, 0.4, 0.5, 42)));
+             Storage store = new Storage(kv, "{}")) {
             DatabaseDirectory dirs = store.directory();
             List<String> names = new ArrayList<>();
             for (int i = 0; i < 40; i++) {

@@ -1,6 +1,7 @@
 package dev.chaise.http.auth;
 
 import dev.chaise.http.ConfigStore;
+import dev.chaise.http.HttpConfig;
 import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -34,15 +35,11 @@ public final class ServerAdmins implements UserDirectory {
     }
 
     /**
-     * Replaces every plain-text password in {@code [admins]} with its hash, persisting it, as
-     * CouchDB does at start so clear passwords do not stay in the ini.
+     * What {@code [admins]} keeps for a password: a hash as it is, plain text hashed with the
+     * configured PBKDF2 settings, as CouchDB hashes admins' passwords before storing them. The one
+     * place an admin password is hashed: at start, from the environment, and through {@code _config}.
      */
-    public static void hashPlainTextPasswords(ConfigStore config, String prf, int iterations) {
-        config.section(SECTION).forEach((name, value) -> {
-            if (!PasswordHash.isHashed(value)) {
-                config.set(SECTION, name, PasswordHash.create(value, prf, iterations).toAdminString(), true);
-                log.info("hashed the plain-text password of admin {}", name);
-            }
-        });
+    public static String stored(String password, HttpConfig.Auth auth) {
+        return PasswordHash.isHashed(password) ? password : PasswordHash.create(password, auth.pbkdf2Prf(), auth.iterations()).toAdminString();
     }
 }

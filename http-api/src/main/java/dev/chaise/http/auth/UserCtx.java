@@ -22,8 +22,4 @@ public record UserCtx(String name, List<String> roles, String handler) {
     public boolean isServerAdmin() {
         return roles.contains(ADMIN_ROLE);
     }
-
-    public UserCtx withHandler(String h) {
-        return new UserCtx(name, roles, h);
-    }
 }

@@ -9,7 +9,6 @@ import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
 import dev.chaise.http.auth.Access;
-import dev.chaise.http.auth.PasswordHash;
 import dev.chaise.http.auth.ServerAdmins;
 import java.util.Map;
 import java.util.Set;
@@ -85,9 +84,7 @@ public final class NodeHandlers {
         JsonNode body = Bodies.json(req);
         if (!body.isTextual()) throw HttpError.badRequest("a JSON string expected");
         String value = body.asText().strip();
-        if (section.equals(ServerAdmins.SECTION) && !PasswordHash.isHashed(value)) {
-            value = PasswordHash.create(value, config.auth().pbkdf2Prf(), config.auth().iterations()).toAdminString();
-        }
+        if (section.equals(ServerAdmins.SECTION)) value = ServerAdmins.stored(value, config.auth());
         String old = store.get(section, key).orElse("");
         store.set(section, key, value, persist(req));
         return Response.json(200, old);

@@ -261,13 +261,14 @@ public final class EmbeddedKvStore implements KvStore {
         return writeOptions;
     }
 
-    /** Makes every write so far durable (one WAL fsync); a no-op without {@code sync}. */
+    /** Lets RocksDB drop a read snapshot no transaction uses any more. */
     void releaseSnapshot(Snapshot snapshot) {
         if (closed) return; // after close, RocksDB freed it
         db.releaseSnapshot(snapshot);
         snapshot.close();
     }
 
+    /** Makes every write so far durable (one WAL fsync); a no-op without {@code sync}. */
     void syncLog() throws RocksDBException {
         if (options.sync()) db.syncWal();
     }

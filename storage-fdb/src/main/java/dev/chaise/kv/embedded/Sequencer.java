@@ -347,7 +347,7 @@ final class Sequencer implements AutoCloseable {
         });
     }
 
-    /** A batch's writes, so atomic mutations see earlier transactions not yet in RocksDB. */
+    /** Stops taking commits and waits for the resolver and log threads to end. */
     @Override
     public void close() {
         running = false;

@@ -67,11 +67,6 @@ public final class ViewCollation {
         };
     }
 
-    /** Compares two strings as view keys do. */
-    public static int compareStrings(String a, String b) {
-        return COLLATOR.compare(a, b);
-    }
-
     private static int compareArrays(JsonNode a, JsonNode b) {
         int n = Math.min(a.size(), b.size());
         for (int i = 0; i < n; i++) {

@@ -103,10 +103,6 @@ public final class MapIndexSubspace {
         return sequence(tx.get(info(db, CREATION_VS, sig)));
     }
 
-    public static void setCreationSeq(Transaction tx, DbHandle db, String sig, Sequence seq) {
-        tx.set(info(db, CREATION_VS, sig), Tuple.from((long) seq.incarnation(), seq.versionstamp()).pack());
-    }
-
     public static String buildStatus(ReadTransaction tx, DbHandle db, String sig) {
         byte[] v = tx.get(info(db, BUILD_STATUS, sig));
         return v == null ? null : Tuple.fromBytes(v).getString(0);

@@ -41,7 +41,7 @@ public final class ErrorMapper {
             case NOT_FOUND -> 404;
             case CONFLICT -> 409;
             case FILE_EXISTS, PRECONDITION_FAILED, MISSING_STUB -> 412;
-            case DOCUMENT_TOO_LARGE, ATTACHMENT_TOO_LARGE -> 413;
+            case DOCUMENT_TOO_LARGE, ATTACHMENT_TOO_LARGE, TOO_LARGE -> 413;
             case VALIDATION_FAILED -> 500; // CouchDB's status too: the database's own function failed
             case NOT_IMPLEMENTED -> 501;
         };
@@ -61,6 +61,8 @@ public final class ErrorMapper {
         if (e instanceof StorageException s) return new Mapped(status(s.kind()), s.error(), s.reason(), List.of());
         if (e instanceof ViewException v) return new Mapped(status(v.kind()), v.error(), v.reason(), List.of());
         if (e instanceof dev.chaise.views.mango.MangoException m) return new Mapped(400, m.error(), m.reason(), List.of()); // every Mango error Chaise raises is a 400 in CouchDB
+        StorageException limit = StorageException.ofKvLimit(e);
+        if (limit != null) return new Mapped(status(limit.kind()), limit.error(), limit.reason(), List.of());
         if (e instanceof JacksonException) return new Mapped(400, "bad_request", INVALID_JSON, List.of());
         // The client stopped sending its body; nobody will read this answer.
         if (e instanceof ResponseStream.ClientGoneException) return new Mapped(400, "bad_request", "The request body did not arrive", List.of());

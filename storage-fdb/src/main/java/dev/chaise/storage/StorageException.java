@@ -1,5 +1,7 @@
 package dev.chaise.storage;
 
+import dev.chaise.kv.KvException;
+
 /**
  * A typed failure of the document layer. The HTTP layer maps {@link Kind} to a status code in one
  * place; {@link #error()} and {@link #reason()} become CouchDB's {@code {"error","reason"}} body.
@@ -16,6 +18,8 @@ public final class StorageException extends RuntimeException {
         FILE_EXISTS("file_exists"),
         DOCUMENT_TOO_LARGE("document_too_large"),
         ATTACHMENT_TOO_LARGE("attachment_too_large"),
+        /** A request that reached one of FoundationDB's size limits (a value, a transaction): CouchDB's 413. */
+        TOO_LARGE("too_large"),
         FORBIDDEN("forbidden"),
         UNAUTHORIZED("unauthorized"),
         PRECONDITION_FAILED("precondition_failed"),
@@ -66,5 +70,21 @@ public final class StorageException extends RuntimeException {
 
     public static StorageException notFound(String reason) {
         return new StorageException(Kind.NOT_FOUND, reason);
+    }
+
+    /**
+     * {@code t} as storage's typed failure if it is one of FoundationDB's size limits that a
+     * request can reach (a {@code _security} object or {@code _local} document over a value, an
+     * id over a key, an {@code all_or_nothing} batch over a transaction), else null. Layers above
+     * storage do not name the KV seam: this is how they learn that a KV failure is an answer.
+     * (FDB's 2106 is {@code invalid_local_address}, a network setting, not a limit.)
+     */
+    public static StorageException ofKvLimit(Throwable t) {
+        if (!(t instanceof KvException k)) return null;
+        return switch (k.code()) {
+            case KvException.TRANSACTION_TOO_LARGE, KvException.VALUE_TOO_LARGE -> new StorageException(Kind.TOO_LARGE, "the request entity is too large");
+            case KvException.KEY_TOO_LARGE -> badRequest("key is too large: ids, names and keys are limited to about 10,000 bytes");
+            default -> null;
+        };
     }
 }

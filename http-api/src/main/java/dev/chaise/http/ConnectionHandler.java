@@ -31,6 +31,7 @@ import java.util.ArrayDeque;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -62,6 +63,10 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private Incoming running; // loop
     private boolean busy; // loop
     private boolean rejected; // loop: a request was refused and the connection will close; ignore the rest
+    private boolean closing; // loop: the last answer is out and the connection lingers (see Linger)
+    private boolean awaitingHead = true; // loop: the next bytes begin a request head
+    private ScheduledFuture<?> headTimer; // loop: closes a head that does not complete in time
+    private long heads; // loop: request heads decoded so far
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition writable = lock.newCondition();
@@ -93,6 +98,12 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void head(ChannelHandlerContext ctx, HttpRequest h) {
+        heads++;
+        awaitingHead = false;
+        if (headTimer != null) {
+            headTimer.cancel(false);
+            headTimer = null;
+        }
         if (h.decoderResult().isFailure()) {
             Throwable cause = h.decoderResult().cause();
             reject(ctx, h, cause instanceof TooLongHttpLineException ? HttpError.uriTooLong()
@@ -106,16 +117,21 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         String expect = h.headers().get(HttpHeaderNames.EXPECT);
+        boolean expectsContinue = false;
         if (expect != null) {
             if (!expect.equalsIgnoreCase("100-continue")) {
                 reject(ctx, h, HttpError.expectationFailed("Expectation " + expect + " is not supported"));
                 return;
             }
-            ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE, Unpooled.EMPTY_BUFFER));
+            expectsContinue = declared != 0;
         }
-        boolean streamed = declared < 0 ? HttpUtil.isTransferEncodingChunked(h) : declared > AGGREGATE_LIMIT;
+        // A client that waits for 100 Continue sends no body until the handler asks for it, in
+        // its turn: such a request runs at once (no body to gather first), and the 100 goes out
+        // when the handler first reads, after every earlier answer, or never if it answers without.
+        boolean streamed = expectsContinue || (declared < 0 ? HttpUtil.isTransferEncodingChunked(h) : declared > AGGREGATE_LIMIT);
+        Runnable wanted = expectsContinue ? () -> ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE, Unpooled.EMPTY_BUFFER)) : () -> {};
         RequestBody body = new RequestBody(config.maxRequestSize(), config.maxBufferedBody(), TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()),
-                () -> ctx.executor().execute(() -> updateAutoRead(ctx)));
+                () -> ctx.executor().execute(() -> updateAutoRead(ctx)), wanted);
         Incoming in = new Incoming(h, body, streamed, null);
         receiving = in;
         if (streamed) enqueue(ctx, in);
@@ -144,6 +160,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (c instanceof LastHttpContent) {
             in.body().end();
             receiving = null;
+            awaitingHead = true;
             if (!in.streamed()) enqueue(ctx, in);
         }
     }
@@ -165,6 +182,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     /** Reads on only while nothing waits to run and the body arriving is being consumed. */
     private void updateAutoRead(ChannelHandlerContext ctx) {
+        if (closing) return; // Linger reads, to discard
         Incoming in = receiving;
         boolean read = !rejected && queued.isEmpty() && (in == null || !in.body().full());
         if (ctx.channel().isActive() && ctx.channel().config().isAutoRead() != read) ctx.channel().config().setAutoRead(read);
@@ -192,81 +210,152 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     // ------------------------------------------------------------------ on the request's virtual thread
 
+    /**
+     * Runs a request to its end. Whatever fails, here or in a handler, before or after a write
+     * committed, the client gets an answer: the error's, or if even that cannot be written, a
+     * closed connection; once a streamed body has begun, a connection closed before its last chunk.
+     */
     private void run(ChannelHandlerContext ctx, Incoming in) {
         long start = System.nanoTime();
-        HttpRequest r = in.head();
-        boolean keepAlive = HttpUtil.isKeepAlive(r) && in.reject() == null;
-        HttpPipeline.Outcome outcome;
+        Exchange x = new Exchange(ctx, in, start);
         try {
-            outcome = in.reject() != null ? new HttpPipeline.Outcome(null, ErrorMapper.map(in.reject(), null).toResponse())
-                    : pipeline.handle(toRequest(ctx, in));
-        } catch (RuntimeException e) {
-            outcome = new HttpPipeline.Outcome(null, ErrorMapper.map(e, null).toResponse());
-        }
-        // A body the handler left unread is still on the wire: the next request cannot be found.
-        if (!in.body().complete()) keepAlive = false;
-        try {
-            respond(ctx, in, outcome, start, keepAlive);
+            HttpPipeline.Outcome outcome;
+            try {
+                outcome = in.reject() != null ? new HttpPipeline.Outcome(null, ErrorMapper.map(in.reject(), null).toResponse())
+                        : pipeline.handle(toRequest(ctx, in));
+            } catch (Throwable t) {
+                outcome = new HttpPipeline.Outcome(null, ErrorMapper.map(t, null).toResponse());
+            }
+            x.respond(outcome);
+        } catch (Throwable t) {
+            x.failed(t);
         } finally {
             in.body().close();
         }
     }
 
-    private void respond(ChannelHandlerContext ctx, Incoming in, HttpPipeline.Outcome outcome, long start, boolean keepAlive) {
-        String method = in.head().method().name();
-        String uri = in.head().uri();
-        Request req = outcome.request();
-        boolean head = req != null ? req.isHead() : method.equals("HEAD");
-        String user = req == null ? null : HttpPipeline.userOf(req).name();
-        String requestId = req == null ? newRequestId() : req.requestId();
-        long[] bytes = {0};
-        int status = outcome.response().status();
-        ChannelFuture last;
-        try {
-            Response resp = outcome.response();
-            if (resp instanceof Response.Streamed s && !head) {
-                Stream out = new Stream(ctx, s, requestId, keepAlive);
-                try {
-                    s.body().writeTo(out);
-                    last = out.finish();
-                } catch (ResponseStream.ClientGoneException gone) {
-                    last = null;
-                } catch (Throwable t) {
-                    if (t instanceof VirtualMachineError vme) throw vme;
-                    if (out.started) {
-                        // Headers are gone; closing mid-chunk tells the client the body is incomplete.
-                        log.error("{} {} failed after its response started", method, uri, t);
-                        ctx.close();
+    /** One request's answer as it is written: what went out already decides what a failure can still do. */
+    private final class Exchange {
+        final ChannelHandlerContext ctx;
+        final Incoming in;
+        final long start;
+        boolean keepAlive;
+        /** Something of the answer was handed to the channel: a failure now can only close it. */
+        boolean wrote;
+        boolean finished;
+
+        Exchange(ChannelHandlerContext ctx, Incoming in, long start) {
+            this.ctx = ctx;
+            this.in = in;
+            this.start = start;
+            this.keepAlive = HttpUtil.isKeepAlive(in.head()) && in.reject() == null;
+        }
+
+        void respond(HttpPipeline.Outcome outcome) {
+            String method = in.head().method().name();
+            String uri = in.head().uri();
+            Request req = outcome.request();
+            boolean head = req != null ? req.isHead() : method.equals("HEAD");
+            String user = req == null ? null : HttpPipeline.userOf(req).name();
+            String requestId = req == null ? newRequestId() : req.requestId();
+            long bytes = 0;
+            int status = outcome.response().status();
+            ChannelFuture last;
+            try {
+                Response resp = outcome.response();
+                if (resp instanceof Response.Streamed s && !head) {
+                    Stream out = new Stream(ctx, s, requestId, this);
+                    try {
+                        s.body().writeTo(out);
+                        last = out.finish();
+                    } catch (ResponseStream.ClientGoneException gone) {
                         last = null;
-                    } else {
-                        Response.Full err = ErrorMapper.map(t, req).toResponse();
-                        status = err.status();
-                        last = writeFull(ctx, err, requestId, keepAlive, head);
-                        bytes[0] = err.body().length;
+                    } catch (Throwable t) {
+                        if (wrote) {
+                            // Headers are gone; closing mid-chunk tells the client the body is incomplete.
+                            log.error("{} {} failed after its response started", method, uri, t);
+                            last = null;
+                        } else {
+                            Response.Full err = ErrorMapper.map(t, req).toResponse();
+                            status = err.status();
+                            last = writeFull(err, requestId, head);
+                            bytes = err.body().length;
+                        }
                     }
+                    if (wrote && status == s.status()) bytes = out.sent;
+                } else {
+                    last = writeFull(resp, requestId, head);
+                    bytes = head || !(resp instanceof Response.Full f) ? 0 : f.body().length;
                 }
-                if (out.started) {
-                    status = s.status();
-                    bytes[0] = out.sent;
-                }
-            } else {
-                last = writeFull(ctx, resp, requestId, keepAlive, head);
-                bytes[0] = head || !(resp instanceof Response.Full f) ? 0 : f.body().length;
+            } catch (ResponseStream.ClientGoneException gone) {
+                last = null;
             }
-        } catch (ResponseStream.ClientGoneException gone) {
-            last = null;
+            AccessLog.log(ctx.channel(), method, uri, status, bytes, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), user);
+            finish(last);
         }
-        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-        AccessLog.log(ctx.channel(), method, uri, status, bytes[0], millis, user);
-        if (last == null || !keepAlive) {
-            if (last != null) last.addListener(ChannelFutureListener.CLOSE);
-            else ctx.close();
-            return;
+
+        /** The answer for {@code t} if nothing was sent yet, else a closed connection. */
+        void failed(Throwable t) {
+            if (finished) return;
+            try {
+                if (!wrote && open) {
+                    log.error("{} {} failed while its answer was written", in.head().method(), in.head().uri(), t);
+                    keepAlive = false;
+                    Response.Full err = ErrorMapper.map(t, null).toResponse();
+                    finish(writeFull(err, newRequestId(), in.head().method().name().equals("HEAD")));
+                    return;
+                }
+                log.error("{} {} failed after its answer started", in.head().method(), in.head().uri(), t);
+            } catch (Throwable again) {
+                log.error("could not answer {} {}", in.head().method(), in.head().uri(), again);
+            }
+            finished = true;
+            ctx.close();
         }
-        last.addListener(f -> {
-            if (f.isSuccess()) ctx.executor().execute(() -> done(ctx));
-            else ctx.close();
-        });
+
+        /** After the last write: the next request, or a close (lingering while the client may still be sending). */
+        private void finish(ChannelFuture last) {
+            finished = true;
+            if (last == null) {
+                ctx.close();
+                return;
+            }
+            // A body the handler left unread is still on the wire: the next request cannot be found.
+            boolean unread = !in.body().complete();
+            if (keepAlive && !unread) {
+                last.addListener(f -> {
+                    if (f.isSuccess()) ctx.executor().execute(() -> done(ctx));
+                    else ctx.close();
+                });
+                return;
+            }
+            last.addListener(f -> {
+                if (!f.isSuccess()) {
+                    ctx.close();
+                } else if (unread || in.reject() != null) {
+                    ctx.executor().execute(() -> {
+                        closing = true;
+                        Linger.closeAfterAnswer(ctx.channel());
+                    });
+                } else {
+                    ctx.close();
+                }
+            });
+        }
+
+        private ChannelFuture writeFull(Response resp, String requestId, boolean head) {
+            byte[] body = resp instanceof Response.Full f ? f.body() : new byte[0];
+            FullHttpResponse out = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(resp.status()),
+                    head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(body));
+            // Decided now: a handler may have left its body unread.
+            if (!in.body().complete()) keepAlive = false;
+            headers(out.headers(), resp, requestId, keepAlive);
+            // A HEAD of a streamed response has no length to announce.
+            if (resp instanceof Response.Full && resp.status() != 204 && resp.status() != 304) out.headers().set(HttpHeaderNames.CONTENT_LENGTH, body.length);
+            if (!open) throw new ResponseStream.ClientGoneException();
+            wrote = true;
+            return ctx.writeAndFlush(out);
+        }
     }
 
     private Request toRequest(ChannelHandlerContext ctx, Incoming in) {
@@ -279,25 +368,36 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         return new Request(r.method().name(), uri, t.rawPath(), t.path(), t.query(), r.headers(), in.body(), remote, rid, null, Map.of());
     }
 
-    private ChannelFuture writeFull(ChannelHandlerContext ctx, Response resp, String requestId, boolean keepAlive, boolean head) {
-        byte[] body = resp instanceof Response.Full f ? f.body() : new byte[0];
-        FullHttpResponse out = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(resp.status()),
-                head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(body));
-        headers(out.headers(), resp, requestId, keepAlive);
-        // A HEAD of a streamed response has no length to announce.
-        if (resp instanceof Response.Full && resp.status() != 204 && resp.status() != 304) out.headers().set(HttpHeaderNames.CONTENT_LENGTH, body.length);
-        if (!open) throw new ResponseStream.ClientGoneException();
-        return ctx.writeAndFlush(out);
-    }
-
     static void headers(HttpHeaders h, Response resp, String requestId, boolean keepAlive) {
-        for (Response.Header x : resp.headers()) h.add(x.name(), x.value());
+        for (Response.Header x : resp.headers()) h.add(x.name(), headerValue(x.value()));
         if (!h.contains(HttpHeaderNames.CACHE_CONTROL)) h.set(HttpHeaderNames.CACHE_CONTROL, "must-revalidate");
         h.set(HttpHeaderNames.SERVER, SERVER);
         h.set(HttpHeaderNames.DATE, HTTP_DATE.format(ZonedDateTime.now(ZoneOffset.UTC)));
         h.set("X-Couch-Request-ID", requestId);
         h.set("X-CouchDB-Body-Time", "0");
         h.set(HttpHeaderNames.CONNECTION, keepAlive ? HttpHeaderValues.KEEP_ALIVE : HttpHeaderValues.CLOSE);
+    }
+
+    /**
+     * {@code v} as a header can carry it: characters other than visible ASCII, space and tab
+     * (control characters; past U+00FF Netty would write only the low byte, so U+010A would reach
+     * the wire as a bare LF) are percent-encoded as UTF-8. Handlers encode names and ids in the
+     * headers they build (Location); this is the net under them, for values from stored data.
+     */
+    static String headerValue(String v) {
+        int i = 0;
+        while (i < v.length() && safe(v.charAt(i))) i++;
+        if (i == v.length()) return v;
+        StringBuilder b = new StringBuilder(v.length() + 16).append(v, 0, i);
+        for (byte x : v.substring(i).getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+            if (x >= 0 && safe((char) x)) b.append((char) x);
+            else b.append('%').append(Character.toUpperCase(Character.forDigit((x >> 4) & 0xf, 16))).append(Character.toUpperCase(Character.forDigit(x & 0xf, 16)));
+        }
+        return b.toString();
+    }
+
+    private static boolean safe(char c) {
+        return c >= 0x20 && c < 0x7f || c == '\t';
     }
 
     /** CouchDB's nonce: the client's X-Couch-Request-ID if sane, else 10 random hex digits. */
@@ -319,16 +419,16 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         private final ChannelHandlerContext ctx;
         private final Response.Streamed resp;
         private final String requestId;
-        private final boolean keepAlive;
+        private final Exchange exchange;
         private final ByteArrayOutputStream buffer = new ByteArrayOutputStream();
         boolean started;
         long sent;
 
-        Stream(ChannelHandlerContext ctx, Response.Streamed resp, String requestId, boolean keepAlive) {
+        Stream(ChannelHandlerContext ctx, Response.Streamed resp, String requestId, Exchange exchange) {
             this.ctx = ctx;
             this.resp = resp;
             this.requestId = requestId;
-            this.keepAlive = keepAlive;
+            this.exchange = exchange;
         }
 
         @Override
@@ -360,10 +460,13 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
         private void startIfNeeded() {
             if (started) return;
-            started = true;
             HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(resp.status()));
-            headers(head.headers(), resp, requestId, keepAlive);
+            if (!exchange.in.body().complete()) exchange.keepAlive = false;
+            headers(head.headers(), resp, requestId, exchange.keepAlive);
             HttpUtil.setTransferEncodingChunked(head, true);
+            // Only now: headers that failed to build leave the error answer possible.
+            started = true;
+            exchange.wrote = true;
             ctx.write(head);
         }
 
@@ -408,6 +511,31 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     // ------------------------------------------------------------------ channel events
 
+    /**
+     * Sits before the HTTP decoder and times request heads ({@code [chttpd] request_head_timeout}):
+     * bytes that leave a head begun but incomplete start the clock, the head's end stops it. A
+     * client that sends its head a byte at a time cannot hold the connection; an idle kept-alive
+     * connection, with nothing begun, is the idle timeout's.
+     */
+    ChannelInboundHandlerAdapter headWatch() {
+        return new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext c, Object msg) {
+                boolean bytes = msg instanceof io.netty.buffer.ByteBuf b && b.isReadable();
+                boolean wasAwaiting = awaitingHead;
+                long before = heads;
+                c.fireChannelRead(msg);
+                if (bytes && wasAwaiting && awaitingHead && heads == before && headTimer == null && !closing
+                        && config.requestHeadTimeoutSeconds() > 0) {
+                    headTimer = c.executor().schedule(() -> {
+                        log.debug("closing a connection whose request head did not complete in {} s", config.requestHeadTimeoutSeconds());
+                        c.close();
+                    }, config.requestHeadTimeoutSeconds(), TimeUnit.SECONDS);
+                }
+            }
+        };
+    }
+
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
         signal();
@@ -417,6 +545,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         open = false;
+        if (headTimer != null) headTimer.cancel(false);
         signal();
         ResponseStream.ClientGoneException gone = new ResponseStream.ClientGoneException();
         if (receiving != null) receiving.body().fail(gone);

@@ -13,6 +13,9 @@ package dev.chaise.http;
  * @param adminOnlyAllDbs {@code [chttpd] admin_only_all_dbs}, true by default as in CouchDB 3
  * @param maxUuidCount {@code [uuids] max_count}
  * @param decodePlusToSpace {@code [chttpd] decode_plus_to_space}: '+' in a path segment is a space
+ * @param requestHeadTimeoutSeconds {@code [chttpd] request_head_timeout}: a connection whose request head
+ *     (request line and headers) has begun but is not complete this long after its first byte is closed
+ * @param maxConnections {@code [chttpd] max_connections}: connections past it get 503 and are closed
  */
 public record HttpConfig(
         String bindAddress,
@@ -26,7 +29,9 @@ public record HttpConfig(
         boolean adminOnlyAllDbs,
         int maxUuidCount,
         boolean decodePlusToSpace,
-        Auth auth) {
+        Auth auth,
+        int requestHeadTimeoutSeconds,
+        int maxConnections) {
 
     /** CouchDB's version whose API this server speaks. */
     public static final String COUCHDB_VERSION = "3.5.0";
@@ -58,36 +63,46 @@ public record HttpConfig(
 
     public static HttpConfig defaults() {
         return new HttpConfig("127.0.0.1", 5984, 4L << 30, 64L << 20, 300, "chaise@127.0.0.1", "0.1.0", "unknown",
-                true, 1000, true, Auth.defaults());
+                true, 1000, true, Auth.defaults(), 60, 4096);
     }
 
     public HttpConfig withPort(int p) {
         return new HttpConfig(bindAddress, p, maxRequestSize, maxBufferedBody, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
-                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth);
+                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth, requestHeadTimeoutSeconds, maxConnections);
     }
 
     public HttpConfig withMaxRequestSize(long n) {
         return new HttpConfig(bindAddress, port, n, maxBufferedBody, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
-                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth);
+                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth, requestHeadTimeoutSeconds, maxConnections);
     }
 
     public HttpConfig withMaxBufferedBody(long n) {
         return new HttpConfig(bindAddress, port, maxRequestSize, n, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
-                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth);
+                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth, requestHeadTimeoutSeconds, maxConnections);
     }
 
     public HttpConfig withIdleTimeoutSeconds(int s) {
         return new HttpConfig(bindAddress, port, maxRequestSize, maxBufferedBody, s, nodeName, vendorVersion, gitSha,
-                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth);
+                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth, requestHeadTimeoutSeconds, maxConnections);
     }
 
     public HttpConfig withAdminOnlyAllDbs(boolean b) {
         return new HttpConfig(bindAddress, port, maxRequestSize, maxBufferedBody, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
-                b, maxUuidCount, decodePlusToSpace, auth);
+                b, maxUuidCount, decodePlusToSpace, auth, requestHeadTimeoutSeconds, maxConnections);
     }
 
     public HttpConfig withAuth(Auth a) {
         return new HttpConfig(bindAddress, port, maxRequestSize, maxBufferedBody, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
-                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, a);
+                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, a, requestHeadTimeoutSeconds, maxConnections);
+    }
+
+    public HttpConfig withRequestHeadTimeoutSeconds(int s) {
+        return new HttpConfig(bindAddress, port, maxRequestSize, maxBufferedBody, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
+                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth, s, maxConnections);
+    }
+
+    public HttpConfig withMaxConnections(int n) {
+        return new HttpConfig(bindAddress, port, maxRequestSize, maxBufferedBody, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
+                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth, requestHeadTimeoutSeconds, n);
     }
 }

@@ -20,6 +20,7 @@ import java.net.InetSocketAddress;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,6 +39,7 @@ public final class HttpServer implements AutoCloseable {
     private final EventLoopGroup workers;
     private final ExecutorService requests;
     private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    private final AtomicInteger connections = new AtomicInteger();
     private final Channel server;
     private final InetSocketAddress address;
 
@@ -56,10 +58,18 @@ public final class HttpServer implements AutoCloseable {
                         @Override
                         protected void initChannel(SocketChannel ch) {
                             channels.add(ch);
+                            int n = connections.incrementAndGet();
+                            ch.closeFuture().addListener(f -> connections.decrementAndGet());
                             ChannelPipeline p = ch.pipeline();
+                            if (n > config.maxConnections()) {
+                                p.addLast("refuse", new Refuse());
+                                return;
+                            }
                             p.addLast("idle", new IdleStateHandler(0, 0, config.idleTimeoutSeconds(), TimeUnit.SECONDS));
+                            ConnectionHandler handler = new ConnectionHandler(pipeline, requests, config);
+                            p.addLast("head", handler.headWatch());
                             p.addLast("codec", new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 64 * 1024));
-                            p.addLast("chaise", new ConnectionHandler(pipeline, requests, config));
+                            p.addLast("chaise", handler);
                         }
                     });
             server = b.bind(config.bindAddress(), config.port()).sync().channel();
@@ -72,6 +82,40 @@ public final class HttpServer implements AutoCloseable {
 
     public static HttpServer start(HttpConfig config, HttpPipeline pipeline) throws InterruptedException {
         return new HttpServer(config, pipeline);
+    }
+
+    /** Open connections, including those being refused. */
+    public int connections() {
+        return connections.get();
+    }
+
+    /**
+     * A connection past {@code [chttpd] max_connections}: answered at once with 503 and CouchDB's
+     * error body, then closed (lingering briefly, so the answer is not lost to a reset). Nothing of
+     * its request is parsed, so it costs the server next to nothing.
+     */
+    private static final class Refuse extends io.netty.channel.ChannelInboundHandlerAdapter {
+        private static final String BODY = "{\"error\":\"service_unavailable\",\"reason\":\"too many connections\"}\n";
+        private static final byte[] ANSWER = ("HTTP/1.1 503 Service Unavailable\r\nServer: " + ConnectionHandler.SERVER
+                + "\r\nContent-Type: application/json\r\nCache-Control: must-revalidate\r\nConnection: close\r\nContent-Length: " + BODY.length() + "\r\n\r\n" + BODY).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+        @Override
+        public void channelActive(io.netty.channel.ChannelHandlerContext ctx) {
+            ctx.writeAndFlush(io.netty.buffer.Unpooled.wrappedBuffer(ANSWER)).addListener(f -> {
+                if (f.isSuccess()) Linger.closeAfterAnswer(ctx.channel(), 1 << 20, 5_000);
+                else ctx.close();
+            });
+        }
+
+        @Override
+        public void channelRead(io.netty.channel.ChannelHandlerContext ctx, Object msg) {
+            io.netty.util.ReferenceCountUtil.release(msg);
+        }
+
+        @Override
+        public void exceptionCaught(io.netty.channel.ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
     }
 
     public int port() {

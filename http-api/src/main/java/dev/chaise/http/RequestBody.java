@@ -23,6 +23,7 @@ public final class RequestBody {
     private final long bufferLimit;
     private final long waitNanos;
     private final Runnable drained;
+    private final Runnable wanted;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition arrived = lock.newCondition();
     private final ArrayDeque<ByteBuf> pending = new ArrayDeque<>();
@@ -39,17 +40,20 @@ public final class RequestBody {
      * @param bufferLimit the most {@link #bytes} holds ({@code max_buffered_body_size})
      * @param waitNanos how long a reader waits for the client's next bytes before giving up
      * @param drained run (from the reader's thread) when the unread bytes fall below the low water mark
+     * @param wanted run once, from the reader's thread, when the handler first asks for the body
+     *     ({@code Expect: 100-continue} is answered then: a request refused before that need not send it)
      */
-    RequestBody(long limit, long bufferLimit, long waitNanos, Runnable drained) {
+    RequestBody(long limit, long bufferLimit, long waitNanos, Runnable drained, Runnable wanted) {
         this.limit = limit;
         this.bufferLimit = bufferLimit;
         this.waitNanos = waitNanos;
         this.drained = drained;
+        this.wanted = wanted;
     }
 
     /** A body that has fully arrived (and tests' bodies). */
     public static RequestBody of(byte[] bytes) {
-        RequestBody b = new RequestBody(Long.MAX_VALUE, Long.MAX_VALUE, 0, () -> {});
+        RequestBody b = new RequestBody(Long.MAX_VALUE, Long.MAX_VALUE, 0, () -> {}, () -> {});
         b.all = bytes;
         b.ended = true;
         b.received = bytes.length;
@@ -179,6 +183,7 @@ public final class RequestBody {
         } finally {
             lock.unlock();
         }
+        wanted.run();
         return new In();
     }
 

@@ -129,7 +129,9 @@ public final class Main {
                 boolOf(c, "chttpd", "admin_only_all_dbs", d.adminOnlyAllDbs()),
                 intOf(c, "uuids", "max_count", d.maxUuidCount()),
                 boolOf(c, "chttpd", "decode_plus_to_space", d.decodePlusToSpace()),
-                auth);
+                auth,
+                intOf(c, "chttpd", "request_head_timeout", d.requestHeadTimeoutSeconds()),
+                intOf(c, "chttpd", "max_connections", d.maxConnections()));
     }
 
     /** The official CouchDB image's way of naming the first admin; an admin already configured wins. */

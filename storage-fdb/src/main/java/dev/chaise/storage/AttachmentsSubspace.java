@@ -221,7 +221,7 @@ final class AttachmentsSubspace {
             String name = e.getKey();
             JsonNode a = e.getValue();
             if (!a.isObject()) throw StorageException.badRequest("Attachment " + name + " must be an object");
-            if (name.startsWith("_")) throw StorageException.badRequest("Attachment name '" + name + "' starts with prohibited character '_'");
+            DocumentJson.validateAttachmentName(name);
             ObjectNode meta;
             if (a.path("stub").asBoolean(false)) {
                 meta = stubFrom(parents, name, a);

@@ -226,4 +226,21 @@ public final class DocumentJson {
         if (d.deleted()) out.put("_deleted", true);
         return out;
     }
+
+    /**
+     * CouchDB's rule for attachment names: not starting with {@code _}, and valid UTF-8 (here: no
+     * unpaired surrogate, which a JSON escape can make and UTF-8 cannot carry). Anything else,
+     * control characters included, is a name.
+     */
+    public static void validateAttachmentName(String name) {
+        if (name.startsWith("_")) throw StorageException.badRequest("Attachment name '" + name + "' starts with prohibited character '_'");
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < name.length() && Character.isLowSurrogate(name.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw StorageException.badRequest("Attachment name is not UTF-8 encoded");
+            }
+        }
+    }
 }

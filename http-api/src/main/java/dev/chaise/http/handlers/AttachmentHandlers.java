@@ -169,6 +169,7 @@ public final class AttachmentHandlers {
         DocSupport.checkDesignWriter(db, id);
         DocumentJson.validateId(id);
         String name = req.param("att");
+        DocumentJson.validateAttachmentName(name); // before the body is read
         String type = req.contentType() == null ? "application/octet-stream" : req.header("Content-Type");
         RevId rev = baseRev(req);
         ObjectNode body = currentBody(db.db(), id, rev);
@@ -180,7 +181,7 @@ public final class AttachmentHandlers {
         UpdateResult r = write(db, u);
         return Response.json(201, DocSupport.okRow(id, r.rev().toString()))
                 .withHeader("ETag", "\"" + r.rev() + "\"")
-                .withHeader("Location", DocSupport.location(req, db.name(), id) + "/" + name);
+                .withHeader("Location", DocSupport.location(req, db.name(), id) + "/" + DocSupport.encode(name));
     }
 
     private Response delete(Request req) {
@@ -188,6 +189,7 @@ public final class AttachmentHandlers {
         String id = docId(req);
         DocSupport.checkDesignWriter(db, id);
         String name = req.param("att");
+        DocumentJson.validateAttachmentName(name);
         RevId rev = baseRev(req);
         if (rev == null) throw new HttpError(409, "conflict", "Document update conflict.");
         ObjectNode body = currentBody(db.db(), id, rev);

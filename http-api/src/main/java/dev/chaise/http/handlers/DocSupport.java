@@ -105,7 +105,8 @@ final class DocSupport {
         return (host == null ? "" : "http://" + host) + path + encode(id);
     }
 
-    private static String encode(String s) {
+    /** A path segment as CouchDB's url_encode writes it in a Location ({@code /} too is encoded). */
+    static String encode(String s) {
         return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
     }
 

@@ -12,8 +12,8 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
+import com.google.re2j.Pattern;
+import com.google.re2j.PatternSyntaxException;
 
 /**
  * A Mango selector, normalized as CouchDB normalizes it and matched against JSON documents.
@@ -49,7 +49,12 @@ public final class Selector {
 
     private record Field(List<String> path, Node cond) implements Node {}
 
-    /** A terminal operator; {@code regex} is compiled once for {@code $regex}. */
+    /**
+     * A terminal operator; {@code regex} is compiled once for {@code $regex}, with RE2/J: matching
+     * takes time linear in the value, so no pattern can hold a request (a backtracking engine
+     * takes exponential time on {@code (a+)+b}). RE2 has no backreferences or lookaround: such a
+     * pattern is refused as a bad argument (docs/compatibility.md).
+     */
     private record Op(String op, JsonNode arg, Pattern regex) implements Node {}
 
     /** {@code $elemMatch}, {@code $allMatch}, {@code $keyMapMatch}: a selector applied to elements or keys. */

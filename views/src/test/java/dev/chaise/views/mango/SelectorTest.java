@@ -137,6 +137,15 @@ class SelectorTest {
     }
 
     @Test
+    void aPathologicalRegexCannotHoldTheMatcher() {
+        // Exponential for a backtracking engine (java.util.regex did not finish); linear with RE2/J.
+        String value = "a".repeat(100_000) + "!";
+        assertFalse(m("{'v':{'$regex':'^(a+)+$'}}", "{'v':'" + value + "'}"));
+        assertFalse(m("{'v':{'$regex':'(a|aa)*b'}}", "{'v':'" + value + "'}"));
+        assertTrue(m("{'v':{'$regex':'(a+)+!$'}}", "{'v':'" + value + "'}"));
+    }
+
+    @Test
     void errorsAreMangos() {
         assertError("bad_arg", "Bad argument for operator $in: 1", "{'a':{'$in':1}}");
         assertError("bad_arg", null, "{'$and':{}}");
@@ -144,6 +153,7 @@ class SelectorTest {
         assertError("bad_arg", null, "{'a':{'$size':-1}}");
         assertError("bad_arg", null, "{'a':{'$mod':[0,1]}}");
         assertError("bad_arg", null, "{'a':{'$regex':'('}}");
+        assertError("bad_arg", null, "{'a':{'$regex':'(a)\\\\1'}}"); // RE2 has no backreferences
         assertError("invalid_operator", "Invalid operator: $foo", "{'a':{'$foo':1}}");
         assertError("not_supported", "Unsupported operator: $where", "{'$where':1}");
         assertError("invalid_field_name", "Invalid field name: a..b", "{'a..b':1}");

@@ -13,4 +13,4 @@ if [ -n "${FDB_COORDINATOR:-}" ]; then
   echo "docker:docker@${ip}:${FDB_COORDINATOR_PORT:-4500}" > "$file"
 fi
 # shellcheck disable=SC2086 # JAVA_OPTS is a list of options
-exec java --enable-native-access=ALL-UNNAMED ${JAVA_OPTS:-} -jar /opt/chaise/chaise.jar "$@"
+exec java @/opt/chaise/etc/jvm.options ${JAVA_OPTS:-} -jar /opt/chaise/chaise.jar "$@"

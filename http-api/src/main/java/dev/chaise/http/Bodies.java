@@ -18,10 +18,14 @@ public final class Bodies {
         if (!type.equals(req.contentType())) throw HttpError.badContentType("Content-Type must be " + type);
     }
 
-    /** The body, gunzipped if {@code Content-Encoding: gzip}; bounded by {@code limit} bytes after inflation. */
+    /**
+     * The body, gunzipped if {@code Content-Encoding: gzip}; 413 past {@code limit} bytes after
+     * inflation, or past {@code max_buffered_body_size}, whichever is less: a small gzip body must
+     * not inflate to gigabytes in memory.
+     */
     public static byte[] bytes(Request req, long limit) {
         if (!gzipped(req)) return req.body();
-        return RequestBody.readAll(gunzip(new ByteArrayInputStream(req.body())), limit);
+        return RequestBody.readAll(gunzip(new ByteArrayInputStream(req.body())), Math.min(limit, req.content().bufferLimit()));
     }
 
     /** The body as a stream as it arrives, gunzipped if {@code Content-Encoding: gzip}. */

@@ -60,6 +60,11 @@ public final class RequestBody {
         return b;
     }
 
+    /** The most {@link #bytes} holds ({@code max_buffered_body_size}). */
+    long bufferLimit() {
+        return bufferLimit;
+    }
+
     // ------------------------------------------------------------------ the event loop's side
 
     /** Takes ownership of {@code buf}. */

@@ -29,18 +29,27 @@ final class ChaiseProcess implements AutoCloseable {
     final String url;
     final String password = UUID.randomUUID().toString();
 
-    /** Starts {@code server/target/chaise.jar}, logging to {@code target/{logName}}, and waits for {@code /_up}. */
+    /** Starts {@code server/target/chaise.jar} on in-memory storage, logging to {@code target/{logName}}, and waits for {@code /_up}. */
     ChaiseProcess(String logName) throws Exception {
+        this(logName, "[chaise]\nstorage = embedded-memory\n");
+    }
+
+    /**
+     * Starts the jar with {@code ini} (plus a random port) and the JVM options {@code ./chaise
+     * start} uses ({@code bin/jvm.options}), as users run it.
+     */
+    ChaiseProcess(String logName, String ini) throws Exception {
         Path jar = MODULE.resolveSibling("server").resolve("target/chaise.jar");
         assertTrue(Files.exists(jar), "the server jar is built by the reactor before this module: " + jar);
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        Path ini = Files.createTempFile("chaise-it-", ".ini");
-        Files.writeString(ini, "[chaise]\nstorage = embedded-memory\n[chttpd]\nbind_address = 127.0.0.1\nport = " + port + "\n");
+        Path iniFile = Files.createTempFile("chaise-it-", ".ini");
+        Files.writeString(iniFile, ini + "[chttpd]\nbind_address = 127.0.0.1\nport = " + port + "\n");
         String java = ProcessHandle.current().info().command().orElse("java");
-        ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-jar", jar.toString(), "--config", ini.toString())
+        Path options = MODULE.resolveSibling("bin").resolve("jvm.options");
+        ProcessBuilder pb = new ProcessBuilder(java, "@" + options, "-jar", jar.toString(), "--config", iniFile.toString())
                 .redirectErrorStream(true).redirectOutput(MODULE.resolve("target/" + logName).toFile());
         pb.environment().put("COUCHDB_USER", "admin");
         pb.environment().put("COUCHDB_PASSWORD", password);
@@ -66,6 +75,7 @@ final class ChaiseProcess implements AutoCloseable {
         pb.environment().put("CHAISE_URL", url);
         pb.environment().put("CHAISE_ADMIN", "admin");
         pb.environment().put("CHAISE_PASSWORD", password);
+        pb.environment().put("CHAISE_PID", String.valueOf(server.pid()));
         return pb;
     }
 

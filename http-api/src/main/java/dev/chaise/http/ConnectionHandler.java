@@ -54,6 +54,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private final HttpPipeline pipeline;
     private final ExecutorService requests;
     private final HttpConfig config;
+    private final BodyBudget budget;
 
     /** A request as it arrives: its head, its body (perhaps still arriving), or the error that answers it. */
     private record Incoming(HttpRequest head, RequestBody body, boolean streamed, HttpError reject) {}
@@ -72,10 +73,11 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private final Condition writable = lock.newCondition();
     private volatile boolean open = true;
 
-    ConnectionHandler(HttpPipeline pipeline, ExecutorService requests, HttpConfig config) {
+    ConnectionHandler(HttpPipeline pipeline, ExecutorService requests, HttpConfig config, BodyBudget budget) {
         this.pipeline = pipeline;
         this.requests = requests;
         this.config = config;
+        this.budget = budget;
     }
 
     /**
@@ -131,7 +133,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         boolean streamed = expectsContinue || (declared < 0 ? HttpUtil.isTransferEncodingChunked(h) : declared > AGGREGATE_LIMIT);
         Runnable wanted = expectsContinue ? () -> ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE, Unpooled.EMPTY_BUFFER)) : () -> {};
         RequestBody body = new RequestBody(config.maxRequestSize(), config.maxBufferedBody(), TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()),
-                () -> ctx.executor().execute(() -> updateAutoRead(ctx)), wanted);
+                () -> ctx.executor().execute(() -> updateAutoRead(ctx)), wanted, budget, declared);
         Incoming in = new Incoming(h, body, streamed, null);
         receiving = in;
         if (streamed) enqueue(ctx, in);

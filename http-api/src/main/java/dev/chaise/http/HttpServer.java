@@ -40,6 +40,7 @@ public final class HttpServer implements AutoCloseable {
     private final ExecutorService requests;
     private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final AtomicInteger connections = new AtomicInteger();
+    private final BodyBudget budget = BodyBudget.ofHeap();
     private final Channel server;
     private final InetSocketAddress address;
 
@@ -66,7 +67,7 @@ public final class HttpServer implements AutoCloseable {
                                 return;
                             }
                             p.addLast("idle", new IdleStateHandler(0, 0, config.idleTimeoutSeconds(), TimeUnit.SECONDS));
-                            ConnectionHandler handler = new ConnectionHandler(pipeline, requests, config);
+                            ConnectionHandler handler = new ConnectionHandler(pipeline, requests, config, budget);
                             p.addLast("head", handler.headWatch());
                             p.addLast("codec", new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 64 * 1024));
                             p.addLast("chaise", handler);

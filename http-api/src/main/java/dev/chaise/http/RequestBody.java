@@ -24,6 +24,10 @@ public final class RequestBody {
     private final long waitNanos;
     private final Runnable drained;
     private final Runnable wanted;
+    private final BodyBudget budget;
+    private final long expected;
+    private int reserved; // units of budget held until close
+    private long covered; // bytes of body those units cover
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition arrived = lock.newCondition();
     private final ArrayDeque<ByteBuf> pending = new ArrayDeque<>();
@@ -42,18 +46,22 @@ public final class RequestBody {
      * @param drained run (from the reader's thread) when the unread bytes fall below the low water mark
      * @param wanted run once, from the reader's thread, when the handler first asks for the body
      *     ({@code Expect: 100-continue} is answered then: a request refused before that need not send it)
+     * @param budget the server's memory for bodies read whole; null for none
+     * @param expected the declared length, or -1
      */
-    RequestBody(long limit, long bufferLimit, long waitNanos, Runnable drained, Runnable wanted) {
+    RequestBody(long limit, long bufferLimit, long waitNanos, Runnable drained, Runnable wanted, BodyBudget budget, long expected) {
         this.limit = limit;
         this.bufferLimit = bufferLimit;
         this.waitNanos = waitNanos;
         this.drained = drained;
         this.wanted = wanted;
+        this.budget = budget;
+        this.expected = expected;
     }
 
     /** A body that has fully arrived (and tests' bodies). */
     public static RequestBody of(byte[] bytes) {
-        RequestBody b = new RequestBody(Long.MAX_VALUE, Long.MAX_VALUE, 0, () -> {}, () -> {});
+        RequestBody b = new RequestBody(Long.MAX_VALUE, Long.MAX_VALUE, 0, () -> {}, () -> {}, null, bytes.length);
         b.all = bytes;
         b.ended = true;
         b.received = bytes.length;
@@ -110,17 +118,21 @@ public final class RequestBody {
         }
     }
 
-    /** Releases what is unread; later bytes are dropped. */
+    /** Releases what is unread, and the memory budget held; later bytes are dropped. */
     void close() {
+        int held;
         lock.lock();
         try {
             closed = true;
             ByteBuf b;
             while ((b = pending.poll()) != null) b.release();
             buffered = 0;
+            held = reserved;
+            reserved = 0;
         } finally {
             lock.unlock();
         }
+        if (budget != null) budget.release(held);
     }
 
     /** Whether the reader should stop reading the socket for now. */
@@ -163,19 +175,38 @@ public final class RequestBody {
         return b;
     }
 
-    /** All of {@code in}; 413 past {@code limit} bytes. */
-    static byte[] readAll(InputStream in, long limit) {
+    /**
+     * All of {@code in}; 413 past {@code limit} bytes. Memory is reserved from the server's
+     * {@link BodyBudget} as the bytes arrive (the declared length at once), so that many large
+     * bodies at once wait their turn instead of running the heap out.
+     */
+    byte[] readAll(InputStream in, long limit) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (in) {
             byte[] buf = new byte[16384];
             for (int n; (n = in.read(buf)) > 0; ) {
                 if (out.size() + (long) n > limit) throw HttpError.tooLarge();
+                cover(out.size() + (long) n, limit);
                 out.write(buf, 0, n);
             }
         } catch (IOException e) {
             throw HttpError.badRequest("Could not read the request body");
         }
         return out.toByteArray();
+    }
+
+    /** Reserves budget for {@code size} bytes held (in steps of a megabyte or the declared length). */
+    private void cover(long size, long limit) {
+        if (budget == null || size <= covered || reserved >= budget.capacity()) return;
+        long want = Math.min(limit, Math.max(size - covered, Math.max(1 << 20, expected - covered)));
+        int n = budget.reserve(want);
+        lock.lock();
+        try {
+            reserved += n;
+            covered += want;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The body as a stream, readable once. Failures surface as {@link HttpError}s (413) or {@link ResponseStream.ClientGoneException}. */

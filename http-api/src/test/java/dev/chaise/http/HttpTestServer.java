@@ -97,7 +97,8 @@ final class HttpTestServer implements AutoCloseable {
     }
 
     Resp send(String method, String path, String body, String... headers) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
+        // A request the server never answers fails the test instead of hanging the build.
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(java.time.Duration.ofSeconds(60))
                 .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         for (int i = 0; i < headers.length; i += 2) b.header(headers[i], headers[i + 1]);
         HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());

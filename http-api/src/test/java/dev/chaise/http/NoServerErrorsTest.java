@@ -67,7 +67,10 @@ class NoServerErrorsTest {
             "/db/_all_docs?update_seq=true", "/db/_all_docs?stale=x", "/db/_all_docs?descending=true&startkey=1", "/db/_all_docs?endkey=%5B%5D",
             "/db/_all_docs?keys=%5B%22doc%22,%22_local%2Fl%22,null%5D&include_docs=true", "/db/_design_docs?keys=%5B%22_design%2Fa%22%5D",
             "/db/_local_docs?keys=%5B%22_local%2Fa%22%5D&include_docs=true", "/db/_design_docs?startkey=%22zzz%22",
-            "/db/_design_docs?descending=true&startkey=%22a%22");
+            "/db/_design_docs?descending=true&startkey=%22a%22",
+            // attachments whose names need care: control characters (the Location header), '_', not UTF-8
+            "/db/doc/%00", "/db/doc/a%01b", "/db/doc/%1F%7F", "/db/doc/_att", "/db/doc/a/%0D%0A", "/db/_design/d/%00",
+            "/db/doc/%ED%A0%80", "/db/%00/%00", "/db/_local/l/%00");
 
     /** A deliberate 501 for a feature not built yet is an honest answer, not a missing check. */
     static boolean honestNotImplemented(String method, HttpTestServer.Resp r) {

@@ -13,8 +13,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
@@ -32,6 +34,11 @@ final class ChaiseProcess implements AutoCloseable {
     /** Starts {@code server/target/chaise.jar} on in-memory storage, logging to {@code target/{logName}}, and waits for {@code /_up}. */
     ChaiseProcess(String logName) throws Exception {
         this(logName, "[chaise]\nstorage = embedded-memory\n");
+    }
+
+    /** The jar as the README runs it: embedded storage on disk (in a new temporary directory). */
+    static ChaiseProcess onDisk(String logName) throws Exception {
+        return new ChaiseProcess(logName, "[chaise]\nstorage = embedded\ndata_dir = " + Files.createTempDirectory("chaise-it-data-") + "\n");
     }
 
     /**
@@ -83,6 +90,25 @@ final class ChaiseProcess implements AutoCloseable {
     public void close() throws InterruptedException {
         server.destroy();
         server.waitFor(20, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Runs a node script of this module against the server to its end (at most {@code minutes}),
+     * its output relayed into the build log and kept in {@code target/{logName}}; the lines it
+     * printed. Fails unless it exits 0.
+     */
+    List<String> runNode(String script, Map<String, String> env, int minutes, String logName) throws Exception {
+        ProcessBuilder pb = child(List.of("node", script));
+        pb.environment().putAll(env);
+        if (Boolean.getBoolean("chaise.slow")) pb.environment().put("CHAISE_SLOW", "1");
+        Process node = pb.start();
+        List<String> lines = Collections.synchronizedList(new ArrayList<>());
+        Thread relay = relay(node, lines);
+        assertTrue(node.waitFor(minutes, TimeUnit.MINUTES), script + " did not finish in " + minutes + " minutes");
+        relay.join(10_000);
+        Files.write(MODULE.resolve("target/" + logName), lines);
+        assertEquals(0, node.exitValue(), script + " failed; its FAIL lines are above and in target/" + logName);
+        return lines;
     }
 
     /** Copies a child's output into this JVM's stdout, which surefire carries to the build log. */

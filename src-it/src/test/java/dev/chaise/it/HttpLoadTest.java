@@ -1,14 +1,9 @@
 package dev.chaise.it;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.util.Map;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -24,16 +19,9 @@ import org.junit.jupiter.api.Test;
 class HttpLoadTest {
     @Test
     void connectionsFeedsAndSlowClientsAtOnce() throws Exception {
-        Path data = Files.createTempDirectory("chaise-load-");
-        try (ChaiseProcess chaise = new ChaiseProcess("chaise-load-server.log", "[chaise]\nstorage = embedded\ndata_dir = " + data + "\n")) {
-            Process node = chaise.child(List.of("node", "fuzz/load.mjs")).start();
-            List<String> lines = Collections.synchronizedList(new ArrayList<>());
-            Thread relay = ChaiseProcess.relay(node, lines);
-            assertTrue(node.waitFor(10, TimeUnit.MINUTES), "the load test did not finish in 10 minutes");
-            relay.join(10_000);
-            Files.write(ChaiseProcess.MODULE.resolve("target/http-load.log"), lines);
+        try (ChaiseProcess chaise = ChaiseProcess.onDisk("chaise-load-server.log")) {
+            List<String> lines = chaise.runNode("fuzz/load.mjs", Map.of(), 10, "http-load.log");
             assertTrue(lines.stream().anyMatch(l -> l.startsWith("LOAD-SUMMARY ")), "the load test printed no summary");
-            assertEquals(0, node.exitValue(), "the load test failed; its FAIL lines are above");
         }
     }
 }

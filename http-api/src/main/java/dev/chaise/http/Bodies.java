@@ -25,7 +25,7 @@ public final class Bodies {
      */
     public static byte[] bytes(Request req, long limit) {
         if (!gzipped(req)) return req.body();
-        return req.content().readAll(gunzip(new ByteArrayInputStream(req.body())), Math.min(limit, req.content().bufferLimit()));
+        return req.content().readAllInflated(gunzip(new ByteArrayInputStream(req.body())), Math.min(limit, req.content().bufferLimit()));
     }
 
     /** The body as a stream as it arrives, gunzipped if {@code Content-Encoding: gzip}. */

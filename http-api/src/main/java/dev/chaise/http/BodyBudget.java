@@ -7,9 +7,11 @@ import java.util.concurrent.TimeUnit;
  * The heap that request bodies read whole (JSON) may take at once, shared by one server's
  * requests. A body read whole lives as bytes and then as its parsed JSON, a few times its size
  * together ({@link #FACTOR}); twelve 60 MB bodies at once ran a 512 MB heap out of memory. A
- * request reserves as its body grows and releases when it ends; one that cannot reserve waits for
- * others to finish, and after {@link #WAIT_SECONDS} gets 503. A body bigger than the whole budget
- * may still be read, alone.
+ * request reserves as its body grows and releases when it ends. Its first reservation (the
+ * declared length, or a step) may wait for others to finish, up to {@link #WAIT_SECONDS}; growing
+ * past it (a chunked or gzip body) takes what is free at once or fails: a request that waited
+ * while holding could wait on another that waits on it. Either failure is 503. A body bigger than
+ * the whole budget may still be read, alone.
  */
 final class BodyBudget {
     static final int FACTOR = 4;
@@ -31,12 +33,17 @@ final class BodyBudget {
         return new BodyBudget(Runtime.getRuntime().maxMemory() / 4 * 3, TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
     }
 
-    /** Room for a body of {@code bytes}; the units reserved (to {@link #release}). */
-    int reserve(long bytes) {
-        int n = (int) Math.min(units, (bytes * FACTOR + UNIT - 1) / UNIT);
-        if (n == 0) return 0;
+    /**
+     * Room for {@code bytes} more of a body; the units reserved (to {@link #release}).
+     *
+     * @param mayWait false when the caller already holds units and could wait on a waiter
+     * @param held the units the caller holds already: it never asks for more than the rest
+     */
+    int reserve(long bytes, boolean mayWait, int held) {
+        int n = (int) Math.min(units - held, (bytes * FACTOR + UNIT - 1) / UNIT);
+        if (n <= 0) return 0;
         try {
-            if (free.tryAcquire(n) || free.tryAcquire(n, waitMillis, TimeUnit.MILLISECONDS)) return n;
+            if (free.tryAcquire(n) || mayWait && free.tryAcquire(n, waitMillis, TimeUnit.MILLISECONDS)) return n;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -17,6 +17,8 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class RequestBody {
     static final int HIGH_WATER = 1 << 20;
+    /** Budget is reserved for a body of unknown length this much at a time. */
+    static final int RESERVE_STEP = 256 << 10;
     private static final int LOW_WATER = 256 << 10;
 
     private final long limit;
@@ -195,11 +197,29 @@ public final class RequestBody {
         return out.toByteArray();
     }
 
-    /** Reserves budget for {@code size} bytes held (in steps of a megabyte or the declared length). */
+    /**
+     * {@link #readAll} for a body that inflates (gzip): room for all it may inflate to is reserved
+     * first, waiting if need be, so that two bodies inflating at once never fail each other.
+     */
+    byte[] readAllInflated(InputStream in, long limit) {
+        if (budget != null && reserved < budget.capacity()) {
+            int n = budget.reserve(limit, true, reserved);
+            lock.lock();
+            try {
+                reserved += n;
+                covered += limit;
+            } finally {
+                lock.unlock();
+            }
+        }
+        return readAll(in, limit);
+    }
+
+    /** Reserves budget for {@code size} bytes held: the declared length at once, else in steps. */
     private void cover(long size, long limit) {
         if (budget == null || size <= covered || reserved >= budget.capacity()) return;
-        long want = Math.min(limit, Math.max(size - covered, Math.max(1 << 20, expected - covered)));
-        int n = budget.reserve(want);
+        long want = Math.min(limit, Math.max(Math.max(size, expected), covered + RESERVE_STEP)) - covered;
+        int n = budget.reserve(want, reserved == 0, reserved);
         lock.lock();
         try {
             reserved += n;

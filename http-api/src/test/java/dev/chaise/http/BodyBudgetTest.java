@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.Unpooled;
 import java.util.concurrent.CompletableFuture;
@@ -37,6 +38,40 @@ class BodyBudgetTest {
         b.close();
         c.close();
         assertEquals(budget.capacity(), budget.available(), "everything is given back");
+    }
+
+    @Test
+    void aGrowingBodyNeverWaitsWhileHoldingRoom() throws Exception {
+        BodyBudget budget = new BodyBudget(8 << 20, 10_000);
+        RequestBody other = arrived(budget, 1 << 20); // holds 4 MB
+        other.bytes();
+        // No declared length (chunked): it reserves in steps, and past the free room fails at once.
+        RequestBody chunked = new RequestBody(Long.MAX_VALUE, Long.MAX_VALUE, TimeUnit.SECONDS.toNanos(5), () -> {}, () -> {}, budget, -1);
+        chunked.offer(Unpooled.wrappedBuffer(new byte[2 << 20]));
+        chunked.end();
+        long t0 = System.nanoTime();
+        HttpError e = assertThrows(HttpError.class, chunked::bytes);
+        assertEquals(503, e.status());
+        assertTrue(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0) < 5, "it did not wait for the 10 s allowed to a first reservation");
+        chunked.close();
+        other.close();
+        assertEquals(budget.capacity(), budget.available());
+    }
+
+    @Test
+    void gzipBodiesReserveAllTheyMayInflateToFirst() throws Exception {
+        BodyBudget budget = new BodyBudget(8 << 20, 10_000);
+        RequestBody a = arrived(budget, 10);
+        a.readAllInflated(new java.io.ByteArrayInputStream(new byte[100]), 1 << 20); // may inflate to 1 MB: 4 MB held
+        RequestBody b = arrived(budget, 10);
+        b.bytes();
+        CompletableFuture<byte[]> second = CompletableFuture.supplyAsync(() -> b.readAllInflated(new java.io.ByteArrayInputStream(new byte[3 << 19]), 2 << 20));
+        Thread.sleep(300);
+        assertFalse(second.isDone(), "the second waits (it holds only its 10 bytes) instead of failing");
+        a.close();
+        assertEquals(3 << 19, second.get(10, TimeUnit.SECONDS).length);
+        b.close();
+        assertEquals(budget.capacity(), budget.available());
     }
 
     @Test

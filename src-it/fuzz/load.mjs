@@ -7,6 +7,7 @@
 import net from 'node:net';
 import http from 'node:http';
 import fs from 'node:fs';
+import { execFile } from 'node:child_process';
 
 const base = new URL(process.env.CHAISE_URL);
 const HOST = base.hostname;
@@ -131,15 +132,23 @@ function feed(n) {
 // ---------------------------------------------------------------- the probe
 const probe = { count: 0, failures: 0, worstMs: 0, worstAfterRampMs: 0, over1s: 0, latencies: [] };
 let rampedAt = Infinity; // 10 s after every connection was opened
+// LOAD_DUMP_DIR: a probe pending for 2 s takes the server's thread dump there (once), to see what it waits on.
+let dumped = false;
 async function prober() {
   while (!stopping) {
     const t0 = process.hrtime.bigint();
+    const watch = process.env.LOAD_DUMP_DIR && !dumped ? setTimeout(() => {
+      dumped = true;
+      const jcmd = process.env.JAVA_HOME ? `${process.env.JAVA_HOME}/bin/jcmd` : 'jcmd';
+      execFile(jcmd, [PID, 'Thread.print'], { maxBuffer: 64 << 20 }, (e, out) => fs.writeFileSync(`${process.env.LOAD_DUMP_DIR}/stall-threads.txt`, e ? String(e) : out));
+    }, 2000) : null;
     try {
       const r = await request('GET', '/');
       if (r.status !== 200) probe.failures++;
     } catch {
       probe.failures++;
     }
+    clearTimeout(watch);
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     probe.count++;
     probe.latencies.push(ms);

@@ -12,7 +12,12 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
+import java.util.HexFormat;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * Who made a request, CouchDB 3 style: the {@code cookie} handler, then {@code default} (HTTP
@@ -22,6 +27,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>A PBKDF2 check costs hundreds of milliseconds at CouchDB's 600,000 iterations, so, like
  * CouchDB's password cache, a password that once matched a stored hash is remembered as a fast
  * salted SHA-256 until the stored hash changes.
+ *
+ * <p>The PBKDF2 checks themselves run on a small pool of platform threads ({@link #HASHING}), not
+ * on the request's virtual thread: a virtual thread computing holds its carrier, and with one
+ * carrier per core a few checks at once (failed logins, or the first requests of many clients
+ * with the same password) stopped every other request for seconds. Concurrent checks of the same
+ * name and password share one computation.
  */
 public final class Authenticator {
     public static final String INCORRECT = "Name or password is incorrect.";
@@ -31,6 +42,10 @@ public final class Authenticator {
     private final SessionCookies cookies;
     private final List<AuthenticationHandler> handlers;
     private final ConcurrentHashMap<String, byte[]> verified = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, CompletableFuture<Boolean>> checking = new ConcurrentHashMap<>();
+    /** Half the cores (at least one): requests keep the rest while checks queue here. */
+    private static final ExecutorService HASHING = Executors.newFixedThreadPool(Math.max(1, Runtime.getRuntime().availableProcessors() / 2),
+            Thread.ofPlatform().name("pbkdf2-", 0).daemon().factory());
     private final byte[] cacheSalt = new byte[16];
 
     public Authenticator(List<UserDirectory> directories, SessionCookies cookies) {
@@ -81,10 +96,25 @@ public final class Authenticator {
         byte[] fast = fastHash(password);
         byte[] known = verified.get(key);
         if (known != null) return MessageDigest.isEqual(known, fast);
-        if (!c.password().matches(password)) return false;
+        if (!slowCheck(c, password, key + '\0' + HexFormat.of().formatHex(fast))) return false;
         if (verified.size() >= CACHE_LIMIT) verified.clear();
         verified.put(key, fast);
         return true;
+    }
+
+    /** The PBKDF2 check, on {@link #HASHING}; one computation for concurrent checks of the same {@code key}. */
+    private boolean slowCheck(Credentials c, String password, String key) {
+        CompletableFuture<Boolean> f = checking.computeIfAbsent(key, k -> CompletableFuture.supplyAsync(() -> c.password().matches(password), HASHING));
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while checking a password", e);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+        } finally {
+            if (f.isDone()) checking.remove(key, f);
+        }
     }
 
     private byte[] fastHash(String password) {

@@ -30,10 +30,16 @@ public final class StoreTimer {
 
     public record Stat(long count, long totalNanos) {}
 
-    private final Map<String, LongAdder[]> events = new ConcurrentHashMap<>();
+    /** Keyed by the event or count itself (an enum constant): no name is built on the hot path. */
+    private final Map<Object, LongAdder[]> events = new ConcurrentHashMap<>();
+
+    private LongAdder[] adders(Object key) {
+        LongAdder[] a = events.get(key);
+        return a != null ? a : events.computeIfAbsent(key, k -> new LongAdder[] {new LongAdder(), new LongAdder()});
+    }
 
     public void record(Event event, long nanos) {
-        LongAdder[] a = events.computeIfAbsent("wait." + event.name(), k -> new LongAdder[] {new LongAdder(), new LongAdder()});
+        LongAdder[] a = adders(event);
         a[0].increment();
         a[1].add(nanos);
     }
@@ -43,7 +49,7 @@ public final class StoreTimer {
     }
 
     public void add(Count count, long n) {
-        events.computeIfAbsent("count." + count.name(), k -> new LongAdder[] {new LongAdder(), new LongAdder()})[0].add(n);
+        adders(count)[0].add(n);
     }
 
     public <T> T time(Event event, Supplier<T> wait) {
@@ -65,19 +71,22 @@ public final class StoreTimer {
     }
 
     public long count(Count count) {
-        LongAdder[] a = events.get("count." + count.name());
+        LongAdder[] a = events.get(count);
         return a == null ? 0 : a[0].sum();
     }
 
     public Stat stat(Event event) {
-        LongAdder[] a = events.get("wait." + event.name());
+        LongAdder[] a = events.get(event);
         return a == null ? new Stat(0, 0) : new Stat(a[0].sum(), a[1].sum());
     }
 
-    /** Every event and counter by name, sorted. */
+    /** Every event ({@code wait.NAME}) and counter ({@code count.NAME}) by name, sorted. */
     public Map<String, Stat> snapshot() {
         Map<String, Stat> out = new TreeMap<>();
-        events.forEach((k, v) -> out.put(k, new Stat(v[0].sum(), v[1].sum())));
+        events.forEach((k, v) -> {
+            String name = k instanceof Event e ? "wait." + e.name() : "count." + ((Count) k).name();
+            out.merge(name, new Stat(v[0].sum(), v[1].sum()), (x, y) -> new Stat(x.count() + y.count(), x.totalNanos() + y.totalNanos()));
+        });
         return out;
     }
 }

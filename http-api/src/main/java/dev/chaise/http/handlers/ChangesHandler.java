@@ -166,6 +166,9 @@ public final class ChangesHandler {
 
     // ---------------------------------------------------------------- one response
 
+    /** A change that passed the filter, and its row. */
+    private record Scanned(Sequence seq, ObjectNode row) {}
+
     /** The state of one response: where the scan is, what was sent, and how to write it. */
     private final class Run {
         final Database db;
@@ -232,11 +235,14 @@ public final class ChangesHandler {
             long before = emitted;
             int rows = a.includeDocs() || docTest != null ? ROWS_PER_TRANSACTION_WITH_DOCS : ScanProperties.ROWS_PER_TRANSACTION;
             ScanProperties props = ScanProperties.of(a.descending(), a.limit() == Long.MAX_VALUE ? 0 : a.limit() - emitted).rowsPerTransaction(rows);
-            Cursor<ObjectNode> c = db.changes(a.descending() ? null : last, props, this::map);
+            Cursor<Scanned> c = db.changes(a.descending() ? null : last, props, (r, ch) -> {
+                ObjectNode row = map(r, ch);
+                return row == null ? null : new Scanned(ch.seq(), row);
+            });
             while (c.hasNext()) {
-                ObjectNode row = c.next();
-                last = Sequence.fromContinuation(c.continuation());
-                emit(out, row);
+                Scanned s = c.next();
+                last = s.seq();
+                emit(out, s.row());
             }
             scanned = true;
             if (c.continuation() != null) last = Sequence.fromContinuation(c.continuation()); // past rows the filter dropped

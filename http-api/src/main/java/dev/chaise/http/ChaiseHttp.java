@@ -55,21 +55,29 @@ public final class ChaiseHttp implements AutoCloseable {
         this.config = config;
         this.storage = storage;
         this.configStore = configStore;
-        String secret = config.auth().secret() != null ? config.auth().secret()
-                : configStore.get("chttpd_auth", "secret")
-                        .orElseGet(() -> storage.serverValue(ServerMetadata.COOKIE_SECRET, SessionCookies::newSecret));
+        // Settings an admin may change over _config are read through this at each use.
+        java.util.function.Supplier<HttpConfig> live = () -> HttpConfig.from(configStore, config);
+        // The configured secret, else the one generated once and kept in storage (shared by every
+        // server on one cluster).
+        java.util.concurrent.atomic.AtomicReference<String> stored = new java.util.concurrent.atomic.AtomicReference<>(
+                live.get().auth().secret() != null ? null : storage.serverValue(ServerMetadata.COOKIE_SECRET, SessionCookies::newSecret));
+        java.util.function.Supplier<String> secret = () -> {
+            String s = live.get().auth().secret();
+            if (s != null) return s;
+            return stored.updateAndGet(k -> k != null ? k : storage.serverValue(ServerMetadata.COOKIE_SECRET, SessionCookies::newSecret));
+        };
         String uuid = configStore.get("couchdb", "uuid")
                 .orElseGet(() -> storage.serverValue(ServerMetadata.UUID, () -> UUID.randomUUID().toString().replace("-", "")));
         List<UserDirectory> dirs = new ArrayList<>();
         dirs.add(new ServerAdmins(configStore));
         dirs.addAll(users);
         this.access = new Access(storage);
-        UsersDatabase usersDb = new UsersDatabase(storage, config.auth());
+        UsersDatabase usersDb = new UsersDatabase(storage, () -> live.get().auth());
         dirs.add(usersDb);
-        this.authenticator = new Authenticator(dirs, new SessionCookies(secret, config.auth(), () -> System.currentTimeMillis() / 1000));
-        new ServerHandlers(config, storage, uuid, views::activeTasks).register(router);
+        this.authenticator = new Authenticator(dirs, new SessionCookies(secret, () -> live.get().auth(), () -> System.currentTimeMillis() / 1000));
+        new ServerHandlers(live, storage, uuid, views::activeTasks).register(router);
         new SessionHandlers(authenticator).register(router);
-        new NodeHandlers(config, configStore).register(router);
+        new NodeHandlers(live, configStore).register(router);
         new DatabaseHandlers(storage, access).register(router);
         new DocumentHandlers(views, usersDb, access).register(router);
         new BulkDocsHandler(views, usersDb, access).register(router);

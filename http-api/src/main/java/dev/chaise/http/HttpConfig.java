@@ -61,6 +61,60 @@ public record HttpConfig(
         }
     }
 
+    /**
+     * The settings as {@code config} has them now, CouchDB's section and key names, with
+     * {@code fallback}'s values where a key is missing or does not parse (a bad value set over
+     * {@code _config} must not break every request).
+     */
+    public static HttpConfig from(ConfigStore config, HttpConfig fallback) {
+        Auth a = fallback.auth();
+        Auth auth = new Auth(
+                num(config, "chttpd_auth", "timeout", a.timeoutSeconds()),
+                bool(config, "chttpd_auth", "allow_persistent_cookies", a.allowPersistentCookies()),
+                num(config, "chttpd_auth", "iterations", a.iterations()),
+                config.get("chttpd_auth", "pbkdf2_prf").filter(v -> !v.isBlank()).orElse(a.pbkdf2Prf()),
+                config.get("chttpd_auth", "secret").filter(v -> !v.isBlank()).orElse(a.secret()),
+                config.get("chttpd_auth", "same_site").orElse(a.sameSite()),
+                config.get("chttpd_auth", "cookie_domain").orElse(a.cookieDomain()));
+        return new HttpConfig(
+                config.get("chttpd", "bind_address").filter(v -> !v.isBlank()).orElse(fallback.bindAddress()),
+                num(config, "chttpd", "port", fallback.port()),
+                num(config, "chttpd", "max_http_request_size", fallback.maxRequestSize()),
+                num(config, "chaise", "max_buffered_body_size", fallback.maxBufferedBody()),
+                num(config, "chaise", "http_idle_timeout", fallback.idleTimeoutSeconds()),
+                config.get("chaise", "node_name").filter(v -> !v.isBlank()).orElse(fallback.nodeName()),
+                fallback.vendorVersion(),
+                config.get("chaise", "git_sha").orElse(fallback.gitSha()),
+                bool(config, "chttpd", "admin_only_all_dbs", fallback.adminOnlyAllDbs()),
+                num(config, "uuids", "max_count", fallback.maxUuidCount()),
+                bool(config, "chttpd", "decode_plus_to_space", fallback.decodePlusToSpace()),
+                auth,
+                num(config, "chttpd", "request_head_timeout", fallback.requestHeadTimeoutSeconds()),
+                num(config, "chttpd", "max_connections", fallback.maxConnections()));
+    }
+
+    private static int num(ConfigStore c, String section, String key, int fallback) {
+        return (int) Math.min(Integer.MAX_VALUE, num(c, section, key, (long) fallback));
+    }
+
+    private static long num(ConfigStore c, String section, String key, long fallback) {
+        try {
+            return c.get(section, key).map(String::strip).map(Long::parseLong).orElse(fallback);
+        } catch (NumberFormatException e) {
+            return fallback;
+        }
+    }
+
+    private static boolean bool(ConfigStore c, String section, String key, boolean fallback) {
+        return c.get(section, key).map(String::strip).map(v -> v.equals("true") ? Boolean.TRUE : v.equals("false") ? Boolean.FALSE : null)
+                .orElse(fallback);
+    }
+
+    public HttpConfig withVendorVersion(String v) {
+        return new HttpConfig(bindAddress, port, maxRequestSize, maxBufferedBody, idleTimeoutSeconds, nodeName, v, gitSha,
+                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth, requestHeadTimeoutSeconds, maxConnections);
+    }
+
     public static HttpConfig defaults() {
         return new HttpConfig("127.0.0.1", 5984, 4L << 30, 64L << 20, 300, "chaise@127.0.0.1", "0.1.0", "unknown",
                 true, 1000, true, Auth.defaults(), 60, 4096);

@@ -10,6 +10,18 @@ import java.util.concurrent.ConcurrentSkipListMap;
 /** A {@link ConfigStore} that persists nothing: for tests, and as the base of the ini-backed one. */
 public class InMemoryConfigStore implements ConfigStore {
     private final ConcurrentSkipListMap<String, ConcurrentSkipListMap<String, String>> sections = new ConcurrentSkipListMap<>();
+    private final java.util.List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** Told of each change made through {@link #set} or {@link #delete}; {@code value} is null for a delete. */
+    @FunctionalInterface
+    public interface Listener {
+        void changed(String section, String key, String value);
+    }
+
+    /** For settings held outside the store (log level, document size limits) that must follow it. */
+    public void addListener(Listener l) {
+        listeners.add(l);
+    }
 
     public InMemoryConfigStore() {}
 
@@ -40,15 +52,18 @@ public class InMemoryConfigStore implements ConfigStore {
 
     @Override
     public void set(String section, String key, String value, boolean persist) {
+        if (persist) persistSet(section, key, value); // a write that fails changes nothing
         put(section, key, value);
-        if (persist) persistSet(section, key, value);
+        listeners.forEach(l -> l.changed(section, key, value));
     }
 
     @Override
     public boolean delete(String section, String key, boolean persist) {
         var kv = sections.get(section);
-        if (kv == null || kv.remove(key) == null) return false;
+        if (kv == null || !kv.containsKey(key)) return false;
         if (persist) persistDelete(section, key);
+        kv.remove(key);
+        listeners.forEach(l -> l.changed(section, key, null));
         return true;
     }
 

@@ -83,17 +83,44 @@ class ConfigEndpointsTest {
     }
 
     @Test
-    void otherKeysAreReadOnly() throws Exception {
-        s.send("PUT", "/_node/_local/_config/chttpd/port", "\"1\"", "Authorization", ADMIN)
-                .error(400, "modification_not_allowed", "This config variable is read-only");
-        s.send("DELETE", "/_node/_local/_config/chttpd/port", null, "Authorization", ADMIN)
-                .error(400, "modification_not_allowed", "This config variable is read-only");
+    void everyKeyButTheBlacklistedSectionsIsWritableAndUnknownOnesAreKept() throws Exception {
+        // As CouchDB: a key read only at start (the port) is stored, and applies at the next start.
+        assertEquals("\"5984\"\n", s.send("PUT", "/_node/_local/_config/chttpd/port", "\"1\"", "Authorization", ADMIN).status(200).text());
+        assertEquals("\"1\"\n", s.send("DELETE", "/_node/_local/_config/chttpd/port", null, "Authorization", ADMIN).status(200).text());
+        s.send("PUT", "/_node/_local/_config/no_such_section/whatever", "\"kept\"", "Authorization", ADMIN).status(200);
+        assertEquals("kept", s.get("/_node/_local/_config", "Authorization", ADMIN).json().get("no_such_section").get("whatever").asText());
         s.send("PUT", "/_node/_local/_config/query_servers/js", "\"x\"", "Authorization", ADMIN)
                 .error(403, "forbidden", "Config section blacklisted for modification over HTTP API.");
         s.send("PUT", "/_node/_local/_config/admins/x", "42", "Authorization", ADMIN).error(400, "bad_request", "a JSON string expected");
         s.send("PUT", "/_node/_local/_config/admins/x", "\"y\"").error(401, "unauthorized", "You are not a server admin.");
         assertEquals("DELETE,GET,HEAD,PUT", s.send("POST", "/_node/_local/_config/admins/x", "\"y\"", "Authorization", ADMIN)
                 .error(405, "method_not_allowed", null).header("Allow"));
+    }
+
+    @Test
+    void liveKeysApplyWithoutARestart() throws Exception {
+        s.get("/_uuids?count=5").status(200);
+        s.send("PUT", "/_node/_local/_config/uuids/max_count", "\"2\"", "Authorization", ADMIN).status(200);
+        s.get("/_uuids?count=5").error(400, "bad_request", "count parameter too large");
+        s.send("DELETE", "/_node/_local/_config/uuids/max_count", null, "Authorization", ADMIN).status(200);
+        s.get("/_uuids?count=5").status(200);
+
+        s.get("/_all_dbs", "Authorization", BOB).status(401);
+        s.send("PUT", "/_node/_local/_config/chttpd/admin_only_all_dbs", "\"false\"", "Authorization", ADMIN).status(200);
+        s.get("/_all_dbs", "Authorization", BOB).status(200);
+        s.send("PUT", "/_node/_local/_config/chttpd/admin_only_all_dbs", "\"not a boolean\"", "Authorization", ADMIN).status(200);
+        s.get("/_all_dbs", "Authorization", BOB).status(401); // a bad value falls back to the start value, never a 500
+        s.send("DELETE", "/_node/_local/_config/chttpd/admin_only_all_dbs", null, "Authorization", ADMIN).status(200);
+
+        var login = s.send("POST", "/_session", "{\"name\":\"admin\",\"password\":\"pass\"}", "Content-Type", "application/json");
+        org.junit.jupiter.api.Assertions.assertTrue(login.header("Set-Cookie").contains("Max-Age=600"), login.header("Set-Cookie"));
+        s.send("PUT", "/_node/_local/_config/chttpd_auth/timeout", "\"42\"", "Authorization", ADMIN).status(200);
+        s.send("PUT", "/_node/_local/_config/chttpd_auth/same_site", "\"strict\"", "Authorization", ADMIN).status(200);
+        login = s.send("POST", "/_session", "{\"name\":\"admin\",\"password\":\"pass\"}", "Content-Type", "application/json");
+        org.junit.jupiter.api.Assertions.assertTrue(login.header("Set-Cookie").contains("Max-Age=42"), login.header("Set-Cookie"));
+        org.junit.jupiter.api.Assertions.assertTrue(login.header("Set-Cookie").contains("SameSite=Strict"), login.header("Set-Cookie"));
+        s.send("DELETE", "/_node/_local/_config/chttpd_auth/timeout", null, "Authorization", ADMIN).status(200);
+        s.send("DELETE", "/_node/_local/_config/chttpd_auth/same_site", null, "Authorization", ADMIN).status(200);
     }
 
     @Test

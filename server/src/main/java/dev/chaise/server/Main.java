@@ -25,30 +25,60 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code java -jar chaise.jar [--config FILE]...}: reads the ini files (later ones win; changes
- * made over HTTP go to the last), opens the configured storage and serves HTTP until stopped.
+ * {@code java -jar chaise.jar [--config PATH]...}: reads the configuration chain ({@link
+ * ConfigFiles}), opens the configured storage, creates the system databases on a first start, and
+ * serves HTTP until stopped.
  */
 public final class Main {
     private static final Logger log = LoggerFactory.getLogger(Main.class);
 
     private Main() {}
 
+    /** What {@code --help} prints: the jar's options and the environment it reads. */
+    static final String USAGE = """
+            usage: java -jar chaise.jar [--config PATH]... | --help | --version
+
+              --config PATH  an ini file, or an etc directory (its local.ini, then local.d/*.ini by name);
+                             repeatable, later values win; changes over /_node/_local/_config are written
+                             to the last file of the chain. default.ini (in the jar) comes first.
+              --help         this text
+              --version      the version
+
+            environment:
+              COUCHDB_USER, COUCHDB_PASSWORD  the first admin, when no [admins] entry names that user
+            """;
+
     public static void main(String[] args) throws Exception {
-        IniConfig config = new IniConfig();
-        Path last = null;
+        List<Path> configPaths = new java.util.ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--config" -> {
-                    if (i + 1 >= args.length) usage("--config needs a file");
-                    last = Path.of(args[++i]);
-                    config.merge(java.nio.file.Files.readString(last), last.toString());
+                    if (i + 1 >= args.length) usage("--config needs a file or directory");
+                    configPaths.add(Path.of(args[++i]).toAbsolutePath());
                 }
-                case "-h", "--help" -> usage(null);
+                case "-h", "--help" -> {
+                    System.out.print(USAGE);
+                    System.exit(0);
+                }
+                case "-v", "--version" -> {
+                    System.out.println("Chaise " + version() + " (CouchDB " + HttpConfig.COUCHDB_VERSION + " API)");
+                    System.exit(0);
+                }
                 default -> usage("unknown argument " + args[i]);
             }
         }
-        IniConfigStore live = new IniConfigStore(config, last);
-        HttpConfig http = httpConfig(config, version());
+        ConfigFiles files;
+        IniConfig config;
+        try {
+            files = ConfigFiles.resolve(configPaths);
+            config = files.load();
+        } catch (java.io.IOException | IllegalArgumentException e) {
+            usage(e.getMessage());
+            return;
+        }
+        IniConfigStore live = new IniConfigStore(config, files.writeTo());
+        LogLevel.apply(live.get("log", "level").orElse("info"));
+        HttpConfig http = HttpConfig.from(live, HttpConfig.defaults().withVendorVersion(version()));
         addAdminFromEnvironment(live, System.getenv(), http);
         if (!new ServerAdmins(live).any()) {
             // As CouchDB 3: there is no admin party.
@@ -59,9 +89,11 @@ public final class Main {
         hashPlainTextAdmins(live, http);
 
         KvStore store = openStorage(config);
-        Storage storage = new Storage(store, SecurityObject.ADMIN_ONLY_JSON);
-        config.get("couchdb", "max_document_size").map(Long::parseLong).ifPresent(storage::maxDocumentSize);
-        config.get("couchdb", "max_attachment_size").map(Long::parseLong).ifPresent(storage::maxAttachmentSize);
+        Storage storage = new Storage(store, SecurityObject.ADMIN_ONLY_JSON)
+                .maxDocumentSize(longOf(live, "couchdb", "max_document_size", Storage.DEFAULT_MAX_DOCUMENT_SIZE))
+                .maxAttachmentSize(longOf(live, "couchdb", "max_attachment_size", Storage.DEFAULT_MAX_ATTACHMENT_SIZE));
+        live.addListener((section, key, value) -> applyLive(live, storage, section, key));
+        if (boolOf(config, "couchdb", "single_node", true)) SystemDatabases.ensure(storage);
         long jsTimeout = config.get("couchdb", "os_process_timeout").map(Long::parseLong).orElse(5000L);
         GraalJsEngine js = GraalJsEngine.create(new GraalJsEngine.Options(Duration.ofMillis(jsTimeout), GraalJsEngine.Options.defaults().poolSize()));
         ViewService views = new ViewService(storage, js).enableInteractiveViews()
@@ -89,8 +121,6 @@ public final class Main {
             System.exit(1);
             return;
         }
-        log.info("storage ready: backend={}", store.backendName());
-        log.info("Chaise listening on http://{}:{}", http.bindAddress(), server.port());
 
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -102,36 +132,40 @@ public final class Main {
             store.close();
             stopped.countDown();
         }, "chaise-shutdown"));
+        log.info("Chaise {} ready at http://{}:{}/ storage={} data_dir={} config={} in {} ms", version(), host(http.bindAddress()), server.port(),
+                store.backendName(), dataDirOf(config), files.writeTo() == null ? "(none: changes kept in memory)" : files.writeTo(),
+                java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime());
         stopped.await();
     }
 
-    /** The HTTP settings from the ini, with CouchDB's section and key names and defaults. */
-    static HttpConfig httpConfig(IniConfig c, String version) {
-        HttpConfig d = HttpConfig.defaults();
-        HttpConfig.Auth a = d.auth();
-        HttpConfig.Auth auth = new HttpConfig.Auth(
-                intOf(c, "chttpd_auth", "timeout", a.timeoutSeconds()),
-                boolOf(c, "chttpd_auth", "allow_persistent_cookies", a.allowPersistentCookies()),
-                intOf(c, "chttpd_auth", "iterations", a.iterations()),
-                c.get("chttpd_auth", "pbkdf2_prf", a.pbkdf2Prf()),
-                c.get("chttpd_auth", "secret").orElse(null),
-                c.get("chttpd_auth", "same_site", a.sameSite()),
-                c.get("chttpd_auth", "cookie_domain", a.cookieDomain()));
-        return new HttpConfig(
-                c.get("chttpd", "bind_address", d.bindAddress()),
-                intOf(c, "chttpd", "port", d.port()),
-                c.get("chttpd", "max_http_request_size").map(Long::parseLong).orElse(d.maxRequestSize()),
-                c.get("chaise", "max_buffered_body_size").map(Long::parseLong).orElse(d.maxBufferedBody()),
-                intOf(c, "chaise", "http_idle_timeout", d.idleTimeoutSeconds()),
-                c.get("chaise", "node_name", d.nodeName()),
-                version,
-                c.get("chaise", "git_sha", d.gitSha()),
-                boolOf(c, "chttpd", "admin_only_all_dbs", d.adminOnlyAllDbs()),
-                intOf(c, "uuids", "max_count", d.maxUuidCount()),
-                boolOf(c, "chttpd", "decode_plus_to_space", d.decodePlusToSpace()),
-                auth,
-                intOf(c, "chttpd", "request_head_timeout", d.requestHeadTimeoutSeconds()),
-                intOf(c, "chttpd", "max_connections", d.maxConnections()));
+    /** Settings held outside the config store follow its changes. */
+    static void applyLive(ConfigStore live, Storage storage, String section, String key) {
+        switch (section + "/" + key) {
+            case "log/level" -> LogLevel.apply(live.get("log", "level").orElse("info"));
+            case "couchdb/max_document_size" -> storage.maxDocumentSize(longOf(live, section, key, Storage.DEFAULT_MAX_DOCUMENT_SIZE));
+            case "couchdb/max_attachment_size" -> storage.maxAttachmentSize(longOf(live, section, key, Storage.DEFAULT_MAX_ATTACHMENT_SIZE));
+            default -> { }
+        }
+    }
+
+    private static long longOf(ConfigStore c, String section, String key, long fallback) {
+        try {
+            return c.get(section, key).map(String::strip).map(Long::parseLong).orElse(fallback);
+        } catch (NumberFormatException e) {
+            log.warn("[{}] {} is not a number; using {}", section, key, fallback);
+            return fallback;
+        }
+    }
+
+    /** The address a client would use: a wildcard bind is reachable on loopback. */
+    private static String host(String bind) {
+        return bind.equals("0.0.0.0") || bind.equals("::") ? "127.0.0.1" : bind.contains(":") ? "[" + bind + "]" : bind;
+    }
+
+    private static String dataDirOf(IniConfig config) {
+        String backend = config.get("chaise", "storage", "embedded");
+        if (!backend.equals("embedded")) return "(none: " + backend + ")";
+        return Path.of(config.get("chaise", "data_dir", "./data")).toAbsolutePath().normalize().toString();
     }
 
     /** The official CouchDB image's way of naming the first admin; an admin already configured wins. */
@@ -163,10 +197,6 @@ public final class Main {
         }
     }
 
-    private static int intOf(IniConfig c, String section, String key, int fallback) {
-        return c.get(section, key).map(Integer::parseInt).orElse(fallback);
-    }
-
     private static boolean boolOf(IniConfig c, String section, String key, boolean fallback) {
         return c.get(section, key).map(Boolean::parseBoolean).orElse(fallback);
     }
@@ -185,16 +215,16 @@ public final class Main {
     static KvStore openStorage(IniConfig config) {
         String backend = config.get("chaise", "storage", "embedded");
         return switch (backend) {
-            case "embedded" -> EmbeddedKvStore.open(EmbeddedOptions.onDisk(Path.of(config.get("chaise", "data_dir", "./data"))));
+            case "embedded" -> EmbeddedKvStore.open(EmbeddedOptions.onDisk(Path.of(config.get("chaise", "data_dir", "./data")).toAbsolutePath()));
             case "embedded-memory" -> EmbeddedKvStore.open(EmbeddedOptions.inMemory());
-            case "fdb" -> FdbKvStore.open(config.get("chaise", "fdb_cluster_file").orElse(null));
+            case "fdb" -> FdbKvStore.open(config.get("chaise", "fdb_cluster_file").filter(f -> !f.isBlank()).orElse(null));
             default -> throw new IllegalArgumentException("[chaise] storage must be embedded, embedded-memory or fdb, not " + backend);
         };
     }
 
     private static void usage(String error) {
-        if (error != null) System.err.println("chaise: " + error);
-        System.err.println("usage: java -jar chaise.jar [--config FILE]...");
-        System.exit(error == null ? 0 : 2);
+        System.err.println("chaise: " + error);
+        System.err.print(USAGE);
+        System.exit(2);
     }
 }

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 class MainTest {
     @Test
     void httpConfigFromIniUsesCouchDbNamesAndDefaults() {
-        HttpConfig d = Main.httpConfig(IniConfig.parse("", "empty"), "1.2.3");
+        HttpConfig d = HttpConfig.from(new IniConfigStore(ConfigFiles.defaults(), null), HttpConfig.defaults().withVendorVersion("1.2.3"));
         assertEquals("127.0.0.1", d.bindAddress());
         assertEquals(5984, d.port());
         assertEquals(4L << 30, d.maxRequestSize(), "CouchDB's default");
@@ -25,7 +25,7 @@ class MainTest {
         assertEquals(600_000, d.auth().iterations());
         assertEquals("1.2.3", d.vendorVersion());
 
-        HttpConfig c = Main.httpConfig(IniConfig.parse("""
+        HttpConfig c = HttpConfig.from(new IniConfigStore(IniConfig.parse("""
                 [chttpd]
                 port = 15984
                 bind_address = 0.0.0.0
@@ -37,7 +37,7 @@ class MainTest {
                 secret = s3cret
                 [uuids]
                 max_count = 5
-                """, "t.ini"), "v");
+                """, "t.ini"), null), HttpConfig.defaults());
         assertEquals(15984, c.port());
         assertEquals("0.0.0.0", c.bindAddress());
         assertEquals(1000, c.maxRequestSize());

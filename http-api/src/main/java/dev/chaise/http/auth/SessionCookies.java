@@ -28,13 +28,18 @@ public final class SessionCookies {
 
     public record Decoded(String name, String timeHex, byte[] mac) {}
 
-    private final byte[] secret;
-    private final HttpConfig.Auth settings;
+    private final java.util.function.Supplier<String> secret;
+    private final java.util.function.Supplier<HttpConfig.Auth> live;
     private final LongSupplier clockSeconds;
 
     public SessionCookies(String secret, HttpConfig.Auth settings, LongSupplier clockSeconds) {
-        this.secret = secret.getBytes(StandardCharsets.UTF_8);
-        this.settings = settings;
+        this(() -> secret, () -> settings, clockSeconds);
+    }
+
+    /** With the secret and settings read at each use, so {@code [chttpd_auth]} changes apply at once. */
+    public SessionCookies(java.util.function.Supplier<String> secret, java.util.function.Supplier<HttpConfig.Auth> settings, LongSupplier clockSeconds) {
+        this.secret = secret;
+        this.live = settings;
         this.clockSeconds = clockSeconds;
     }
 
@@ -43,7 +48,7 @@ public final class SessionCookies {
     }
 
     public int timeoutSeconds() {
-        return settings.timeoutSeconds();
+        return live.get().timeoutSeconds();
     }
 
     /** The cookie value for {@code name}, issued at {@code timeSeconds}. */
@@ -87,7 +92,7 @@ public final class SessionCookies {
         } catch (NumberFormatException e) {
             return -1;
         }
-        long left = issued + settings.timeoutSeconds() - now();
+        long left = issued + live.get().timeoutSeconds() - now();
         if (left <= 0) return -1;
         String message = d.name() + ":" + d.timeHex();
         String alg = switch (d.mac().length) {
@@ -101,6 +106,7 @@ public final class SessionCookies {
 
     /** The {@code Set-Cookie} header for a session cookie with this value ("" clears it). */
     public String setCookie(String value, boolean secure) {
+        HttpConfig.Auth settings = live.get();
         StringBuilder sb = new StringBuilder(NAME).append('=').append(value).append("; Version=1");
         if (settings.allowPersistentCookies()) {
             Instant expires = Instant.ofEpochSecond(now() + settings.timeoutSeconds());
@@ -122,6 +128,7 @@ public final class SessionCookies {
     private byte[] hmac(String alg, String userSalt, String message) {
         try {
             byte[] salt = userSalt == null ? new byte[0] : userSalt.getBytes(StandardCharsets.UTF_8);
+            byte[] secret = this.secret.get().getBytes(StandardCharsets.UTF_8);
             byte[] key = Arrays.copyOf(secret, secret.length + salt.length);
             System.arraycopy(salt, 0, key, secret.length, salt.length);
             Mac mac = Mac.getInstance(alg);

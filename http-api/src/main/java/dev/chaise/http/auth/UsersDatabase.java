@@ -39,9 +39,14 @@ public final class UsersDatabase implements UserDirectory {
     private static final Set<String> SCHEMES = Set.of("simple", "pbkdf2", "simple+pbkdf2");
 
     private final Storage storage;
-    private final HttpConfig.Auth auth;
+    private final java.util.function.Supplier<HttpConfig.Auth> auth;
 
     public UsersDatabase(Storage storage, HttpConfig.Auth auth) {
+        this(storage, () -> auth);
+    }
+
+    /** @param auth read at each password write, so {@code [chttpd_auth] iterations} changes apply at once */
+    public UsersDatabase(Storage storage, java.util.function.Supplier<HttpConfig.Auth> auth) {
         this.storage = storage;
         this.auth = auth;
     }
@@ -81,7 +86,7 @@ public final class UsersDatabase implements UserDirectory {
         if (!NAME.equals(db) || !body.has("password") || body.get("password").isNull()) return body;
         JsonNode password = body.get("password");
         if (!password.isTextual()) throw HttpError.badRequest("password must be a string");
-        PasswordHash h = PasswordHash.create(password.textValue(), auth.pbkdf2Prf(), auth.iterations());
+        PasswordHash h = PasswordHash.create(password.textValue(), auth.get().pbkdf2Prf(), auth.get().iterations());
         ObjectNode out = body.deepCopy();
         out.remove(PASSWORD_FIELDS);
         out.put("password_scheme", "pbkdf2");

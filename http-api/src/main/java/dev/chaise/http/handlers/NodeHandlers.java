@@ -14,20 +14,20 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * {@code /_node/{node}} and its {@code _config}. Every section can be read; only keys that take
- * effect while running may be changed ({@code [admins]} and CORS). Others answer CouchDB's
- * {@code modification_not_allowed}, as when its {@code config_whitelist} excludes them, rather than
- * pretend a change happened.
+ * {@code /_node/{node}} and its {@code _config}. As in CouchDB every key may be read and changed
+ * except in the blacklisted sections; unknown keys are kept. A change takes effect at once where
+ * Chaise reads the key at run time (default.ini marks those "live"), otherwise at the next start,
+ * as CouchDB's port or storage settings do.
  */
 public final class NodeHandlers {
     /** CouchDB's sections that may never be changed over HTTP. */
     private static final Set<String> BLACKLIST = Set.of("daemons", "external", "httpd_design_handlers", "httpd_db_handlers",
             "httpd_global_handlers", "native_query_servers", "os_daemons", "query_servers", "feature_flags");
 
-    private final HttpConfig config;
+    private final java.util.function.Supplier<HttpConfig> config;
     private final ConfigStore store;
 
-    public NodeHandlers(HttpConfig config, ConfigStore store) {
+    public NodeHandlers(java.util.function.Supplier<HttpConfig> config, ConfigStore store) {
         this.config = config;
         this.store = store;
     }
@@ -36,7 +36,7 @@ public final class NodeHandlers {
         r.add("GET", "/_node/{node}", req -> {
             Access.requireServerAdmin(req);
             node(req);
-            return Response.json(200, Map.of("name", config.nodeName()));
+            return Response.json(200, Map.of("name", config.get().nodeName()));
         });
         r.add("GET", "/_node/{node}/_config", req -> {
             admin(req);
@@ -62,7 +62,7 @@ public final class NodeHandlers {
     /** {@code _local} or this node's name; any other node does not exist here. */
     private void node(Request req) {
         String n = req.param("node");
-        if (!n.equals("_local") && !n.equals(config.nodeName())) throw HttpError.notFound("no such node: " + n);
+        if (!n.equals("_local") && !n.equals(config.get().nodeName())) throw HttpError.notFound("no such node: " + n);
     }
 
     private static HttpError unknown() {
@@ -71,9 +71,6 @@ public final class NodeHandlers {
 
     private static void checkWritable(String section, String key) {
         if (BLACKLIST.contains(section)) throw HttpError.forbidden("Config section blacklisted for modification over HTTP API.");
-        boolean live = section.equals(ServerAdmins.SECTION) || section.equals("cors")
-                || (key.equals("enable_cors") && (section.equals("chttpd") || section.equals("httpd")));
-        if (!live) throw new HttpError(400, "modification_not_allowed", "This config variable is read-only");
     }
 
     private Response put(Request req) {
@@ -84,7 +81,7 @@ public final class NodeHandlers {
         JsonNode body = Bodies.json(req);
         if (!body.isTextual()) throw HttpError.badRequest("a JSON string expected");
         String value = body.asText().strip();
-        if (section.equals(ServerAdmins.SECTION)) value = ServerAdmins.stored(value, config.auth());
+        if (section.equals(ServerAdmins.SECTION)) value = ServerAdmins.stored(value, config.get().auth());
         String old = store.get(section, key).orElse("");
         store.set(section, key, value, persist(req));
         return Response.json(200, old);

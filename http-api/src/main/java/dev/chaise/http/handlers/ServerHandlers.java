@@ -26,12 +26,12 @@ public final class ServerHandlers {
     /** CouchDB's max_db_number_for_dbs_info_req. */
     static final int MAX_DBS_INFO_KEYS = 100;
 
-    private final HttpConfig config;
+    private final java.util.function.Supplier<HttpConfig> config;
     private final Storage storage;
     private final String uuid;
     private final java.util.function.Supplier<List<dev.chaise.views.ActiveTasks.Info>> tasks;
 
-    public ServerHandlers(HttpConfig config, Storage storage, String uuid, java.util.function.Supplier<List<dev.chaise.views.ActiveTasks.Info>> tasks) {
+    public ServerHandlers(java.util.function.Supplier<HttpConfig> config, Storage storage, String uuid, java.util.function.Supplier<List<dev.chaise.views.ActiveTasks.Info>> tasks) {
         this.tasks = tasks;
         this.config = config;
         this.storage = storage;
@@ -57,7 +57,7 @@ public final class ServerHandlers {
             for (var t : tasks.get()) {
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put("type", "indexer");
-                m.put("node", config.nodeName());
+                m.put("node", config.get().nodeName());
                 m.put("pid", "<0.0.0>");
                 m.put("database", t.database());
                 m.put("design_document", t.designDocument());
@@ -80,11 +80,11 @@ public final class ServerHandlers {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("couchdb", "Welcome");
         body.put("version", HttpConfig.COUCHDB_VERSION);
-        body.put("git_sha", config.gitSha());
+        body.put("git_sha", config.get().gitSha());
         body.put("uuid", uuid);
         // Only features this server really has; none of CouchDB's optional ones yet.
         body.put("features", List.of());
-        body.put("vendor", Map.of("name", "Chaise", "version", config.vendorVersion()));
+        body.put("vendor", Map.of("name", "Chaise", "version", config.get().vendorVersion()));
         return Response.json(200, body);
     }
 
@@ -96,7 +96,7 @@ public final class ServerHandlers {
         } catch (NumberFormatException e) {
             throw HttpError.badRequest("count must be a positive integer");
         }
-        if (count > config.maxUuidCount()) throw HttpError.badRequest("count parameter too large");
+        if (count > config.get().maxUuidCount()) throw HttpError.badRequest("count parameter too large");
         if (count < 0) throw HttpError.badRequest("count must be a positive integer");
         List<String> ids = new ArrayList<>(count);
         byte[] b = new byte[16];
@@ -114,13 +114,13 @@ public final class ServerHandlers {
     private Response membership(Request req) {
         Access.requireServerAdmin(req);
         Map<String, Object> body = new LinkedHashMap<>();
-        body.put("all_nodes", List.of(config.nodeName()));
-        body.put("cluster_nodes", List.of(config.nodeName()));
+        body.put("all_nodes", List.of(config.get().nodeName()));
+        body.put("cluster_nodes", List.of(config.get().nodeName()));
         return Response.json(200, body);
     }
 
     private void requireListAccess(Request req) {
-        if (config.adminOnlyAllDbs()) Access.requireServerAdmin(req);
+        if (config.get().adminOnlyAllDbs()) Access.requireServerAdmin(req);
     }
 
     private Response allDbs(Request req) {

@@ -39,7 +39,9 @@ public final class ChaiseHttp implements AutoCloseable {
     private final Access access;
     private final ConfigStore configStore;
     private final ChangesHandler changes;
-    private HttpServer server;
+    private final dev.chaise.http.metrics.Metrics metrics;
+    private final StorageProbe probe;
+    private volatile HttpServer server;
 
     /**
      * @param users directories consulted after the server admins (a {@code _users} database, later)
@@ -75,20 +77,50 @@ public final class ChaiseHttp implements AutoCloseable {
         UsersDatabase usersDb = new UsersDatabase(storage, () -> live.get().auth());
         dirs.add(usersDb);
         this.authenticator = new Authenticator(dirs, new SessionCookies(secret, () -> live.get().auth(), () -> System.currentTimeMillis() / 1000));
-        new ServerHandlers(live, storage, uuid, views::activeTasks).register(router);
+        this.probe = new StorageProbe(storage);
+        this.metrics = metrics(configStore, storage, views);
+        new ServerHandlers(live, storage, uuid, views::activeTasks, probe::unusableReason).register(router);
         new SessionHandlers(authenticator).register(router);
-        new NodeHandlers(live, configStore).register(router);
+        new NodeHandlers(live, configStore, metrics, () -> dev.chaise.http.metrics.SystemInfo.of(openConnections(), openChangesFeeds(),
+                storage.backendName(), storage.engineFigures())).register(router);
         new DatabaseHandlers(storage, access).register(router);
         new DocumentHandlers(views, usersDb, access).register(router);
         new BulkDocsHandler(views, usersDb, access).register(router);
         new AllDocsHandlers(access).register(router);
         changes = new ChangesHandler(views, access);
         changes.register(router);
+        metrics.gauge("couchdb.httpd.clients_requesting_changes", "number of clients for continuous _changes", changes::openFeeds);
         new ReplicationHandlers(access).register(router);
         new ViewHandlers(views, access).register(router);
         new AttachmentHandlers(views, access).register(router);
         new NotImplementedHandlers(access).register(router);
         new MangoHandlers(access).register(router); // after: its GET _index replaces a 501
+    }
+
+    /** CouchDB's metrics that Chaise has, and every wait and count of the store's timer under chaise.store. */
+    private dev.chaise.http.metrics.Metrics metrics(ConfigStore configStore, Storage storage, ViewService views) {
+        long window = configStore.get("stats", "interval").map(String::strip).filter(v -> v.matches("[1-9][0-9]{0,5}")).map(Long::parseLong).orElse(10L);
+        var m = new dev.chaise.http.metrics.Metrics(java.time.Duration.ofSeconds(window));
+        m.bindTimings(storage::timings);
+        m.storeCount("couchdb.database_reads", "number of times a document was read from a database", dev.chaise.storage.StorageCounts.DOCUMENTS_READ.name());
+        m.storeCount("couchdb.database_writes", "number of times a database was changed", dev.chaise.storage.StorageCounts.DOCUMENTS_WRITTEN.name());
+        m.gauge("couchdb.open_databases", "number of open databases (database handles cached)", storage::openDatabases);
+        m.counter("couchdb.mrview.builds.started", "number of index builds started", () -> views.buildTotals().started());
+        m.counter("couchdb.mrview.builds.finished", "number of index builds finished, done or failed", () -> views.buildTotals().finished());
+        m.counter("couchdb.mrview.map_doc", "number of changes fed to map functions by index builds", () -> views.buildTotals().changesIndexed());
+        m.gauge("couchdb.mrview.builds.running", "number of index builds running", () -> views.activeTasks().size());
+        m.gauge("chaise.open_connections", "number of open HTTP connections", this::openConnections);
+        return m;
+    }
+
+    public dev.chaise.http.metrics.Metrics metrics() {
+        return metrics;
+    }
+
+    /** HTTP connections open now. */
+    public int openConnections() {
+        HttpServer s = server;
+        return s == null ? 0 : s.connections();
     }
 
     public Router router() {
@@ -117,7 +149,7 @@ public final class ChaiseHttp implements AutoCloseable {
     }
 
     public ChaiseHttp start() throws InterruptedException {
-        server = HttpServer.start(config, new HttpPipeline(router, authenticator, configStore));
+        server = HttpServer.start(config, new HttpPipeline(router, authenticator, configStore, metrics, config.nodeName()));
         return this;
     }
 

@@ -260,7 +260,6 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             boolean head = req != null ? req.isHead() : method.equals("HEAD");
             String user = req == null ? null : HttpPipeline.userOf(req).name();
             String requestId = req == null ? newRequestId() : req.requestId();
-            long bytes = 0;
             int status = outcome.response().status();
             ChannelFuture last;
             try {
@@ -281,18 +280,16 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                             Response.Full err = ErrorMapper.map(t, req).toResponse();
                             status = err.status();
                             last = writeFull(err, requestId, head);
-                            bytes = err.body().length;
                         }
                     }
-                    if (wrote && status == s.status()) bytes = out.sent;
                 } else {
                     last = writeFull(resp, requestId, head);
-                    bytes = head || !(resp instanceof Response.Full f) ? 0 : f.body().length;
                 }
             } catch (ResponseStream.ClientGoneException gone) {
                 last = null;
             }
-            AccessLog.log(ctx.channel(), method, uri, status, bytes, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), user);
+            pipeline.completed(ctx.channel().remoteAddress(), in.head().headers().get(HttpHeaderNames.HOST), method, uri, status,
+                    last != null, System.nanoTime() - start, user, requestId);
             finish(last);
         }
 
@@ -424,7 +421,6 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         private final Exchange exchange;
         private final ByteArrayOutputStream buffer = new ByteArrayOutputStream();
         boolean started;
-        long sent;
 
         Stream(ChannelHandlerContext ctx, Response.Streamed resp, String requestId, Exchange exchange) {
             this.ctx = ctx;
@@ -451,7 +447,6 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             byte[] chunk = buffer.toByteArray();
             buffer.reset();
             ctx.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(chunk)));
-            sent += chunk.length;
             awaitWritable();
         }
 
@@ -480,8 +475,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                     byte[] chunk = buffer.toByteArray();
                     buffer.reset();
                     ctx.write(new DefaultHttpContent(Unpooled.wrappedBuffer(chunk)));
-                    sent += chunk.length;
-                }
+                        }
             }
             return ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
         }

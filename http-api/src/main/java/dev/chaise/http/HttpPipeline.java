@@ -17,11 +17,34 @@ public final class HttpPipeline {
     private final Router router;
     private final Authenticator authenticator;
     private final Cors cors;
+    private final ConfigStore config;
+    private final dev.chaise.http.metrics.Metrics metrics;
+    private final String node;
 
     public HttpPipeline(Router router, Authenticator authenticator, ConfigStore config) {
+        this(router, authenticator, config, new dev.chaise.http.metrics.Metrics(java.time.Duration.ofSeconds(10)), "chaise@127.0.0.1");
+    }
+
+    /** @param metrics where each request is counted and timed; @param node the node name the access log shows */
+    public HttpPipeline(Router router, Authenticator authenticator, ConfigStore config, dev.chaise.http.metrics.Metrics metrics, String node) {
         this.router = router;
         this.authenticator = authenticator;
         this.cors = new Cors(config);
+        this.config = config;
+        this.metrics = metrics;
+        this.node = node;
+    }
+
+    /**
+     * A request was answered (or its client went away, {@code sent} false): counted and timed in the
+     * metrics, and logged unless {@code [chaise] access_log} is false.
+     */
+    public void completed(java.net.SocketAddress remote, String host, String method, String uri, int status, boolean sent, long nanos,
+                          String user, String requestId) {
+        metrics.request(method, status, nanos);
+        if (!"false".equals(config.get("chaise", "access_log").map(String::strip).orElse("true"))) {
+            AccessLog.log(node, remote, host, method, uri, status, sent, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(nanos), user, requestId);
+        }
     }
 
     /** The outcome, and the request as it was finally understood (with its user), for the access log. */

@@ -46,6 +46,14 @@ public interface KvStore extends AutoCloseable {
     /** Every wait of this store, by name. */
     StoreTimer timer();
 
+    /**
+     * The engine's own figures for operators ({@code /_node/_local/_system}): sizes, pending
+     * compaction, write stalls for the embedded engine; empty where the engine has none to give.
+     */
+    default java.util.Map<String, Object> engineFigures() {
+        return java.util.Map.of();
+    }
+
     /** A short name: {@code embedded}, {@code embedded-memory}, {@code fdb}. */
     String backendName();
 

@@ -52,6 +52,11 @@ final class DatabaseDirectory {
         this.defaultSecurityJson = defaultSecurityJson;
     }
 
+    /** Handles cached now: CouchDB's open_databases. */
+    int openHandles() {
+        return cache.size();
+    }
+
     static void validateName(String name) {
         if (name == null || name.length() > MAX_NAME_LENGTH || !(NAME.matcher(name).matches() || SYSTEM_DBS.contains(name))) {
             throw new StorageException(StorageException.Kind.ILLEGAL_DATABASE_NAME,

@@ -134,6 +134,47 @@ public final class Storage implements AutoCloseable {
         return kv.timer();
     }
 
+    // ---------------------------------------------------------------- for operators
+
+    /** A timer entry: how many, and their total time (0 for counts). */
+    public record Timing(long count, long totalNanos) {}
+
+    /**
+     * Every wait and count of the one timer by name ({@code wait.COMMIT}, {@code count.DOCUMENTS_READ}):
+     * what the metrics export, whatever names the layers add.
+     */
+    public java.util.Map<String, Timing> timings() {
+        java.util.Map<String, Timing> out = new java.util.TreeMap<>();
+        kv.timer().snapshot().forEach((k, v) -> out.put(k, new Timing(v.count(), v.totalNanos())));
+        return out;
+    }
+
+    /** Database handles cached now: CouchDB's open_databases. */
+    public int openDatabases() {
+        return directory.openHandles();
+    }
+
+    /** {@code embedded}, {@code embedded-memory} or {@code fdb}. */
+    public String backendName() {
+        return kv.backendName();
+    }
+
+    /** The engine's own figures (RocksDB's sizes, pending compaction, stalls), for {@code _system}. */
+    public java.util.Map<String, Object> engineFigures() {
+        return kv.engineFigures();
+    }
+
+    /** A key nothing writes (no tuple starts with 0x00): reading it proves the store answers. */
+    private static final byte[] PROBE_KEY = {0x00, 'c', 'h', 'a', 'i', 's', 'e', '-', 'u', 'p'};
+
+    /** One read (a read version, a key): throws if storage cannot serve now. {@code /_up} bounds it in time. */
+    public void checkReadable() {
+        try (dev.chaise.kv.Transaction tx = kv.createTransaction()) {
+            tx.getReadVersion();
+            tx.get(PROBE_KEY);
+        }
+    }
+
     DatabaseDirectory directory() {
         return directory;
     }

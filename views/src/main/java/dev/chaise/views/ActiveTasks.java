@@ -14,9 +14,11 @@ public final class ActiveTasks {
         final long totalChanges;
         final long startedOn = System.currentTimeMillis() / 1000;
         final AtomicLong changesDone = new AtomicLong();
+        final java.util.concurrent.atomic.LongAdder indexed;
         volatile long updatedOn = startedOn;
 
-        Task(String db, String ddoc, long totalChanges) {
+        Task(String db, String ddoc, long totalChanges, java.util.concurrent.atomic.LongAdder indexed) {
+            this.indexed = indexed;
             this.db = db;
             this.ddoc = ddoc;
             this.totalChanges = totalChanges;
@@ -24,6 +26,7 @@ public final class ActiveTasks {
 
         void done(int n) {
             changesDone.addAndGet(n);
+            indexed.add(n);
             updatedOn = System.currentTimeMillis() / 1000;
         }
     }
@@ -32,15 +35,27 @@ public final class ActiveTasks {
     public record Info(String database, String designDocument, long changesDone, long totalChanges, int progress, long startedOn, long updatedOn) {}
 
     private final ConcurrentHashMap<Task, Boolean> tasks = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.LongAdder indexed = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder started = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder finished = new java.util.concurrent.atomic.LongAdder();
+
+    /** Builds since start, for the metrics: started, finished (either way), and changes indexed. */
+    public record Totals(long started, long finished, long changesIndexed) {}
 
     Task start(String db, String ddoc, long totalChanges) {
-        Task t = new Task(db, ddoc, totalChanges);
+        Task t = new Task(db, ddoc, totalChanges, indexed);
         tasks.put(t, true);
+        started.increment();
         return t;
     }
 
     void end(Task t) {
         tasks.remove(t);
+        finished.increment();
+    }
+
+    public Totals totals() {
+        return new Totals(started.sum(), finished.sum(), indexed.sum());
     }
 
     public List<Info> list() {

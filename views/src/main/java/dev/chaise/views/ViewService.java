@@ -300,6 +300,11 @@ public final class ViewService implements AutoCloseable {
         if (pool != null) pool.close();
     }
 
+    /** Index builds since start: the view-build metrics. */
+    public ActiveTasks.Totals buildTotals() {
+        return tasks.totals();
+    }
+
     /** Index builds running now, for {@code _active_tasks}. */
     public List<ActiveTasks.Info> activeTasks() {
         return tasks.list();

@@ -10,11 +10,13 @@ import dev.chaise.http.Response;
 import dev.chaise.http.Router;
 import dev.chaise.http.auth.Access;
 import dev.chaise.http.auth.ServerAdmins;
+import dev.chaise.http.metrics.Metrics;
 import java.util.Map;
 import java.util.Set;
 
 /**
- * {@code /_node/{node}} and its {@code _config}. As in CouchDB every key may be read and changed
+ * {@code /_node/{node}}: its {@code _config}, and {@code _stats}, {@code _prometheus} and
+ * {@code _system} (admins only, as in CouchDB). As in CouchDB every key may be read and changed
  * except in the blacklisted sections; unknown keys are kept. A change takes effect at once where
  * Chaise reads the key at run time (default.ini marks those "live"), otherwise at the next start,
  * as CouchDB's port or storage settings do.
@@ -26,10 +28,19 @@ public final class NodeHandlers {
 
     private final java.util.function.Supplier<HttpConfig> config;
     private final ConfigStore store;
+    private final Metrics metrics;
+    private final java.util.function.Supplier<Map<String, Object>> system;
 
-    public NodeHandlers(java.util.function.Supplier<HttpConfig> config, ConfigStore store) {
+    /**
+     * @param metrics what {@code _stats} and {@code _prometheus} show
+     * @param system what {@code _system} shows
+     */
+    public NodeHandlers(java.util.function.Supplier<HttpConfig> config, ConfigStore store, Metrics metrics,
+                        java.util.function.Supplier<Map<String, Object>> system) {
         this.config = config;
         this.store = store;
+        this.metrics = metrics;
+        this.system = system;
     }
 
     public void register(Router r) {
@@ -49,6 +60,29 @@ public final class NodeHandlers {
         r.add("GET", "/_node/{node}/_config/{section}/{key}", req -> {
             admin(req);
             return Response.json(200, store.get(req.param("section"), req.param("key")).orElseThrow(NodeHandlers::unknown));
+        });
+        r.add("GET", "/_node/{node}/_stats", req -> {
+            admin(req);
+            return Response.json(200, metrics.statsTree());
+        });
+        r.add("GET", "/_node/{node}/_stats/{path...}", req -> {
+            admin(req);
+            Object node = metrics.statsTree();
+            for (String part : req.param("path").split("/")) {
+                if (part.isEmpty()) continue;
+                node = node instanceof Map<?, ?> m ? m.get(part) : null;
+                if (node == null) throw HttpError.notFound("Unknown stat: " + req.param("path"));
+            }
+            return Response.json(200, node);
+        });
+        r.add("GET", "/_node/{node}/_prometheus", req -> {
+            admin(req);
+            return new Response.Full(200, java.util.List.of(new Response.Header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")),
+                    metrics.prometheus().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        });
+        r.add("GET", "/_node/{node}/_system", req -> {
+            admin(req);
+            return Response.json(200, system.get());
         });
         r.add("PUT", "/_node/{node}/_config/{section}/{key}", this::put);
         r.add("DELETE", "/_node/{node}/_config/{section}/{key}", this::delete);

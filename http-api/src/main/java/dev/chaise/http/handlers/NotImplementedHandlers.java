@@ -27,10 +27,6 @@ public final class NotImplementedHandlers {
             new Missing("/_db_updates", "the database updates feed"),
             new Missing("/_search_analyze", "full-text search"),
             new Missing("/_nouveau_analyze", "full-text search"),
-            new Missing("/_node/{node}/_stats", "node statistics"),
-            new Missing("/_node/{node}/_stats/{rest...}", "node statistics"),
-            new Missing("/_node/{node}/_system", "node statistics"),
-            new Missing("/_node/{node}/_prometheus", "node statistics"),
             new Missing("/_node/{node}/_restart", "restarting a node over HTTP"),
             new Missing("/_node/{node}/_versions", "node versions"));
 

@@ -31,7 +31,12 @@ public final class ServerHandlers {
     private final String uuid;
     private final java.util.function.Supplier<List<dev.chaise.views.ActiveTasks.Info>> tasks;
 
-    public ServerHandlers(java.util.function.Supplier<HttpConfig> config, Storage storage, String uuid, java.util.function.Supplier<List<dev.chaise.views.ActiveTasks.Info>> tasks) {
+    private final java.util.function.Supplier<String> unusable;
+
+    /** @param unusable why storage cannot serve now, or null when it can: {@code /_up} answers 503 with it */
+    public ServerHandlers(java.util.function.Supplier<HttpConfig> config, Storage storage, String uuid,
+                          java.util.function.Supplier<List<dev.chaise.views.ActiveTasks.Info>> tasks, java.util.function.Supplier<String> unusable) {
+        this.unusable = unusable;
         this.tasks = tasks;
         this.config = config;
         this.storage = storage;
@@ -41,6 +46,14 @@ public final class ServerHandlers {
     public void register(Router r) {
         r.add("GET", "/", this::welcome);
         r.add("GET", "/_up", req -> {
+            String reason = unusable.get();
+            if (reason != null) {
+                Map<String, Object> down = new LinkedHashMap<>();
+                down.put("status", "error");
+                down.put("error", "service_unavailable");
+                down.put("reason", reason);
+                return Response.json(503, down);
+            }
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("status", "ok");
             body.put("seeds", Map.of());

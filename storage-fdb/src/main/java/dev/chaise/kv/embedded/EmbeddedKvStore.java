@@ -157,6 +157,47 @@ public final class EmbeddedKvStore implements KvStore {
         return options;
     }
 
+    /** RocksDB's properties, summed over the column families; names without the {@code rocksdb.} prefix. */
+    private static final List<String> LONG_PROPERTIES = List.of("total-sst-files-size", "live-sst-files-size", "estimate-live-data-size",
+            "cur-size-all-mem-tables", "estimate-pending-compaction-bytes", "num-running-compactions", "num-running-flushes",
+            "actual-delayed-write-rate", "is-write-stopped", "estimate-num-keys", "block-cache-usage", "num-live-versions");
+
+    @Override
+    public java.util.Map<String, Object> engineFigures() {
+        java.util.Map<String, Object> out = new java.util.LinkedHashMap<>();
+        out.put("engine", "rocksdb");
+        out.put("directory", options.isInMemory() ? null : options.directory().toAbsolutePath().toString());
+        synchronized (figuresLock) { // close() waits for this, so RocksDB is not closed under the reads
+            if (closed) return out;
+            readFigures(out);
+        }
+        return out;
+    }
+
+    private final Object figuresLock = new Object();
+
+    private void readFigures(java.util.Map<String, Object> out) {
+        try {
+            for (String p : LONG_PROPERTIES) {
+                long sum = 0;
+                for (ColumnFamilyHandle cf : List.of(dataCf, metaCf)) sum += db.getLongProperty(cf, "rocksdb." + p);
+                out.put(p.replace('-', '_'), sum);
+            }
+            // Write stalls since start, from the column families' statistics.
+            long stops = 0;
+            long slowdowns = 0;
+            for (ColumnFamilyHandle cf : List.of(dataCf, metaCf)) {
+                java.util.Map<String, String> stats = db.getMapProperty(cf, "rocksdb.cfstats");
+                stops += (long) Double.parseDouble(stats.getOrDefault("io_stalls.total_stop", "0"));
+                slowdowns += (long) Double.parseDouble(stats.getOrDefault("io_stalls.total_slowdown", "0"));
+            }
+            out.put("write_stalls_stop", stops);
+            out.put("write_stalls_slowdown", slowdowns);
+        } catch (RocksDBException | RuntimeException e) {
+            out.put("error", String.valueOf(e.getMessage()));
+        }
+    }
+
     // ---- versions
 
     /** FDB's clock: versions advance about a million a second, from the last durable version. */
@@ -290,6 +331,9 @@ public final class EmbeddedKvStore implements KvStore {
         synchronized (versionLock) {
             if (closed) return;
             closed = true;
+        }
+        synchronized (figuresLock) {
+            // an engineFigures() under way finishes before RocksDB closes; later ones see closed
         }
         sequencer.close();
         watches.close();

@@ -1,0 +1,209 @@
+package dev.chaise.http;
+
+import static dev.chaise.http.HttpTestServer.ADMIN;
+import static dev.chaise.http.HttpTestServer.BOB;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.Map;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+/** {@code _stats}, {@code _prometheus}, {@code _system}, {@code /_up} and the access log. */
+class MetricsEndpointsTest {
+    static HttpTestServer s;
+
+    @BeforeAll
+    static void start() throws Exception {
+        s = new HttpTestServer();
+        s.asAdmin("PUT", "/mdb", null).status(201);
+    }
+
+    @AfterAll
+    static void stop() {
+        s.close();
+    }
+
+    private static JsonNode stats() throws Exception {
+        return s.get("/_node/_local/_stats", "Authorization", ADMIN).status(200).json();
+    }
+
+    private static void assertLeaf(JsonNode leaf, String type) {
+        assertNotNull(leaf, "missing");
+        assertEquals(type, leaf.path("type").asText(), leaf.toString());
+        assertTrue(leaf.path("desc").isTextual() && !leaf.path("desc").asText().isEmpty(), leaf.toString());
+        assertTrue(leaf.has("value"), leaf.toString());
+    }
+
+    @Test
+    void statsHaveCouchDbsTreeAndCountWhatHappened() throws Exception {
+        JsonNode before = stats().get("couchdb");
+        long gets = before.path("httpd_request_methods").path("GET").path("value").asLong(0);
+        long ok = before.path("httpd_status_codes").path("200").path("value").asLong(0);
+        long notFound = before.path("httpd_status_codes").path("404").path("value").asLong(0);
+        long reads = before.path("database_reads").path("value").asLong();
+        long writes = before.path("database_writes").path("value").asLong();
+
+        s.asAdmin("PUT", "/mdb/d1", "{\"a\":1}").status(201);
+        s.asAdmin("POST", "/mdb/_bulk_docs", "{\"docs\":[{\"_id\":\"d2\"},{\"_id\":\"d3\"}]}").status(201);
+        s.get("/mdb/d1", "Authorization", ADMIN).status(200);
+        s.get("/mdb/nope", "Authorization", ADMIN).status(404);
+
+        JsonNode c = stats().get("couchdb");
+        // The stats request itself is counted after it answers: exactly the 2 GETs above, plus the first _stats.
+        assertEquals(gets + 3, c.path("httpd_request_methods").path("GET").path("value").asLong());
+        assertLeaf(c.path("httpd_request_methods").path("PUT"), "counter");
+        assertTrue(c.path("httpd_status_codes").path("200").path("value").asLong() >= ok + 2);
+        assertEquals(notFound + 1, c.path("httpd_status_codes").path("404").path("value").asLong());
+        assertLeaf(c.path("httpd").path("requests"), "counter");
+        assertEquals(writes + 3, c.path("database_writes").path("value").asLong(), "one PUT and two _bulk_docs documents");
+        assertEquals(reads + 1, c.path("database_reads").path("value").asLong(), "one document found (the 404 read nothing)");
+        assertLeaf(c.path("open_databases"), "gauge");
+        assertTrue(c.path("open_databases").path("value").asLong() >= 1);
+        assertLeaf(c.path("mrview").path("builds").path("started"), "counter");
+
+        JsonNode rt = c.path("request_time");
+        assertLeaf(rt, "histogram");
+        JsonNode v = rt.path("value");
+        assertTrue(v.path("n").asLong() > 0, v.toString());
+        for (String k : new String[] {"arithmetic_mean", "max", "median"}) assertTrue(v.path(k).isNumber(), k + " in " + v);
+        assertEquals(6, v.path("percentile").size(), v.toString());
+        assertEquals(999, v.path("percentile").get(5).get(0).asInt());
+        assertTrue(v.path("histogram").size() > 0);
+
+        // Every StoreTimer event, under chaise.store: commits are counted and commit waits timed.
+        JsonNode store = stats().path("chaise").path("store");
+        assertTrue(store.path("count").path("commits").path("value").asLong() >= 2, store.toString());
+        assertLeaf(store.path("wait").path("commit").path("count"), "counter");
+        assertLeaf(store.path("wait").path("commit").path("seconds"), "counter");
+        assertTrue(store.path("wait").path("commit").path("count").path("value").asLong() >= 2);
+    }
+
+    @Test
+    void statsSubtreesAndAccess() throws Exception {
+        JsonNode leaf = s.get("/_node/_local/_stats/couchdb/request_time", "Authorization", ADMIN).status(200).json();
+        assertLeaf(leaf, "histogram");
+        s.get("/_node/_local/_stats/couchdb/no_such_stat", "Authorization", ADMIN).error(404, "not_found", null);
+        s.get("/_node/_local/_stats", "Authorization", BOB).error(401, "unauthorized", "You are not a server admin.");
+        s.get("/_node/_local/_prometheus").error(401, "unauthorized", null);
+        s.get("/_node/_local/_system").error(401, "unauthorized", null);
+        s.get("/_node/other@node/_stats", "Authorization", ADMIN).error(404, "not_found", null);
+    }
+
+    @Test
+    void prometheusIsStrictTextFormatFromTheSameRegistry() throws Exception {
+        s.get("/mdb", "Authorization", ADMIN).status(200);
+        var r = s.get("/_node/_local/_prometheus", "Authorization", ADMIN).status(200);
+        assertTrue(r.header("Content-Type").startsWith("text/plain; version=0.0.4"), r.header("Content-Type"));
+        Map<String, PrometheusText.Family> f = PrometheusText.parse(r.text());
+        assertEquals("counter", f.get("couchdb_httpd_request_methods_total").type(), f.keySet().toString());
+        assertTrue(f.get("couchdb_httpd_request_methods_total").samples().stream().anyMatch(x -> x.labels().equals(Map.of("method", "GET"))));
+        assertTrue(f.get("couchdb_httpd_status_codes_total").samples().stream().anyMatch(x -> x.labels().equals(Map.of("code", "200"))));
+        assertEquals("histogram", f.get("couchdb_request_time_seconds").type());
+        assertEquals("counter", f.get("couchdb_database_writes_total").type());
+        assertEquals("gauge", f.get("couchdb_open_databases").type());
+        assertTrue(f.get("chaise_store_count_total").samples().stream().anyMatch(x -> x.labels().equals(Map.of("event", "commits"))));
+        assertTrue(f.containsKey("chaise_store_wait_seconds"), f.keySet().toString());
+
+        // The same numbers as _stats (nothing wrote in between).
+        double commits = f.get("chaise_store_count_total").samples().stream().filter(x -> x.labels().get("event").equals("commits"))
+                .findFirst().orElseThrow().value();
+        assertEquals((long) commits, stats().path("chaise").path("store").path("count").path("commits").path("value").asLong());
+    }
+
+    @Test
+    void theStrictParserRejectsMalformedExpositions() {
+        String ok = "# HELP a_total x\n# TYPE a_total counter\na_total{k=\"v\"} 1\n";
+        PrometheusText.parse(ok);
+        for (String bad : new String[] {
+            "a_total 1",                                             // no final line feed
+            "# TYPE a counter\na 1\n# TYPE a counter\n",              // TYPE twice
+            "a 1\n# TYPE a counter\n",                               // TYPE after samples
+            "a 1\nb 1\na{x=\"1\"} 2\n",                              // family split
+            "a{k=\"v\"} 1\na{k=\"v\"} 2\n",                          // duplicate series
+            "a{k=\"\\t\"} 1\n",                                      // bad escape
+            "1a 1\n",                                                // bad name
+            "a one\n",                                               // bad value
+            "# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 1\nh_count 1\nh_sum 1\n", // not cumulative
+            "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_count 1\nh_sum 1\n",                          // no +Inf
+            "# TYPE c counter\nc -1\n",                              // negative counter
+        }) {
+            assertThrows(IllegalArgumentException.class, () -> PrometheusText.parse(bad), bad);
+        }
+    }
+
+    @Test
+    void systemHasMemoryThreadsConnectionsAndTheEngine() throws Exception {
+        JsonNode sys = s.get("/_node/_local/_system", "Authorization", ADMIN).status(200).json();
+        assertTrue(sys.path("uptime").isNumber());
+        assertTrue(sys.path("memory").path("heap_used").asLong() > 0);
+        assertTrue(sys.path("threads").path("live").asInt() > 0);
+        assertTrue(sys.path("open_connections").asInt() >= 1, "this request's own connection");
+        JsonNode storage = sys.path("storage");
+        assertEquals("embedded-memory", storage.path("backend").asText());
+        assertEquals("rocksdb", storage.path("engine").asText());
+        for (String k : new String[] {"total_sst_files_size", "cur_size_all_mem_tables", "estimate_pending_compaction_bytes",
+                "write_stalls_stop", "write_stalls_slowdown", "is_write_stopped"}) {
+            assertTrue(storage.path(k).isIntegralNumber(), k + " in " + storage);
+        }
+    }
+
+    @Test
+    void accessLogHasCouchDbsShapeAndCanBeSwitchedOff() throws Exception {
+        Logger access = (Logger) LoggerFactory.getLogger("dev.chaise.http.access");
+        ListAppender<ILoggingEvent> lines = new ListAppender<>();
+        lines.start();
+        Level was = access.getLevel();
+        access.setLevel(Level.INFO);
+        access.addAppender(lines);
+        try {
+            var r = s.get("/mdb?x=1", "Authorization", ADMIN, "X-Couch-Request-ID", "req-abc123");
+            assertEquals("req-abc123", r.header("X-Couch-Request-ID"));
+            String line = awaitLine(lines);
+            // NODE <THREAD> REQUEST-ID HOST PEER USER METHOD PATH CODE STATUS MILLISECONDS
+            assertTrue(Pattern.matches("chaise@127\\.0\\.0\\.1 <[^ >]+> req-abc123 127\\.0\\.0\\.1:\\d+ 127\\.0\\.0\\.1 admin GET /mdb\\?x=1 200 ok \\d+", line), line);
+            lines.list.clear();
+            s.get("/nope_db", "Authorization", ADMIN).status(404);
+            assertTrue(awaitLine(lines).contains(" GET /nope_db 404 error "));
+
+            s.asAdmin("PUT", "/_node/_local/_config/chaise/access_log", "\"false\"").status(200);
+            lines.list.clear();
+            s.get("/mdb", "Authorization", ADMIN).status(200);
+            s.get("/mdb", "Authorization", ADMIN).status(200);
+            Thread.sleep(200);
+            assertTrue(lines.list.stream().noneMatch(e -> e.getFormattedMessage().contains(" GET /mdb ")), lines.list.toString());
+        } finally {
+            s.asAdmin("DELETE", "/_node/_local/_config/chaise/access_log", null);
+            access.detachAppender(lines);
+            access.setLevel(was);
+        }
+    }
+
+    /** The line is written after the response, so it may trail the client by a moment. */
+    private static String awaitLine(ListAppender<ILoggingEvent> lines) throws InterruptedException {
+        for (int i = 0; i < 100 && lines.list.isEmpty(); i++) Thread.sleep(20);
+        assertTrue(!lines.list.isEmpty(), "no access line");
+        return lines.list.get(0).getFormattedMessage();
+    }
+
+    @Test
+    void upAnswers503WithAReasonOnceStorageIsUnusable() throws Exception {
+        try (HttpTestServer t = new HttpTestServer()) {
+            assertEquals("ok", t.get("/_up").status(200).json().path("status").asText());
+            t.kv.close();
+            Thread.sleep(1100); // the last answer is kept a second
+            JsonNode down = t.get("/_up").error(503, "service_unavailable", null).json();
+            assertTrue(down.path("reason").asText().contains("storage"), down.toString());
+        }
+    }
+}

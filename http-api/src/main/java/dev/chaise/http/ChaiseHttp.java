@@ -12,6 +12,7 @@ import dev.chaise.http.handlers.BulkDocsHandler;
 import dev.chaise.http.handlers.ChangesHandler;
 import dev.chaise.http.handlers.DatabaseHandlers;
 import dev.chaise.http.handlers.DocumentHandlers;
+import dev.chaise.http.handlers.FauxtonHandlers;
 import dev.chaise.http.handlers.MangoHandlers;
 import dev.chaise.http.handlers.NodeHandlers;
 import dev.chaise.http.handlers.NotImplementedHandlers;
@@ -94,6 +95,7 @@ public final class ChaiseHttp implements AutoCloseable {
         new ViewHandlers(views, access).register(router);
         new AttachmentHandlers(views, access).register(router);
         new NotImplementedHandlers(access).register(router);
+        new FauxtonHandlers(configStore).register(router);
         new MangoHandlers(access).register(router); // after: its GET _index replaces a 501
     }
 

@@ -23,13 +23,16 @@ class NotImplementedEndpointsTest {
     @Test
     void serverEndpoints() throws Exception {
         for (String path : new String[] {"/_replicate", "/_scheduler/jobs", "/_scheduler/docs/_replicator/x", "/_reshard", "/_reshard/jobs",
-                "/_cluster_setup", "/_db_updates", "/_search_analyze", "/_node/_local/_stats", "/_node/_local/_stats/couchdb/request_time",
-                "/_node/_local/_system", "/_node/_local/_prometheus", "/_node/_local/_versions"}) {
+                "/_cluster_setup", "/_db_updates", "/_search_analyze", "/_node/_local/_versions"}) {
             s.asAdmin("GET", path, null).error(501, "not_implemented", null);
             s.asAdmin("POST", path, "{}").error(501, "not_implemented", null);
         }
         s.asAdmin("POST", "/_replicate", "{}").error(501, "not_implemented", "Not implemented by Chaise: server-side replication (Chaise is a replication peer: replicate with PouchDB or a CouchDB server)");
         s.asAdmin("GET", "/_node/_local/_config/admins", null).status(200); // the served neighbours still are
+        for (String path : new String[] {"/_node/_local/_stats", "/_node/_local/_stats/couchdb/request_time", "/_node/_local/_system", "/_node/_local/_prometheus"}) {
+            s.asAdmin("GET", path, null).status(200);
+            s.asAdmin("POST", path, "{}").error(405, "method_not_allowed", null);
+        }
         s.asAdmin("GET", "/_schedulerx", null).error(400, "illegal_database_name", null);
     }
 

@@ -83,7 +83,7 @@ public final class ServerHandlers {
             }
             return Response.json(200, out);
         });
-        // Fauxton is not served (yet), so there is no icon either.
+        // Fauxton's release has no favicon.ico (its pages name their own icon).
         r.add("GET", "/favicon.ico", req -> {
             throw HttpError.notFound("missing");
         });

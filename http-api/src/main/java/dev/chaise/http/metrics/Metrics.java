@@ -177,7 +177,7 @@ public final class Metrics {
         List<List<Number>> bins = new ArrayList<>();
         double below = 0;
         for (CountAtBucket b : s.histogramCounts()) {
-            bins.add(List.of(b.bucket(TimeUnit.MILLISECONDS), b.count() - below)); // per bin, not cumulative
+            bins.add(List.of(b.bucket(TimeUnit.MILLISECONDS), (long) (b.count() - below))); // per bin, not cumulative
             below = b.count();
         }
         v.put("histogram", bins);

@@ -203,6 +203,25 @@ public final class JobQueue {
         });
     }
 
+    /**
+     * Gives the job back: pending again at once, for any server's worker to take, instead of
+     * waiting for the activity monitor to find it stale. A stopping server does this for the jobs
+     * it holds. A lease already lost is left alone.
+     */
+    public void release(Lease lease) {
+        kv.run(tx -> {
+            Record r = read(tx, lease.type(), lease.jobId());
+            if (r == null || r.state != State.RUNNING || !lease.leaseId().equals(r.leaseId)) return Boolean.FALSE;
+            write(tx, lease.type(), lease.jobId(), State.PENDING, r.data, null, false, false);
+            enqueue(tx, lease.type(), lease.jobId());
+            return Boolean.TRUE;
+        }, tx -> {
+            Record r = read(tx, lease.type(), lease.jobId()); // after a 1021: no longer ours means that attempt released it
+            boolean ours = r != null && r.state == State.RUNNING && lease.leaseId().equals(r.leaseId);
+            return ours ? Optional.empty() : Optional.of(Boolean.TRUE);
+        });
+    }
+
     private Record holding(Transaction tx, Lease lease) {
         Record r = read(tx, lease.type(), lease.jobId());
         if (r == null || r.state != State.RUNNING || !lease.leaseId().equals(r.leaseId)) {

@@ -13,8 +13,9 @@ import org.slf4j.LoggerFactory;
  * Platform threads that take jobs of one type from a {@link JobQueue} and run them, plus the
  * type's activity monitor. A handler reports progress through {@link JobQueue#update} (which also
  * proves it alive); it returns the job's result, or throws, which finishes the job with an
- * {@code error} result. On {@link #close} the threads are interrupted and any job still running is
- * left to its lease: another server's monitor re-queues it after the activity timeout.
+ * {@code error} result. On {@link #close} the threads are interrupted and every job still held is
+ * given back ({@link JobQueue#release}): pending at once for another server, not after the
+ * activity timeout.
  */
 public final class JobWorkerPool implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(JobWorkerPool.class);
@@ -25,10 +26,13 @@ public final class JobWorkerPool implements AutoCloseable {
     }
 
     private final List<Thread> threads = new ArrayList<>();
+    private final java.util.Set<JobQueue.Lease> held = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final JobQueue queue;
     private volatile boolean closed;
 
     /** @param activityTimeout how long a running job may go without an update before it is taken over */
     public JobWorkerPool(JobQueue queue, String type, int workers, Duration activityTimeout, Handler handler) {
+        this.queue = queue;
         for (int i = 0; i < workers; i++) {
             threads.add(Thread.ofPlatform().name("jobs-" + type + "-" + i).daemon().start(() -> work(queue, type, handler)));
         }
@@ -46,20 +50,36 @@ public final class JobWorkerPool implements AutoCloseable {
                 continue;
             }
             if (lease == null) continue;
+            held.add(lease);
             try {
                 JsonNode result = handler.run(queue, lease);
                 queue.finish(lease, result == null ? Json.NODES.objectNode() : result);
             } catch (LeaseLostException e) {
                 log.info("{}", e.getMessage());
             } catch (Exception e) {
-                if (closed) return; // interrupted on close: the lease expires and the job is taken over
+                if (closed) { // interrupted on close: the job goes back to the queue
+                    release(lease);
+                    return;
+                }
                 log.warn("{} job {} failed", type, lease.jobId(), e);
                 try {
                     queue.finish(lease, Json.NODES.objectNode().put("error", String.valueOf(e.getMessage())));
                 } catch (RuntimeException lost) {
                     log.info("could not record the failure of {} job {}", type, lease.jobId(), lost);
                 }
+            } finally {
+                held.remove(lease);
             }
+        }
+    }
+
+    private void release(JobQueue.Lease lease) {
+        if (!held.remove(lease)) return;
+        try {
+            queue.release(lease);
+            log.info("gave {} job {} back to the queue", lease.type(), lease.jobId());
+        } catch (RuntimeException e) {
+            log.info("could not give {} job {} back; it is taken over after the activity timeout", lease.type(), lease.jobId(), e);
         }
     }
 
@@ -87,8 +107,10 @@ public final class JobWorkerPool implements AutoCloseable {
                 t.join(5_000);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return;
+                break;
             }
         }
+        // A worker still busy (a build that ignores interrupts) loses its lease now; its next update fails cleanly.
+        for (JobQueue.Lease l : List.copyOf(held)) release(l);
     }
 }

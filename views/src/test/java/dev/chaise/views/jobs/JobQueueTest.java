@@ -101,6 +101,35 @@ class JobQueueTest {
     }
 
     @Test
+    void aStoppingPoolGivesItsJobsBackAtOnce() throws Exception {
+        try (KvStore kv = store(FaultInjection.NONE)) {
+            JobQueue q = new JobQueue(kv);
+            CountDownLatch running = new CountDownLatch(1);
+            // One job that would run for an hour, and one whose handler ignores interrupts for a while.
+            JobWorkerPool pool = new JobWorkerPool(q, "s", 1, Duration.ofHours(1), (queue, lease) -> {
+                running.countDown();
+                Thread.sleep(3_600_000);
+                return Json.NODES.objectNode();
+            });
+            q.add("s", "long", Json.NODES.objectNode().put("n", 1));
+            running.await();
+            assertEquals(JobQueue.State.RUNNING, q.get("s", "long").orElseThrow().state());
+            pool.close();
+            assertEquals(JobQueue.State.PENDING, q.get("s", "long").orElseThrow().state(), "pending again, not waiting an hour for the monitor");
+            JobQueue.Lease next = q.accept("s", Duration.ZERO).orElseThrow(); // another server's worker takes it now
+            assertEquals(1, next.data().get("n").asInt(), "with its data");
+            q.finish(next, Json.NODES.objectNode());
+
+            q.add("s", "x", Json.NODES.objectNode());
+            JobQueue.Lease held = q.accept("s", Duration.ZERO).orElseThrow();
+            q.release(held);
+            assertThrows(LeaseLostException.class, () -> q.update(q.get("s", "x").map(j -> new JobQueue.Lease("s", "x", "stale", j.data())).orElseThrow(), Json.NODES.objectNode()));
+            q.release(held); // a second release of a lost lease changes nothing
+            assertEquals(JobQueue.State.PENDING, q.get("s", "x").orElseThrow().state());
+        }
+    }
+
+    @Test
     void waitersWakeOnWatches() throws Exception {
         try (KvStore kv = store(FaultInjection.NONE)) {
             JobQueue q = new JobQueue(kv);

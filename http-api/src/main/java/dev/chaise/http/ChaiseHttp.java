@@ -162,6 +162,12 @@ public final class ChaiseHttp implements AutoCloseable {
 
     @Override
     public void close() {
-        if (server != null) server.close();
+        close(java.time.Duration.ofSeconds(5));
+    }
+
+    /** Stops: {@code /_up} answers 503 from now, then {@link HttpServer#close(java.time.Duration)}. */
+    public void close(java.time.Duration drain) {
+        probe.stopping("shutting down");
+        if (server != null) server.close(drain);
     }
 }

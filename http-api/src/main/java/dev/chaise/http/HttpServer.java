@@ -127,17 +127,32 @@ public final class HttpServer implements AutoCloseable {
         return address;
     }
 
-    /** Stops accepting, closes every connection, and waits briefly for running requests. */
+    /** {@link #close(Duration)} with a five-second bound. */
     @Override
     public void close() {
+        close(java.time.Duration.ofSeconds(5));
+    }
+
+    /**
+     * Stops gracefully: stops accepting connections, lets the requests already running finish
+     * (up to {@code drain}; after it they are interrupted), and then closes every connection. A
+     * request that arrives meanwhile on an open connection is not started: its connection closes
+     * unanswered, so the client knows it was not done. Responses already written are flushed
+     * before their connection closes (the close is queued behind them on the connection's loop).
+     */
+    public void close(java.time.Duration drain) {
         server.close().awaitUninterruptibly();
-        channels.close().awaitUninterruptibly();
         requests.shutdown();
         try {
-            if (!requests.awaitTermination(5, TimeUnit.SECONDS)) requests.shutdownNow();
+            if (!requests.awaitTermination(drain.toMillis(), TimeUnit.MILLISECONDS)) {
+                log.warn("requests still running after {} s; interrupting them", drain.toSeconds());
+                requests.shutdownNow();
+                requests.awaitTermination(2, TimeUnit.SECONDS);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        channels.close().awaitUninterruptibly();
         shutdownGroups();
     }
 

@@ -20,7 +20,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -116,26 +115,36 @@ public final class Main {
             server = new ChaiseHttp(http, storage, views, live, List.of()).start();
         } catch (Exception e) {
             log.error("cannot serve on {}:{}", http.bindAddress(), http.port(), e);
+            views.close();
+            js.close();
             storage.close();
             store.close();
             System.exit(1);
             return;
         }
 
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            log.info("stopping");
-            server.close();
-            views.close();
+        Duration drain = Duration.ofSeconds(longOf(live, "chaise", "shutdown_timeout", 30));
+        Shutdown shutdown = new Shutdown(() -> {
+            log.info("stopping: no new connections; requests in flight have {} s to finish", drain.toSeconds());
+            server.close(drain); // requests drained: every commit a request started has finished
+            views.close(); // build workers stop and give their jobs back
             js.close();
             storage.close();
             store.close();
-            stopped.countDown();
-        }, "chaise-shutdown"));
+            log.info("stopped");
+        });
+        Runtime.getRuntime().addShutdownHook(new Thread(shutdown::run, "chaise-shutdown"));
+        // SIGTERM and Ctrl-C stop cleanly and exit 0 (the JVM's own exit code for them is 143 or 130).
+        for (String signal : List.of("TERM", "INT")) {
+            Shutdown.onSignal(signal, () -> Thread.ofPlatform().name("chaise-stop").start(() -> {
+                shutdown.run();
+                System.exit(0);
+            }));
+        }
         log.info("Chaise {} ready at http://{}:{}/ storage={} data_dir={} config={} in {} ms", version(), host(http.bindAddress()), server.port(),
                 store.backendName(), dataDirOf(config), files.writeTo() == null ? "(none: changes kept in memory)" : files.writeTo(),
                 java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime());
-        stopped.await();
+        shutdown.await();
     }
 
     /** Settings held outside the config store follow its changes. */

@@ -29,7 +29,8 @@ final class ChaiseProcess implements AutoCloseable {
     static final Path MODULE = Path.of(System.getProperty("user.dir"));
     final Process server;
     final String url;
-    final String password = UUID.randomUUID().toString();
+    final String password;
+    final int port;
 
     /** Starts {@code server/target/chaise.jar} on in-memory storage, logging to {@code target/{logName}}, and waits for {@code /_up}. */
     ChaiseProcess(String logName) throws Exception {
@@ -46,12 +47,23 @@ final class ChaiseProcess implements AutoCloseable {
      * start} uses ({@code bin/jvm.options}), as users run it.
      */
     ChaiseProcess(String logName, String ini) throws Exception {
+        this(logName, ini, 0, null);
+    }
+
+    /**
+     * @param port 0 for a free one
+     * @param password the admin's, or null for a new one (a restart on the same data passes the old one)
+     */
+    ChaiseProcess(String logName, String ini, int port, String password) throws Exception {
+        this.password = password != null ? password : UUID.randomUUID().toString();
         Path jar = MODULE.resolveSibling("server").resolve("target/chaise.jar");
         assertTrue(Files.exists(jar), "the server jar is built by the reactor before this module: " + jar);
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
+        if (port == 0) {
+            try (ServerSocket s = new ServerSocket(0)) {
+                port = s.getLocalPort();
+            }
         }
+        this.port = port;
         Path iniFile = Files.createTempFile("chaise-it-", ".ini");
         Files.writeString(iniFile, ini + "[chttpd]\nbind_address = 127.0.0.1\nport = " + port + "\n");
         String java = ProcessHandle.current().info().command().orElse("java");
@@ -59,7 +71,7 @@ final class ChaiseProcess implements AutoCloseable {
         ProcessBuilder pb = new ProcessBuilder(java, "@" + options, "-jar", jar.toString(), "--config", iniFile.toString())
                 .redirectErrorStream(true).redirectOutput(MODULE.resolve("target/" + logName).toFile());
         pb.environment().put("COUCHDB_USER", "admin");
-        pb.environment().put("COUCHDB_PASSWORD", password);
+        pb.environment().put("COUCHDB_PASSWORD", this.password);
         server = pb.start();
         url = "http://127.0.0.1:" + port;
         HttpClient client = HttpClient.newHttpClient();
@@ -86,10 +98,11 @@ final class ChaiseProcess implements AutoCloseable {
         return pb;
     }
 
+    /** SIGTERM, as a service manager stops it; the server drains and exits 0. */
     @Override
     public void close() throws InterruptedException {
         server.destroy();
-        server.waitFor(20, TimeUnit.SECONDS);
+        if (!server.waitFor(60, TimeUnit.SECONDS)) server.destroyForcibly().waitFor();
     }
 
     /**

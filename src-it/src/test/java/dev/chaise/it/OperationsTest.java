@@ -55,6 +55,25 @@ class OperationsTest {
         assertEquals(chaise.url + "/", m.group(1));
     }
 
+    /** Prometheus' own parser and linter: Debian's prometheus package brings promtool. */
+    @Test
+    void thePrometheusScrapePassesPromtool() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isExecutable(java.nio.file.Path.of("/usr/bin/promtool")),
+                "promtool is not installed (apt-get install --no-install-recommends prometheus)");
+        get("/_all_dbs", true);
+        HttpResponse<String> scrape = get("/_node/_local/_prometheus", true);
+        assertEquals(200, scrape.statusCode());
+        assertTrue(scrape.body().contains("couchdb_request_time_seconds_bucket"), scrape.body());
+        Process p = new ProcessBuilder("/usr/bin/promtool", "check", "metrics").redirectErrorStream(true).start();
+        try (var in = p.getOutputStream()) {
+            in.write(scrape.body().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals(0, p.exitValue(), "promtool check metrics: " + out);
+        assertEquals("", out.strip(), "promtool's lint found problems");
+    }
+
     @Test
     void theRealFauxtonReleaseIsServedAsCouchDbServesIt() throws Exception {
         HttpResponse<String> redirect = get("/_utils", false);

@@ -81,6 +81,20 @@ class DocumentEndpointsTest {
         assertEquals("{\"_id\":\"_local/cp\",\"_rev\":\"0-2\",\"last\":2}", s.asAdmin("GET", "/docs/_local/cp", null).json().toString());
     }
 
+    /** One parser for every kind of document, with CouchDB's transfer_fields rules; _local documents ignore _revisions. */
+    @Test
+    void specialMembersFollowCouchDbsRulesForLocalAndOtherDocumentsAlike() throws Exception {
+        for (String id : List.of("plain", "_local/plain")) {
+            s.asAdmin("PUT", "/docs/" + id, "{\"_deleted\":\"yes\"}").error(400, "doc_validation", "Bad special document member: _deleted");
+        }
+        // PouchDB's test.local_docs.js puts a local document back with _revisions {start: 0, ids: ["1"]}.
+        String rev = s.asAdmin("PUT", "/docs/_local/revs", "{\"a\":1}").status(201).json().get("rev").asText();
+        s.asAdmin("PUT", "/docs/_local/revs", "{\"_rev\":\"" + rev + "\",\"_revisions\":{\"start\":0,\"ids\":[\"1\"]},\"a\":2}").status(201);
+        assertEquals("{\"_id\":\"_local/revs\",\"_rev\":\"0-2\",\"a\":2}", s.asAdmin("GET", "/docs/_local/revs", null).json().toString());
+        s.asAdmin("PUT", "/docs/_local/revs", "{\"_revisions\":{\"start\":\"x\",\"ids\":[]}}").error(400, "doc_validation", "_revisions.start isn't an integer.");
+        s.asAdmin("PUT", "/docs/_local/revs", "{\"_revisions\":{\"start\":1,\"ids\":[1]}}").error(400, "doc_validation", "RevId isn't a string");
+    }
+
     @Test
     void bulkDocsAllDocsAndConflicts() throws Exception {
         s.asAdmin("PUT", "/bulk", null).status(201);

@@ -58,7 +58,7 @@ public final class DocumentJson {
     public record LocalUpdate(String id, String rev, boolean deleted, ObjectNode body) {}
 
     /** A document's special members and the user's body, as the one parser below splits them. */
-    private record Fields(String id, String rev, boolean deleted, Revisions revisions, ObjectNode body) {}
+    private record Fields(String id, String rev, boolean deleted, JsonNode revisions, ObjectNode body) {}
 
     /**
      * Splits a document into its special members and the user's body.
@@ -68,7 +68,7 @@ public final class DocumentJson {
     public static Parsed parse(JsonNode json, String urlId) {
         Fields f = fields(json, urlId);
         RevId rev = f.rev() == null ? null : RevId.parse(f.rev());
-        Revisions revs = f.revisions();
+        Revisions revs = f.revisions() == null ? null : revisions(f.revisions());
         // Where _rev and _revisions disagree, _revisions wins, as in CouchDB (PouchDB can send both that way).
         return new Parsed(f.id(), revs != null ? new RevId(revs.start(), revs.ids().getFirst()) : rev, f.deleted(), f.body(), revs);
     }
@@ -79,6 +79,7 @@ public final class DocumentJson {
      */
     public static LocalUpdate parseLocal(JsonNode json, String urlId) {
         Fields f = fields(json, urlId);
+        if (f.revisions() != null) checkRevisionsShape(f.revisions()); // and ignored: a local document keeps no history
         ObjectNode body = f.body();
         body.remove("_attachments");
         return new LocalUpdate(f.id(), f.rev(), f.deleted(), body);
@@ -125,7 +126,18 @@ public final class DocumentJson {
             }
         }
         if (id != null) validateId(id);
-        return new Fields(id, rev, deleted, revisions == null ? null : revisions(revisions), body);
+        return new Fields(id, rev, deleted, revisions, body);
+    }
+
+    /** CouchDB's own checks of {@code _revisions} (couch_doc's transfer_fields), which is all a {@code _local} document gets. */
+    private static void checkRevisionsShape(JsonNode r) {
+        if (!r.isObject() || !r.path("start").canConvertToLong() || !r.path("start").isIntegralNumber()) {
+            throw new StorageException(StorageException.Kind.DOC_VALIDATION, "_revisions.start isn't an integer.");
+        }
+        if (!r.path("ids").isArray()) throw new StorageException(StorageException.Kind.DOC_VALIDATION, "_revisions.ids isn't a array.");
+        for (JsonNode id : r.get("ids")) {
+            if (!id.isTextual()) throw new StorageException(StorageException.Kind.DOC_VALIDATION, "RevId isn't a string");
+        }
     }
 
     private static Revisions revisions(JsonNode r) {

@@ -11,6 +11,7 @@ import dev.chaise.http.handlers.AttachmentHandlers;
 import dev.chaise.http.handlers.BulkDocsHandler;
 import dev.chaise.http.handlers.ChangesHandler;
 import dev.chaise.http.handlers.DatabaseHandlers;
+import dev.chaise.http.handlers.DbUpdatesHandler;
 import dev.chaise.http.handlers.DocumentHandlers;
 import dev.chaise.http.handlers.FauxtonHandlers;
 import dev.chaise.http.handlers.MangoHandlers;
@@ -85,6 +86,7 @@ public final class ChaiseHttp implements AutoCloseable {
         new NodeHandlers(live, configStore, metrics, () -> dev.chaise.http.metrics.SystemInfo.of(openConnections(), openChangesFeeds(),
                 storage.backendName(), storage.engineFigures())).register(router);
         new DatabaseHandlers(storage, access).register(router);
+        new DbUpdatesHandler(storage).register(router);
         new DocumentHandlers(views, usersDb, access).register(router);
         new BulkDocsHandler(views, usersDb, access).register(router);
         new AllDocsHandlers(access).register(router);

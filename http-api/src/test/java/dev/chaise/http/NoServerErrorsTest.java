@@ -36,7 +36,8 @@ class NoServerErrorsTest {
 
     static final List<String> PATHS = List.of("/", "/_up", "/_uuids", "/_uuids?count=1e3", "/_uuids?count=", "/_uuids?count=99999999999999",
             "/_all_dbs", "/_all_dbs?limit=1.5", "/_all_dbs?skip=99999999999999999999", "/_all_dbs?startkey=%7B%22a%22%3A",
-            "/_all_dbs?startkey=", "/_all_dbs?descending=", "/_dbs_info", "/_membership", "/_active_tasks", "/_session",
+            "/_all_dbs?startkey=", "/_all_dbs?descending=", "/_dbs_info", "/_membership", "/_active_tasks", "/_session", "/_db_updates", "/_db_updates?since=zz",
+            "/_db_updates?feed=longpoll&timeout=10", "/_db_updates?limit=x&heartbeat=-1",
             "/_session?basic=true", "/_node/_local", "/_node/_local/_config", "/_node/_local/_config/admins",
             "/_node/_local/_config/admins/x", "/_node/x/_config/a/b", "/_node/_local/_config/a/b/c",
             "/db", "/db/_security", "/db/_revs_limit", "/db/_compact", "/db/_ensure_full_commit", "/db/_security/extra",

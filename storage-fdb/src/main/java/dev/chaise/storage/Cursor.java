@@ -3,10 +3,12 @@ package dev.chaise.storage;
 import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Keys;
 import dev.chaise.kv.RangeIterator;
+import dev.chaise.kv.StoreTimer;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
+import java.util.function.Function;
 
 /**
  * A scan of one key range of a database, in the shape of the Record Layer's {@code RecordCursor}:
@@ -24,8 +26,8 @@ import java.util.NoSuchElementException;
  * same version, so a mapper can read a document's body without a second transaction; it returns
  * null to skip a row. Skipped rows count against the per-transaction limits, not the return limit.
  *
- * <p>Every transaction opens the database through {@link Database#handle}: a cursor never reads
- * on into a database deleted and re-created under the same name.
+ * <p>Every transaction of a database's cursor opens the database through {@link Database#handle}:
+ * a cursor never reads on into a database deleted and re-created under the same name.
  *
  * <p>The continuation is the last key the cursor has moved past, relative to the range's
  * subspace prefix, so it names no database id and a client may carry it (a Mango bookmark, a
@@ -50,7 +52,14 @@ public final class Cursor<T> implements Iterator<T> {
 
     private record Entry<T>(T value, byte[] key) {}
 
-    private final Database db;
+    /** Runs one snapshot transaction of the cursor's keys: a database's ({@link Database#read}), or the deployment's. */
+    @FunctionalInterface
+    interface Reads {
+        Object read(Function<DbReader, Object> body);
+    }
+
+    private final Reads reads;
+    private final StoreTimer timer;
     private final byte[] prefix;
     private final ScanProperties props;
     private final RowMapper<T> mapper;
@@ -68,7 +77,12 @@ public final class Cursor<T> implements Iterator<T> {
      *     the beginning; one that does not lie in the range is a {@code bad_request}
      */
     Cursor(Database db, Range range, ScanProperties props, byte[] continuation, RowMapper<T> mapper) {
-        this.db = db;
+        this(body -> db.read(body), db.timer(), range, props, continuation, mapper);
+    }
+
+    Cursor(Reads reads, StoreTimer timer, Range range, ScanProperties props, byte[] continuation, RowMapper<T> mapper) {
+        this.reads = reads;
+        this.timer = timer;
         this.prefix = range.prefix();
         this.props = props;
         this.mapper = mapper;
@@ -118,7 +132,8 @@ public final class Cursor<T> implements Iterator<T> {
     }
 
     private void fill() {
-        Fill<T> f = db.read(this::readOne);
+        @SuppressWarnings("unchecked")
+        Fill<T> f = (Fill<T>) reads.read(this::readOne);
         buffer.addAll(f.values());
         if (f.lastKey() != null) {
             scannedTo = f.lastKey();
@@ -164,8 +179,8 @@ public final class Cursor<T> implements Iterator<T> {
                 }
             }
         }
-        db.timer().add(StorageCounts.CURSOR_TRANSACTIONS, 1);
-        db.timer().add(StorageCounts.CURSOR_ROWS_SCANNED, rows);
+        timer.add(StorageCounts.CURSOR_TRANSACTIONS, 1);
+        timer.add(StorageCounts.CURSOR_ROWS_SCANNED, rows);
         return new Fill<>(out, last, stop);
     }
 }

@@ -85,6 +85,7 @@ final class DatabaseDirectory {
             tx.set(space.pack(KeySpace.Db.META, "security"), Tuple.from(defaultSecurityJson).pack());
             tx.set(space.pack(KeySpace.Db.META, "incarnation"), Tuple.from(0L).pack());
             stampEntry(tx, name, id);
+            DbUpdates.record(tx, name, DbUpdates.CREATED, 0);
             return Boolean.TRUE;
         }, tx -> {
             byte[] entry = tx.get(KeySpace.dbEntry(name));
@@ -101,6 +102,7 @@ final class DatabaseDirectory {
         kv.run(tx -> {
             DbHandle h = open(tx, name);
             tx.clear(KeySpace.dbEntry(name));
+            DbUpdates.record(tx, name, DbUpdates.DELETED, 0);
             tx.clear(h.space().begin(), h.space().end());
             return Boolean.TRUE;
         }, tx -> tx.get(KeySpace.dbEntry(name)) == null ? Optional.of(Boolean.TRUE) : Optional.empty()); // gone is gone, whoever did it

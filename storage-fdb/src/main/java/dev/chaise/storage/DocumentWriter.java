@@ -367,6 +367,7 @@ final class DocumentWriter {
         ctx.add(DbStats.Counter.SIZE_EXTERNAL, dExternal);
         ctx.add(DbStats.Counter.SIZE_ACTIVE, dActive);
         ctx.add(DbStats.Counter.WRITES, 1);
+        storage.dbUpdates().mark(db.name());
 
         List<DocumentWriteHook> hooks = storage.hooks();
         if (!hooks.isEmpty()) {

@@ -16,6 +16,7 @@ import dev.chaise.kv.Keys;
  * ├── (0 SYSTEM, "dbid") = last DbId                      DatabaseDirectory
  * ├── (0 SYSTEM, "txids", TxId) = (Result, Millis)         TxIds: RFC D's commit_unknown_result guard
  * ├── (0 SYSTEM, "server", Name) = (String)                ServerMetadata
+ * ├── (0 SYSTEM, "dbupdates", {@link Updates}...)           DbUpdates: _db_updates
  * ├── (1 DATABASES, DbId, {@link Db}...)                    one database: {@link DatabaseSubspace}
  * └── (2 JOBS, JobType, {@link Jobs}...)                    the background job queue (views' JobQueue)
  * </pre>
@@ -33,6 +34,7 @@ public final class KeySpace {
     public static final String DBID = "dbid";
     public static final String TXIDS = "txids";
     public static final String SERVER = "server";
+    public static final String DB_UPDATES = "dbupdates";
 
     private KeySpace() {}
 
@@ -90,6 +92,15 @@ public final class KeySpace {
         public static final long KEY = 3;
 
         private Aggregate() {}
+    }
+
+    /** Under {@code (0 SYSTEM, "dbupdates")}: {@code _db_updates} ({@link DbUpdates}). */
+    public static final class Updates {
+        public static final long FEED = 0;
+        public static final long LAST_ROW = 1;
+        public static final long BUMP = 2;
+
+        private Updates() {}
     }
 
     /** Under {@code (2 JOBS, JobType)}: the job queue (views' {@code JobQueue}, couch_jobs' design). */

@@ -25,6 +25,7 @@ public final class Storage implements AutoCloseable {
     private final KvStore kv;
     private final DatabaseDirectory directory;
     private final TxIds txIds;
+    private final DbUpdates dbUpdates;
     private final List<DocumentWriteHook> hooks = new CopyOnWriteArrayList<>();
     private final DocumentWriter writer;
     private final BatchWriter batches;
@@ -37,6 +38,7 @@ public final class Storage implements AutoCloseable {
         this.kv = kv;
         this.directory = new DatabaseDirectory(kv, defaultSecurityJson);
         this.txIds = new TxIds(kv);
+        this.dbUpdates = new DbUpdates(kv);
         this.attachments = new AttachmentStore(this);
         this.writer = new DocumentWriter(this);
         this.batches = new BatchWriter(this);
@@ -117,6 +119,50 @@ public final class Storage implements AutoCloseable {
         return ServerMetadata.getOrCreate(kv, name, initial);
     }
 
+    // ---------------------------------------------------------------- _db_updates
+
+    /**
+     * {@code _db_updates}: databases created, updated and deleted, in commit order, after
+     * {@code since} (null: from the start). Each database appears once, at its last event.
+     */
+    public Cursor<DbUpdate> dbUpdates(String since, ScanProperties props) {
+        byte[][] r = DbUpdates.feedRange();
+        byte[] continuation = since == null ? null : com.apple.foundationdb.tuple.Tuple.from(parseUpdateSeq(since)).pack();
+        Cursor.Range range = new Cursor.Range(DbUpdates.feedPrefix(), r[0], r[1]);
+        Cursor.Reads reads = body -> kv.run(tx -> body.apply(DbReader.of(tx.snapshot(), null, timer())));
+        return new Cursor<>(reads, timer(), range, props, continuation, (reader, row) -> {
+            DbUpdates.Event e = DbUpdates.decode(row);
+            return new DbUpdate(e.dbName(), e.type(), java.util.HexFormat.of().formatHex(e.seq().getBytes()));
+        });
+    }
+
+    /** The newest {@code _db_updates} event's seq, or null if there is none ({@code since=now}). */
+    public String dbUpdatesNow() {
+        var last = kv.run(tx -> DbUpdates.last(tx.snapshot()));
+        return last == null ? null : java.util.HexFormat.of().formatHex(last.getBytes());
+    }
+
+    /** Completes when an event is added to {@code _db_updates} after this call (or spuriously). */
+    public java.util.concurrent.CompletableFuture<Void> watchDbUpdates() {
+        return kv.run(tx -> tx.watch(DbUpdates.bumpKey()));
+    }
+
+    /** Records the marked databases' {@code updated} events now, rather than within half a second. */
+    public void flushDbUpdates() {
+        dbUpdates.flush();
+    }
+
+    private static com.apple.foundationdb.tuple.Versionstamp parseUpdateSeq(String seq) {
+        if (seq.length() != 24 || !seq.chars().allMatch(c -> (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+            throw StorageException.badRequest("Malformed sequence supplied in 'since' parameter.");
+        }
+        return com.apple.foundationdb.tuple.Versionstamp.fromBytes(java.util.HexFormat.of().parseHex(seq));
+    }
+
+    DbUpdates dbUpdates() {
+        return dbUpdates;
+    }
+
     // ---------------------------------------------------------------- for subspace owners
 
     /** The KV store, for the owners of subspaces above storage (views' indexes, the job queue). */
@@ -193,6 +239,7 @@ public final class Storage implements AutoCloseable {
 
     @Override
     public void close() {
+        dbUpdates.close();
         txIds.close();
     }
 }

@@ -27,10 +27,6 @@ import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * {@code GET/POST /{db}/_changes}: normal, longpoll, continuous and eventsource feeds over RFC D's
@@ -39,16 +35,13 @@ import java.util.concurrent.TimeoutException;
  * <p>Rows are read by a {@link Cursor} in short snapshot transactions and streamed as they come. {@code last_seq} is
  * the last change read, whether or not it passed the filter, so a filtered client resumes after
  * what was already examined, as with CouchDB. Live feeds wait on a watch of the database's write
- * counter, rescanning at least every {@link #POLL_MS} in case a watch is lost, and notice a
- * departed client within {@link #ALIVE_CHECK_MS}.
+ * counter (framing and waiting in {@link FeedWriter}).
  */
 public final class ChangesHandler {
     /** Documents are read too: fewer rows per transaction. */
     static final int ROWS_PER_TRANSACTION_WITH_DOCS = 100;
     /** {@code pending} is counted exactly up to here; a larger backlog reports this many. */
     static final int PENDING_CAP = 10_000;
-    static final long POLL_MS = 5_000;
-    static final long ALIVE_CHECK_MS = 250;
     /** CouchDB's default limit, which {@code seq_interval} counts down from. */
     private static final long COUCH_DEFAULT_LIMIT = 1_000_000_000_000_000L;
 
@@ -179,7 +172,6 @@ public final class ChangesHandler {
         /** The last change examined: where the next scan resumes, and the response's last_seq. */
         Sequence last;
         boolean scanned;
-        long emitted;
         boolean limitReached;
 
         /** Mango or JavaScript: a test on each change's document; null for the other filters. */
@@ -211,30 +203,26 @@ public final class ChangesHandler {
         }
 
         void stream(ResponseStream out) {
-            if (feed == Feed.NORMAL || feed == Feed.LONGPOLL) out.write("{\"results\":[\n");
+            FeedWriter w = new FeedWriter(out, feed);
+            w.begin();
             try {
                 if (a.limit() == 0) limitReached = true;
-                else if (feed == Feed.NORMAL || a.descending()) scan(out);
-                else live(out);
+                else if (feed == Feed.NORMAL || a.descending()) scan(w);
+                else w.live(db::watchWrites, () -> scan(w), () -> limitReached, a.heartbeat(), a.timeout());
             } catch (StorageException e) {
                 // The database went away under a running feed: end it as CouchDB ends a dead feed.
                 if (e.kind() != StorageException.Kind.NOT_FOUND || !scanned) throw e;
             }
             long pending = limitReached ? pending() : 0;
-            String lastSeq = last == null ? "\"0\"" : "\"" + last.toHex() + "\"";
-            switch (feed) {
-                case NORMAL, LONGPOLL -> out.write("\n],\n\"last_seq\":" + lastSeq + ",\"pending\":" + pending + "}\n");
-                case CONTINUOUS -> out.write("{\"last_seq\":" + lastSeq + ",\"pending\":" + pending + "}\n");
-                case EVENTSOURCE -> { }
-            }
+            w.end("\"last_seq\":" + (last == null ? "\"0\"" : "\"" + last.toHex() + "\"") + ",\"pending\":" + pending);
         }
 
         /** Reads to the end of the feed or the limit; the number of rows sent. */
-        long scan(ResponseStream out) {
+        long scan(FeedWriter w) {
             if (limitReached) return 0;
-            long before = emitted;
+            long before = w.rows();
             int rows = a.includeDocs() || docTest != null ? ROWS_PER_TRANSACTION_WITH_DOCS : ScanProperties.ROWS_PER_TRANSACTION;
-            ScanProperties props = ScanProperties.of(a.descending(), a.limit() == Long.MAX_VALUE ? 0 : a.limit() - emitted).rowsPerTransaction(rows);
+            ScanProperties props = ScanProperties.of(a.descending(), a.limit() == Long.MAX_VALUE ? 0 : a.limit() - w.rows()).rowsPerTransaction(rows);
             Cursor<Scanned> c = db.changes(a.descending() ? null : last, props, (r, ch) -> {
                 ObjectNode row = map(r, ch);
                 return row == null ? null : new Scanned(ch.seq(), row);
@@ -242,59 +230,17 @@ public final class ChangesHandler {
             while (c.hasNext()) {
                 Scanned s = c.next();
                 last = s.seq();
-                emit(out, s.row());
+                ObjectNode row = s.row();
+                // seq_interval: CouchDB computes seq only where the remaining limit is a multiple of it.
+                Long every = a.seqInterval();
+                long remaining = (a.limit() == Long.MAX_VALUE ? COUCH_DEFAULT_LIMIT : a.limit()) - w.rows();
+                if (every != null && remaining % every != 0) row.putNull("seq");
+                w.row(row, String.valueOf(row.get("seq")));
             }
             scanned = true;
             if (c.continuation() != null) last = Sequence.fromContinuation(c.continuation()); // past rows the filter dropped
             if (c.noNextReason() == NoNextReason.RETURN_LIMIT_REACHED) limitReached = true;
-            return emitted - before;
-        }
-
-        void live(ResponseStream out) {
-            long waitMs = a.heartbeat() != null ? a.heartbeat() : a.timeout();
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
-            while (true) {
-                CompletableFuture<Void> watch = db.watchWrites(); // armed before the scan, so no write falls in between
-                try {
-                    long sent = scan(out);
-                    if (limitReached || (feed == Feed.LONGPOLL && emitted > 0)) return;
-                    if (sent > 0) deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
-                    out.flush(); // what we have reaches the client before we wait
-                    if (!await(watch, deadline, out)) {
-                        if (a.heartbeat() == null) return;
-                        out.write(feed == Feed.EVENTSOURCE ? "event: heartbeat\ndata: \n\n" : "\n");
-                        out.flush();
-                        deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
-                    }
-                } finally {
-                    watch.cancel(false);
-                }
-            }
-        }
-
-        void emit(ResponseStream out, ObjectNode row) {
-            Long every = a.seqInterval();
-            long remaining = (a.limit() == Long.MAX_VALUE ? COUCH_DEFAULT_LIMIT : a.limit()) - emitted;
-            // seq_interval: CouchDB computes seq only where the remaining limit is a multiple of it.
-            if (every != null && remaining % every != 0) row.putNull("seq");
-            String json;
-            try {
-                json = Json.MAPPER.writeValueAsString(row);
-            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-                throw new IllegalStateException(e);
-            }
-            switch (feed) {
-                case NORMAL, LONGPOLL -> out.write(emitted == 0 ? json : ",\r\n" + json);
-                case CONTINUOUS -> {
-                    out.write(json + "\n");
-                    out.flush();
-                }
-                case EVENTSOURCE -> {
-                    out.write("data: " + json + "\nid: " + row.get("seq") + "\n\n");
-                    out.flush();
-                }
-            }
-            emitted++;
+            return w.rows() - before;
         }
 
         /** The row for a change, or null if the filter drops it. */
@@ -339,42 +285,6 @@ public final class ChangesHandler {
                 row.set("doc", doc);
             }
             return row;
-        }
-
-        /**
-         * Waits for a write, the poll interval, or {@code deadline}; false on the deadline. Returns
-         * early (true) every {@link #POLL_MS} so a lost watch only delays a change.
-         */
-        boolean await(CompletableFuture<Void> watch, long deadline, ResponseStream out) {
-            long poll = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(POLL_MS);
-            while (true) {
-                if (!out.isOpen()) throw new ResponseStream.ClientGoneException();
-                long now = System.nanoTime();
-                if (now >= deadline) return false;
-                if (now >= poll) return true;
-                long slice = Math.min(TimeUnit.MILLISECONDS.toNanos(ALIVE_CHECK_MS), Math.min(deadline, poll) - now);
-                try {
-                    watch.get(slice, TimeUnit.NANOSECONDS);
-                    return true;
-                } catch (TimeoutException e) {
-                    // keep waiting
-                } catch (ExecutionException | java.util.concurrent.CancellationException e) {
-                    sleep(slice); // a failed watch: rescan and re-arm, but not in a tight loop
-                    return true;
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new ResponseStream.ClientGoneException();
-                }
-            }
-        }
-
-        private static void sleep(long nanos) {
-            try {
-                TimeUnit.NANOSECONDS.sleep(nanos);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new ResponseStream.ClientGoneException();
-            }
         }
 
         /** Changes after {@code last} (before it, descending), counted up to {@link #PENDING_CAP}. */

@@ -24,7 +24,6 @@ public final class NotImplementedHandlers {
             new Missing("/_reshard", "resharding"),
             new Missing("/_reshard/{rest...}", "resharding"),
             new Missing("/_cluster_setup", "cluster setup"),
-            new Missing("/_db_updates", "the database updates feed"),
             new Missing("/_search_analyze", "full-text search"),
             new Missing("/_nouveau_analyze", "full-text search"),
             new Missing("/_node/{node}/_restart", "restarting a node over HTTP"),

@@ -13,7 +13,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -127,8 +126,9 @@ final class DbUpdates implements AutoCloseable {
                     record(tx, name, UPDATED, uv++);
                 }
                 return null;
-            }, tx -> Optional.empty()); // after a 1021, moving the rows again is harmless
+            });
         } catch (RuntimeException e) {
+            // Not recorded, or (after a 1021) maybe: the next flush moves the rows again, which is harmless.
             marked.addAll(names);
             throw e;
         }

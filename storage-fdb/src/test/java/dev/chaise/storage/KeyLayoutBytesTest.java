@@ -65,6 +65,7 @@ class KeyLayoutBytesTest {
         assertTrue(f.store.open("layout").update(List.of(DocUpdate.replicated("a", gone, Json.NODES.objectNode())), false).getFirst().ok());
         assertTrue(f.store.open("layout").update(List.of(DocUpdate.replicated("a", live, (ObjectNode) Json.MAPPER.readTree("{\"k\":\"v\"}"))), false).getFirst().ok());
         f.store.open("layout").putLocal("_local/x", null, false, (ObjectNode) Json.MAPPER.readTree("{\"n\":1}"));
+        f.store.flushDbUpdates(); // the writes' updated event, which the server records within half a second anyway
 
         // ---- txids: (0, "txids", TxId) = (Result, WallClockMillis), one per write
         List<KeyValue> txids = scan("14 02 74 78 69 64 73 00", "14 02 74 78 69 64 73 01");
@@ -96,6 +97,12 @@ class KeyLayoutBytesTest {
                 kv("14 02 64 62 69 64 00", "15 01"),
                 // (0, "dbs", "layout") = (DbId, MetaStamp)
                 kv("14 02 64 62 73 00 02 6c 61 79 6f 75 74 00", "15 01 33 <vs>"),
+                // _db_updates: (0, "dbupdates", 0 FEED, Versionstamp) = ("layout", "updated"): created, then moved by the writes
+                kv("14 02 64 62 75 70 64 61 74 65 73 00 14 33 <vs>", "02 6c 61 79 6f 75 74 00 02 75 70 64 61 74 65 64 00"),
+                //   (0, "dbupdates", 1 LAST_ROW, "layout") = (Versionstamp): where that row is
+                kv("14 02 64 62 75 70 64 61 74 65 73 00 15 01 02 6c 61 79 6f 75 74 00", "33 <vs>"),
+                //   (0, "dbupdates", 2 BUMP) = int64 LE: one per event recorded (a background flush may add one)
+                kv("14 02 64 62 75 70 64 61 74 65 73 00 15 02", "<n8>"),
                 // META: (1, 1, 0, Field) = Value
                 kv(DB + " 14 02 69 6e 63 61 72 6e 61 74 69 6f 6e 00", "14"),                 // "incarnation" = 0
                 kv(DB + " 14 02 72 65 76 73 5f 6c 69 6d 69 74 00", "16 03 e8"),              // "revs_limit" = 1000
@@ -133,10 +140,11 @@ class KeyLayoutBytesTest {
             match(expected.get(i)[0], all.get(i).key(), stamps, uuids, ctx + " key");
             match(expected.get(i)[1], all.get(i).value(), stamps, uuids, ctx + " value");
         }
-        // stamps: directory entry, winner's Sequence, changes key: the last two are one commit's
-        assertEquals(3, stamps.size());
-        assertArrayEquals(stamps.get(1), stamps.get(2), "the winner's Sequence is its changes key");
-        assertArrayEquals(hex("00 00"), Arrays.copyOfRange(stamps.get(1), 10, 12), "user version 0: the batch's first document");
+        // stamps: directory entry, the _db_updates row and its pointer, the winner's Sequence and its changes key
+        assertEquals(5, stamps.size());
+        assertArrayEquals(stamps.get(1), stamps.get(2), "the pointer names the database's _db_updates row");
+        assertArrayEquals(stamps.get(3), stamps.get(4), "the winner's Sequence is its changes key");
+        assertArrayEquals(hex("00 00"), Arrays.copyOfRange(stamps.get(3), 10, 12), "user version 0: the batch's first document");
         assertEquals(f.dirs.open("layout").uuid(), new String(uuids.getFirst(), java.nio.charset.StandardCharsets.US_ASCII));
         f.checkInvariants("layout", 0);
     }
@@ -182,6 +190,12 @@ class KeyLayoutBytesTest {
                     stamps.add(vs);
                     expected.writeBytes(vs);
                     at += 12;
+                }
+                case "<n8>" -> {
+                    byte[] n = Arrays.copyOfRange(actual, at, Math.min(actual.length, at + 8));
+                    assertTrue(java.nio.ByteBuffer.wrap(n).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong() > 0, ctx + ": a positive counter");
+                    expected.writeBytes(n);
+                    at += 8;
                 }
                 case "<hex32>" -> {
                     byte[] h = Arrays.copyOfRange(actual, at, Math.min(actual.length, at + 32));

@@ -228,10 +228,12 @@ class DocumentsTest {
         var put = s.asAdmin("PUT", "/d/_local/cp", "{\"_id\":\"ignored\",\"seq\":1}").status(201);
         assertEquals("{\"ok\":true,\"id\":\"_local/cp\",\"rev\":\"0-1\"}\n", put.text());
         assertEquals("{\"_id\":\"_local/cp\",\"_rev\":\"0-1\",\"seq\":1}\n", s.asAdmin("GET", "/d/_local/cp", null).status(200).text());
-        // CouchDB 3 checks no revision on local documents: the last write wins
+        // CouchDB 3 checks no revision on local documents (couch_db_updater:increment_local_doc_revs):
+        // the last write wins, and its revision is the one it names plus one, 0-1 when it names none.
         assertEquals("0-2", rev(s.asAdmin("PUT", "/d/_local/cp", "{\"_rev\":\"0-1\",\"seq\":2}").status(201)));
-        assertEquals("0-3", rev(s.asAdmin("PUT", "/d/_local/cp", "{\"_rev\":\"0-1\",\"seq\":3}").status(201)));
-        assertEquals("0-4", rev(s.asAdmin("PUT", "/d/_local/cp", "{\"seq\":4}").status(201)));
+        assertEquals("0-2", rev(s.asAdmin("PUT", "/d/_local/cp", "{\"_rev\":\"0-1\",\"seq\":3}").status(201)));
+        assertEquals("0-8", rev(s.asAdmin("PUT", "/d/_local/cp?rev=0-7", "{\"seq\":3}").status(201)));
+        assertEquals("0-1", rev(s.asAdmin("PUT", "/d/_local/cp", "{\"seq\":4}").status(201)));
         s.asAdmin("PUT", "/d/_local/cp", "{\"_rev\":\"1-abc\"}").error(400, "bad_request", "Invalid rev format");
         s.asAdmin("PUT", "/d/_local/cp", "{\"_foo\":1}").error(400, "doc_validation", "Bad special document member: _foo");
         s.asAdmin("GET", "/d/_local/none", null).error(404, "not_found", "missing");
@@ -243,6 +245,15 @@ class DocumentsTest {
         assertEquals("{\"ok\":true,\"id\":\"_local/cp\",\"rev\":\"0-0\"}\n", del.text());
         s.asAdmin("GET", "/d/_local/cp", null).error(404, "not_found", "missing");
         s.asAdmin("DELETE", "/d/_local/cp", null).error(404, "not_found", "missing");
+        // After a delete the next write starts again at 0-1, as GET and _local_docs show.
+        assertEquals("0-1", rev(s.asAdmin("PUT", "/d/_local/cp", "{\"seq\":5}").status(201)));
+        assertEquals("{\"_id\":\"_local/cp\",\"_rev\":\"0-1\",\"seq\":5}\n", s.asAdmin("GET", "/d/_local/cp", null).status(200).text());
+        assertTrue(s.asAdmin("GET", "/d/_local_docs?key=%22_local/cp%22", null).text().contains("{\"id\":\"_local/cp\",\"key\":\"_local/cp\",\"value\":{\"rev\":\"0-1\"}}"));
+        // A deletion through the body, even of a document that is not there, answers 0-0.
+        assertEquals("0-0", rev(s.asAdmin("PUT", "/d/_local/cp", "{\"_rev\":\"0-1\",\"_deleted\":true}").status(200)));
+        assertEquals("0-0", rev(s.asAdmin("PUT", "/d/_local/never", "{\"_deleted\":true}").status(200)));
+        assertEquals("0-0", s.asAdmin("POST", "/d/_bulk_docs", "{\"docs\":[{\"_id\":\"_local/never\",\"_deleted\":true}]}").status(201).json().get(0).get("rev").asText());
+        assertEquals("0-1", rev(s.asAdmin("PUT", "/d/_local/cp", "{\"seq\":6}").status(201)));
         assertEquals("0-1", rev(s.asAdmin("POST", "/d", "{\"_id\":\"_local/posted\"}").status(201)));
         // local documents are in neither _all_docs nor _changes
         assertTrue(!s.asAdmin("GET", "/d/_all_docs", null).text().contains("_local/"));

@@ -278,19 +278,20 @@ public final class Database {
     }
 
     /**
-     * Writes a {@code _local} document as CouchDB 3 does: the last write wins, whatever revision
-     * the client names (CouchDB checks none for local documents). This names the current one,
-     * trying again if another writer got in between.
+     * Writes a {@code _local} document as CouchDB 3 does ({@code increment_local_doc_revs}): no
+     * revision is checked, the last write wins, and the new revision is the one the client names
+     * plus one ({@code 0-1} when it names none, even over an existing document); a deletion
+     * answers {@code 0-0} and leaves nothing, so the next write starts again at {@code 0-1}.
+     * Retrying after a 1021 writes the same keys again, so no transaction id is needed.
+     *
+     * @param clientRev the {@code _rev} the client sent ({@code 0-N}), or null
      */
-    public LocalDoc writeLocal(String id, boolean deleted, ObjectNode body) {
-        for (int attempt = 0; ; attempt++) {
-            LocalDoc current = read(r -> r.local(id));
-            try {
-                return putLocal(id, current == null ? null : current.rev(), deleted, body);
-            } catch (StorageException e) {
-                if (e.kind() != StorageException.Kind.CONFLICT || attempt >= 8) throw e;
-            }
-        }
+    public LocalDoc writeLocal(String id, String clientRev, boolean deleted, ObjectNode body) {
+        long n = deleted ? 0 : LocalDocuments.nextRevNumber(clientRev);
+        if (!deleted) storage.checkDocumentSize(dev.chaise.storage.json.ExplodedJson.externalSize(body));
+        LocalDoc d = run((tx, db) -> LocalDocuments.overwrite(tx, db, id, n, deleted, body));
+        timer().increment(StorageCounts.LOCAL_DOCUMENTS_WRITTEN);
+        return d;
     }
 
     // ---------------------------------------------------------------- attachments

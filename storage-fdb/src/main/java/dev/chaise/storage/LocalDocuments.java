@@ -36,8 +36,9 @@ public final class LocalDocuments {
     }
 
     /**
-     * Writes a new revision: {@code baseRev} must be the current one (null, "0" or "0-0" for a new
-     * document), as CouchDB checks for local documents. Returns the new revision.
+     * Writes a new revision only if {@code baseRev} is the current one (null, "0" or "0-0" for a
+     * new document): a compare-and-set for internal writers. Clients' writes check nothing, as in
+     * CouchDB ({@link #overwrite}). Returns the new revision.
      */
     static LocalDoc write(Transaction tx, DbHandle db, String docId, String baseRev, boolean deleted, ObjectNode body) {
         byte[] prefix = prefix(db, docId);
@@ -48,15 +49,32 @@ public final class LocalDocuments {
             if (deleted) throw StorageException.notFound("missing");
             throw StorageException.conflict();
         }
+        if (deleted && cur == null) throw StorageException.notFound("missing");
+        return overwrite(tx, db, docId, n + 1, deleted, body);
+    }
+
+    /** CouchDB's next revision number for a write naming {@code clientRev} ({@code 0-N} or null): N + 1, or 1. */
+    static long nextRevNumber(String clientRev) {
+        if (clientRev == null) return 1;
+        int dash = clientRev.indexOf('-');
+        try {
+            long n = Long.parseLong(dash < 0 ? clientRev : clientRev.substring(dash + 1));
+            if (n < 0 || n == Long.MAX_VALUE) throw StorageException.badRequest(RevId.INVALID);
+            return n + 1;
+        } catch (NumberFormatException e) {
+            throw StorageException.badRequest(RevId.INVALID);
+        }
+    }
+
+    /** Replaces the document whatever is stored: revision {@code n}, or nothing for a deletion. */
+    static LocalDoc overwrite(Transaction tx, DbHandle db, String docId, long n, boolean deleted, ObjectNode body) {
+        byte[] prefix = prefix(db, docId);
         List<KeyValue> kvs = deleted ? List.of() : ExplodedJson.explode(prefix, body);
         tx.clear(prefix, DocumentBodies.end(prefix));
-        if (deleted) {
-            if (cur == null) throw StorageException.notFound("missing");
-            return new LocalDoc(docId, 0, body);
-        }
-        tx.set(prefix, Tuple.from(FORMAT, n + 1).pack());
+        if (deleted) return new LocalDoc(docId, 0, body);
+        tx.set(prefix, Tuple.from(FORMAT, n).pack());
         for (KeyValue kv : kvs) tx.set(kv.key(), kv.value());
-        return new LocalDoc(docId, n + 1, body);
+        return new LocalDoc(docId, n, body);
     }
 
     /** A row of the LOCAL range as {@code _local_docs} lists it: the document's own key, not its body's KVs (null for those). */

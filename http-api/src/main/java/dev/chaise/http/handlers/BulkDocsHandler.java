@@ -115,7 +115,7 @@ public final class BulkDocsHandler {
             DocumentJson.LocalUpdate u = items.get(i).local();
             if (u == null) continue;
             try {
-                LocalDoc d = db.db().writeLocal(u.id(), u.deleted(), u.body());
+                LocalDoc d = db.db().writeLocal(u.id(), u.rev(), u.deleted(), u.body());
                 rows[i] = DocSupport.okRow(u.id(), d.rev());
             } catch (StorageException e) {
                 rows[i] = DocSupport.errorRow(u.id(), null, e.error(), e.reason());

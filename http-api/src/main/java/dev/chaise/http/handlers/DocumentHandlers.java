@@ -233,7 +233,8 @@ public final class DocumentHandlers {
         JsonNode json = Bodies.json(req);
         if (json.isObject() && json.path("_id").isTextual() && DocumentJson.isLocal(json.get("_id").textValue())) {
             DocumentJson.LocalUpdate u = DocumentJson.parseLocal(json, null);
-            LocalDoc d = db.db().writeLocal(u.id(), u.deleted(), u.body());
+            DocSupport.checkLocalRev(u.rev());
+            LocalDoc d = db.db().writeLocal(u.id(), u.rev(), u.deleted(), u.body());
             return Response.json(201, DocSupport.okRow(u.id(), d.rev())).withHeader("Location", DocSupport.location(req, db.name(), u.id()));
         }
         DocumentJson.Parsed p = DocSupport.beforeUpdate(users, db, DocumentJson.parse(json, null));
@@ -299,7 +300,7 @@ public final class DocumentHandlers {
         String newRev;
         if (DocumentJson.isLocal(destId)) {
             DocSupport.checkLocalRev(destRev);
-            newRev = db.db().writeLocal(destId, false, body).rev();
+            newRev = db.db().writeLocal(destId, destRev, false, body).rev();
         } else {
             RevId base = destRev == null ? null : RevId.parse(destRev);
             DocSupport.checkDesignWriter(db, destId);
@@ -326,8 +327,9 @@ public final class DocumentHandlers {
         String id = docId(req);
         DocumentJson.validateId(id);
         DocumentJson.LocalUpdate u = DocumentJson.parseLocal(Bodies.json(req), id);
-        DocSupport.checkLocalRev(DocSupport.requestRev(req, u.rev()));
-        LocalDoc d = db.db().writeLocal(id, u.deleted(), u.body());
+        String rev = DocSupport.requestRev(req, u.rev());
+        DocSupport.checkLocalRev(rev);
+        LocalDoc d = db.db().writeLocal(id, rev, u.deleted(), u.body());
         return Response.json(u.deleted() ? 200 : 201, DocSupport.okRow(id, d.rev()))
                 .withHeader("ETag", "\"" + d.rev() + "\"")
                 .withHeader("Location", DocSupport.location(req, db.name(), id));
@@ -338,8 +340,9 @@ public final class DocumentHandlers {
         String id = docId(req);
         DocumentJson.validateId(id);
         db.db().getLocal(id); // 404 first, as CouchDB
-        DocSupport.checkLocalRev(DocSupport.requestRev(req, null));
-        LocalDoc d = db.db().writeLocal(id, true, Json.NODES.objectNode());
+        String rev = DocSupport.requestRev(req, null);
+        DocSupport.checkLocalRev(rev);
+        LocalDoc d = db.db().writeLocal(id, rev, true, Json.NODES.objectNode());
         return Response.json(200, DocSupport.okRow(id, d.rev())).withHeader("ETag", "\"" + d.rev() + "\"");
     }
 }

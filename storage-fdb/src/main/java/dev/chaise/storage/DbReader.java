@@ -10,9 +10,8 @@ import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.EditBranch;
 import dev.chaise.storage.rev.EditBranches;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Reads of one database at one version: the documents, branches, {@code _local} documents and
@@ -111,25 +110,42 @@ public final class DbReader {
      * Only leaves keep a body (RFC A/C), so an inner revision is missing. Found documents carry
      * the document's branches, for {@code revs=true}.
      *
+     * <p>As CouchDB 3.5's fabric answers them ({@code fabric_doc_open_revs}): each revision once,
+     * however often it was asked for or reached, the documents first, ordered by position and
+     * then revision id (the order of the {@code #doc} records it sorts), then the missing ones in
+     * the same order.
+     *
      * @param latest answer each revision with every leaf descending from it
      */
     public List<OpenRev> openRevs(String id, List<RevId> wanted, boolean latest) {
         List<EditBranch> branches = branches(id);
-        List<OpenRev> out = new ArrayList<>();
+        TreeSet<RevId> toOpen = new TreeSet<>();
+        TreeSet<RevId> missing = new TreeSet<>();
         if (wanted == null) {
-            for (EditBranch b : EditBranches.leaves(branches)) out.add(open(id, b.leaf(), branches, b.leaf()));
-            return out;
-        }
-        for (RevId r : wanted) {
-            if (!latest) {
-                out.add(open(id, r, branches, r));
-                continue;
+            for (EditBranch b : branches) toOpen.add(b.leaf());
+        } else {
+            for (RevId r : wanted) {
+                if (!latest) {
+                    toOpen.add(r);
+                    continue;
+                }
+                boolean reached = false;
+                for (EditBranch b : branches) {
+                    if (b.contains(r)) {
+                        toOpen.add(b.leaf());
+                        reached = true;
+                    }
+                }
+                if (!reached) missing.add(r);
             }
-            Set<RevId> leaves = new LinkedHashSet<>();
-            for (EditBranch b : EditBranches.leaves(branches)) if (b.contains(r)) leaves.add(b.leaf());
-            if (leaves.isEmpty()) out.add(new OpenRev(r, null));
-            for (RevId leaf : leaves) out.add(open(id, leaf, branches, r));
         }
+        List<OpenRev> out = new ArrayList<>();
+        for (RevId r : toOpen) {
+            OpenRev o = open(id, r, branches, r);
+            if (o.doc() == null) missing.add(r);
+            else out.add(o);
+        }
+        for (RevId r : missing) out.add(new OpenRev(r, null));
         return out;
     }
 

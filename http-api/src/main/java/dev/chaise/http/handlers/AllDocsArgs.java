@@ -19,7 +19,12 @@ record AllDocsArgs(List<JsonNode> keys, JsonNode startKey, JsonNode endKey, bool
                    boolean descending, boolean includeDocs, boolean conflicts, boolean updateSeq, boolean attachments) {
 
     static AllDocsArgs parse(Request req, ObjectNode body) {
-        ViewQuery q = ViewArgs.parse(req, body);
+        return parse(req, body, false);
+    }
+
+    /** @param bodyWins one query of {@code .../queries}: its members override the query string */
+    static AllDocsArgs parse(Request req, ObjectNode body, boolean bodyWins) {
+        ViewQuery q = ViewArgs.parse(req, body, bodyWins);
         q.validate(false);
         JsonNode s = q.startKey() != null ? q.startKey() : q.startDocId() == null ? null : TextNode.valueOf(q.startDocId());
         JsonNode e = q.endKey() != null ? q.endKey() : q.endDocId() == null ? null : TextNode.valueOf(q.endDocId());

@@ -57,6 +57,7 @@ public final class AllDocsHandlers {
             Bodies.requireContentType(req, Response.JSON);
             return list(req, ns, Bodies.jsonObject(req));
         });
+        r.add("POST", path + "/queries", req -> queries(req, ns));
     }
 
     private Response list(Request req, Namespace ns, ObjectNode body) {
@@ -64,25 +65,61 @@ public final class AllDocsHandlers {
         AllDocsArgs a = AllDocsArgs.parse(req, body);
         Database database = db.db();
         DbInfo info = database.info();
-        Long total = switch (ns) {
+        Long total = total(database, ns, info);
+        return Response.jsonStream(200, out -> write(out, database, ns, a, total, info));
+    }
+
+    /**
+     * {@code POST .../queries}, as chttpd's multi_all_docs_view: each query of {@code queries}
+     * runs as if alone, its members over the query string's parameters, and the results come in
+     * the same order under {@code results}.
+     */
+    private Response queries(Request req, Namespace ns) {
+        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        ObjectNode body = Bodies.jsonObject(req);
+        JsonNode qs = body.get("queries");
+        if (qs == null) throw dev.chaise.http.HttpError.badRequest("POST body must include `queries` parameter.");
+        if (!qs.isArray()) throw dev.chaise.http.HttpError.badRequest("`queries` member must be an array.");
+        List<AllDocsArgs> parsed = new ArrayList<>();
+        for (JsonNode one : qs) {
+            if (!one.isObject()) throw dev.chaise.http.HttpError.badRequest("Each query must be an object.");
+            parsed.add(AllDocsArgs.parse(req, (ObjectNode) one, true));
+        }
+        Database database = db.db();
+        DbInfo info = database.info();
+        Long total = total(database, ns, info);
+        return Response.jsonStream(200, out -> {
+            out.write("{\"results\":[\r\n");
+            for (int i = 0; i < parsed.size(); i++) {
+                if (i > 0) out.write(",\r\n");
+                write(out, database, ns, parsed.get(i), total, info);
+            }
+            out.write("\r\n]}");
+        });
+    }
+
+    private static Long total(Database database, Namespace ns, DbInfo info) {
+        return switch (ns) {
             case ALL -> info.docCount();
             case DESIGN -> countDesignDocs(database);
             case LOCAL -> null; // CouchDB does not count them either
         };
-        return Response.jsonStream(200, out -> {
-            StringBuilder head = new StringBuilder("{\"total_rows\":").append(total);
-            if (a.updateSeq()) head.append(",\"update_seq\":\"").append(info.updateSeq() == null ? "0" : info.updateSeq().toHex()).append('"');
-            out.write(head.append(",\"rows\":[\r\n").toString());
-            Iterator<ObjectNode> rows = a.keys() != null ? keyRows(database, ns, a) : rangeRows(database, ns, a);
-            boolean first = true;
-            while (rows.hasNext()) {
-                ObjectNode row = rows.next();
-                if (!first) out.write(",\r\n");
-                out.write(Json.MAPPER.writeValueAsBytes(row));
-                first = false;
-            }
-            out.write("\r\n]}");
-        });
+    }
+
+    /** One result object: {@code total_rows}, {@code update_seq} if asked, and the rows as they are read. */
+    private static void write(ResponseStream out, Database database, Namespace ns, AllDocsArgs a, Long total, DbInfo info) throws Exception {
+        StringBuilder head = new StringBuilder("{\"total_rows\":").append(total);
+        if (a.updateSeq()) head.append(",\"update_seq\":\"").append(info.updateSeq() == null ? "0" : info.updateSeq().toHex()).append('"');
+        out.write(head.append(",\"rows\":[\r\n").toString());
+        Iterator<ObjectNode> rows = a.keys() != null ? keyRows(database, ns, a) : rangeRows(database, ns, a);
+        boolean first = true;
+        while (rows.hasNext()) {
+            ObjectNode row = rows.next();
+            if (!first) out.write(",\r\n");
+            out.write(Json.MAPPER.writeValueAsBytes(row));
+            first = false;
+        }
+        out.write("\r\n]}");
     }
 
     // ---------------------------------------------------------------- ranges

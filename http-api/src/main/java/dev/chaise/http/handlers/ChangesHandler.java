@@ -42,6 +42,8 @@ public final class ChangesHandler {
     static final int ROWS_PER_TRANSACTION_WITH_DOCS = 100;
     /** {@code pending} is counted exactly up to here; a larger backlog reports this many. */
     static final int PENDING_CAP = 10_000;
+    /** {@code [couchdb] changes_doc_ids_optimization_threshold}: up to this many ids, CouchDB looks the documents up. */
+    static final int DOC_IDS_LOOKUP_LIMIT = 1_000;
     /** CouchDB's default limit, which {@code seq_interval} counts down from. */
     private static final long COUCH_DEFAULT_LIMIT = 1_000_000_000_000_000L;
 
@@ -174,6 +176,13 @@ public final class ChangesHandler {
         boolean scanned;
         boolean limitReached;
 
+        /**
+         * {@code pending} for a filter CouchDB answers by lookup rather than by a scan of the feed
+         * ({@code _doc_ids} with at most {@link #DOC_IDS_LOOKUP_LIMIT} ids, {@code _design}): the
+         * changes after where the last scan began, less the rows it sent; null for the others.
+         */
+        Long lookupPending;
+
         /** Mango or JavaScript: a test on each change's document; null for the other filters. */
         java.util.function.Predicate<ObjectNode> docTest;
 
@@ -213,7 +222,7 @@ public final class ChangesHandler {
                 // The database went away under a running feed: end it as CouchDB ends a dead feed.
                 if (e.kind() != StorageException.Kind.NOT_FOUND || !scanned) throw e;
             }
-            long pending = limitReached ? pending() : 0;
+            long pending = lookupPending != null ? lookupPending : limitReached ? pending() : 0;
             w.end("\"last_seq\":" + (last == null ? "\"0\"" : "\"" + last.toHex() + "\"") + ",\"pending\":" + pending);
         }
 
@@ -221,6 +230,9 @@ public final class ChangesHandler {
         long scan(FeedWriter w) {
             if (limitReached) return 0;
             long before = w.rows();
+            // couch_changes' send_lookup_changes counts every change after the start as pending
+            // and takes one off per row it sends; the documents it never looks at stay counted.
+            long base = byLookup() ? (a.descending() ? db.countChanges(null, null, PENDING_CAP) : db.countChanges(last, null, PENDING_CAP)) : 0;
             int rows = a.includeDocs() || docTest != null ? ROWS_PER_TRANSACTION_WITH_DOCS : ScanProperties.ROWS_PER_TRANSACTION;
             ScanProperties props = ScanProperties.of(a.descending(), a.limit() == Long.MAX_VALUE ? 0 : a.limit() - w.rows()).rowsPerTransaction(rows);
             Cursor<Scanned> c = db.changes(a.descending() ? null : last, props, (r, ch) -> {
@@ -240,7 +252,13 @@ public final class ChangesHandler {
             scanned = true;
             if (c.continuation() != null) last = Sequence.fromContinuation(c.continuation()); // past rows the filter dropped
             if (c.noNextReason() == NoNextReason.RETURN_LIMIT_REACHED) limitReached = true;
+            if (byLookup()) lookupPending = Math.max(0, base - (w.rows() - before));
             return w.rows() - before;
+        }
+
+        /** Whether CouchDB serves this feed by looking documents up ({@code couch_changes:can_optimize}). */
+        boolean byLookup() {
+            return filter instanceof Filter.Design || filter instanceof Filter.DocIds d && d.ids().size() <= DOC_IDS_LOOKUP_LIMIT;
         }
 
         /** The row for a change, or null if the filter drops it. */

@@ -36,12 +36,12 @@ class AttachmentsTest {
                 .status(201).json().get("rev").asText();
         JsonNode meta = s.asAdmin("GET", "/a/doc", null).status(200).json().get("_attachments").get("hello.txt");
         assertEquals("{\"content_type\":\"text/plain\",\"digest\":\"md5-XrY7u+Ae7tCTyyK7j1rNww==\",\"length\":11,\"revpos\":1,\"stub\":true}", meta.toString());
-        JsonNode inline = s.asAdmin("GET", "/a/doc?attachments=true", null).status(200).json().get("_attachments").get("hello.txt");
+        JsonNode inline = s.send("GET", "/a/doc?attachments=true", null, "Authorization", HttpTestServer.ADMIN, "Accept", "application/json").status(200).json().get("_attachments").get("hello.txt");
         assertEquals(b64("hello world"), inline.get("data").asText());
         assertTrue(!inline.has("length") && !inline.has("stub"), "inline attachments carry data, not length or stub, as in CouchDB");
         String rev2 = s.asAdmin("PUT", "/a/doc", "{\"_rev\":\"" + rev1 + "\",\"v\":2,\"_attachments\":{\"hello.txt\":{\"stub\":true}}}").status(201).json().get("rev").asText();
         assertEquals(1, s.asAdmin("GET", "/a/doc", null).json().get("_attachments").get("hello.txt").get("revpos").asInt());
-        assertTrue(s.asAdmin("GET", "/a/doc?atts_since=%5B%22" + rev1 + "%22%5D", null).json().get("_attachments").get("hello.txt").has("stub"),
+        assertTrue(s.send("GET", "/a/doc?atts_since=%5B%22" + rev1 + "%22%5D", null, "Authorization", HttpTestServer.ADMIN, "Accept", "application/json").json().get("_attachments").get("hello.txt").has("stub"),
                 "not newer than rev 1: stays a stub");
         s.asAdmin("PUT", "/a/doc", "{\"_rev\":\"" + rev2 + "\",\"_attachments\":{\"nope\":{\"stub\":true}}}")
                 .error(412, "missing_stub", "Invalid attachment stub in doc for nope");
@@ -139,7 +139,7 @@ class AttachmentsTest {
                 + "\"two.bin\":{\"content_type\":\"application/octet-stream\",\"revpos\":2,\"length\":4,\"follows\":true}}}"
                 + "\r\n--abc\r\nContent-Disposition: attachment; filename=\"one.txt\"\r\n\r\none\r\n--abc\r\n\r\ntwo!\r\n--abc--";
         s.send("PUT", "/a/mp?new_edits=false", body, "Authorization", HttpTestServer.ADMIN, "Content-Type", "multipart/related; boundary=\"abc\"").status(201);
-        JsonNode doc = s.asAdmin("GET", "/a/mp?attachments=true", null).status(200).json();
+        JsonNode doc = s.send("GET", "/a/mp?attachments=true", null, "Authorization", HttpTestServer.ADMIN, "Accept", "application/json").status(200).json();
         assertEquals("2-0123456789abcdef0123456789abcdef", doc.get("_rev").asText());
         assertEquals(b64("one"), doc.at("/_attachments/one.txt/data").asText());
         assertEquals(1, doc.at("/_attachments/one.txt/revpos").asInt(), "a replicated write keeps revpos");

@@ -147,6 +147,75 @@ class CouchDbDetailsTest {
         assertEquals(2, sel.get("pending").asInt());
     }
 
+    @Test
+    void attachmentEtagAnd304() throws Exception {
+        s.send("PUT", "/dt/att1/a.txt", "hello", "Authorization", ADMIN, "Content-Type", "text/plain").status(201);
+        var get = s.send("GET", "/dt/att1/a.txt", null, "Authorization", ADMIN).status(200);
+        // chttpd_db: ETag is the md5 in base64, quoted; Cache-Control must-revalidate.
+        assertEquals("\"XUFAKrxLKna5cZ2REBfFkg==\"", get.header("ETag"));
+        assertEquals("must-revalidate", get.header("Cache-Control"));
+        var nm = s.send("GET", "/dt/att1/a.txt", null, "Authorization", ADMIN, "If-None-Match", get.header("ETag")).status(304);
+        assertEquals("", nm.text());
+        assertEquals(get.header("ETag"), nm.header("ETag"));
+        // chttpd:etag_match: a list split at commas and spaces, a weak prefix ignored; no "*".
+        s.send("GET", "/dt/att1/a.txt", null, "Authorization", ADMIN, "If-None-Match", "\"x\", W/" + get.header("ETag")).status(304);
+        s.send("GET", "/dt/att1/a.txt", null, "Authorization", ADMIN, "If-None-Match", "*").status(200);
+        s.send("GET", "/dt/att1/a.txt", null, "Authorization", ADMIN, "If-None-Match", "\"md5-XUFAKrxLKna5cZ2REBfFkg==\"").status(200);
+    }
+
+    @Test
+    void deletingAMissingAttachment() throws Exception {
+        String r1 = s.send("PUT", "/dt/att2/a.txt", "hello", "Authorization", ADMIN, "Content-Type", "text/plain").status(201).json().get("rev").asText();
+        String r2 = s.send("PUT", "/dt/att2/b.txt?rev=" + r1, "world", "Authorization", ADMIN, "Content-Type", "text/plain").status(201).json().get("rev").asText();
+        // chttpd_db:db_attachment_req DELETE checks the named revision has the attachment first:
+        // an old revision without it is 404, even though editing it would be a conflict.
+        json("DELETE", "/dt/att2/b.txt?rev=" + r1, null).error(404, "not_found", "Document is missing attachment");
+        json("DELETE", "/dt/att2/nope.txt?rev=" + r2, null).error(404, "not_found", "Document is missing attachment");
+        // An old revision that has it: the edit conflicts.
+        json("DELETE", "/dt/att2/a.txt?rev=" + r1, null).error(409, "conflict", "Document update conflict.");
+        // A revision the document does not know: fabric's {{not_found, missing}, Rev}, 409.
+        json("DELETE", "/dt/att2/a.txt?rev=1-abc", null).error(409, "not_found", "missing_rev");
+        s.send("PUT", "/dt/att2/c.txt?rev=9-abc", "x", "Authorization", ADMIN).error(409, "not_found", "missing_rev");
+        // Without a revision: the current document and its attachment must exist, then it is a conflict.
+        json("DELETE", "/dt/att2/nope.txt", null).error(404, "not_found", "Document is missing attachment");
+        json("DELETE", "/dt/nodoc/a.txt", null).error(404, "not_found", "missing");
+        json("DELETE", "/dt/att2/a.txt", null).error(409, "conflict", "Document update conflict.");
+        json("DELETE", "/dt/att2/a.txt?rev=" + r2, null).status(200);
+    }
+
+    @Test
+    void getWithAttachmentsAsMultipartRelated() throws Exception {
+        String r1 = s.send("PUT", "/dt/mp/a.txt", "hello", "Authorization", ADMIN, "Content-Type", "text/plain").status(201).json().get("rev").asText();
+        s.send("PUT", "/dt/mp/b.bin?rev=" + r1, "xy", "Authorization", ADMIN, "Content-Type", "application/octet-stream").status(201);
+        // chttpd_db:send_doc_efficiently: attachments asked for and multipart/related accepted (here by
+        // no Accept header at all, as mochiweb reads it): the JSON, then each body as a part.
+        var mp = s.send("GET", "/dt/mp?attachments=true", null, "Authorization", ADMIN).status(200);
+        String ct = mp.header("Content-Type");
+        org.junit.jupiter.api.Assertions.assertTrue(ct.matches("multipart/related; boundary=\"[0-9a-f]{32}\""), ct);
+        String b = ct.substring(ct.indexOf('"') + 1, ct.length() - 1);
+        JsonNode doc = json("GET", "/dt/mp", null).json();
+        String rev = doc.get("_rev").asText();
+        assertEquals("\"" + rev + "\"", mp.header("ETag"));
+        String expectedJson = "{\"_id\":\"mp\",\"_rev\":\"" + rev + "\",\"_attachments\":{"
+                + "\"a.txt\":{\"content_type\":\"text/plain\",\"digest\":\"md5-XUFAKrxLKna5cZ2REBfFkg==\",\"revpos\":1,\"length\":5,\"follows\":true},"
+                + "\"b.bin\":{\"content_type\":\"application/octet-stream\",\"digest\":\"" + doc.at("/_attachments/b.bin/digest").asText()
+                + "\",\"revpos\":2,\"length\":2,\"follows\":true}}}";
+        assertEquals("--" + b + "\r\nContent-Type: application/json\r\n\r\n" + expectedJson + "\r\n--" + b
+                + "\r\nContent-Disposition: attachment; filename=\"a.txt\"\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello\r\n--" + b
+                + "\r\nContent-Disposition: attachment; filename=\"b.bin\"\r\nContent-Type: application/octet-stream\r\nContent-Length: 2\r\n\r\nxy\r\n--" + b + "--",
+                mp.text());
+        // atts_since: attachments up to that revision stay stubs and are not parts.
+        var since = s.send("GET", "/dt/mp?atts_since=%5B%22" + r1 + "%22%5D", null, "Authorization", ADMIN, "Accept", "multipart/related").status(200);
+        org.junit.jupiter.api.Assertions.assertTrue(since.text().contains("\"a.txt\":{\"content_type\":\"text/plain\",\"digest\":\"md5-XUFAKrxLKna5cZ2REBfFkg==\",\"length\":5,\"revpos\":1,\"stub\":true}"), since.text());
+        org.junit.jupiter.api.Assertions.assertFalse(since.text().contains("hello"), since.text());
+        // A client that accepts only JSON gets the bodies inline, base64, as before.
+        JsonNode inline = json("GET", "/dt/mp?attachments=true", null).status(200).json();
+        assertEquals("aGVsbG8=", inline.at("/_attachments/a.txt/data").asText());
+        // A document without attachments is JSON whatever is accepted.
+        json("PUT", "/dt/plain", "{\"v\":1}").status(201);
+        assertEquals("application/json", s.send("GET", "/dt/plain?attachments=true", null, "Authorization", ADMIN).status(200).header("Content-Type"));
+    }
+
     private static List<String> ids(JsonNode rows) {
         List<String> out = new ArrayList<>();
         for (JsonNode row : rows) out.add(row.get("id").asText());

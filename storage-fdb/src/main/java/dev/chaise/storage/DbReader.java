@@ -102,6 +102,13 @@ public final class DbReader {
         return EditBranches.leaves(branches(id)).stream().map(EditBranch::leaf).toList();
     }
 
+    /** The leaves whose branch holds {@code rev} (its own, if a leaf); empty if the document does not know it. */
+    public List<RevId> leavesFrom(String id, RevId rev) {
+        List<RevId> out = new ArrayList<>();
+        for (EditBranch b : branches(id)) if (b.contains(rev)) out.add(b.leaf());
+        return out;
+    }
+
     /** One answer of {@code open_revs}: the revision asked for (or a leaf), and its document or null if missing. */
     public record OpenRev(RevId rev, StoredDoc doc) {}
 

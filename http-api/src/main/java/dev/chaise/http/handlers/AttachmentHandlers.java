@@ -60,7 +60,8 @@ public final class AttachmentHandlers {
         JsonNode meta = d.body().path("_attachments").get(name);
         if (meta == null) throw StorageException.notFound(MISSING);
         String digest = meta.path("digest").asText();
-        String etag = "\"" + digest + "\"";
+        // chttpd_db: the ETag is the md5 in base64, without the digest's "md5-" prefix.
+        String etag = "\"" + (digest.startsWith("md5-") ? digest.substring(4) : digest) + "\"";
         if (DocumentHandlers.etagMatches(req, etag)) return DocumentHandlers.notModified(etag);
         long length = meta.path("length").asLong();
         String type = meta.path("content_type").asText("application/octet-stream");
@@ -172,7 +173,7 @@ public final class AttachmentHandlers {
         DocumentJson.validateAttachmentName(name); // before the body is read
         String type = req.contentType() == null ? "application/octet-stream" : req.header("Content-Type");
         RevId rev = baseRev(req);
-        ObjectNode body = currentBody(db.db(), id, rev);
+        ObjectNode body = currentBody(db.db(), id, rev, null);
         ObjectNode atts = body.has("_attachments") ? (ObjectNode) body.get("_attachments") : body.putObject("_attachments");
         ObjectNode att = atts.putObject(name).put("content_type", type);
         StoredAttachment stored = db.db().readAttachment(id, name, att, Bodies.stream(req));
@@ -191,10 +192,15 @@ public final class AttachmentHandlers {
         String name = req.param("att");
         DocumentJson.validateAttachmentName(name);
         RevId rev = baseRev(req);
-        if (rev == null) throw new HttpError(409, "conflict", "Document update conflict.");
-        ObjectNode body = currentBody(db.db(), id, rev);
+        if (rev == null) {
+            // chttpd_db: the current document must exist and have the attachment (404s); then,
+            // without a revision, the edit is a conflict.
+            JsonNode current = db.db().get(id, null, false).body().path("_attachments");
+            if (current.get(name) == null) throw StorageException.notFound(MISSING);
+            throw StorageException.conflict();
+        }
+        ObjectNode body = currentBody(db.db(), id, rev, name);
         JsonNode atts = body.get("_attachments");
-        if (atts == null || atts.get(name) == null) throw StorageException.notFound(MISSING);
         ((ObjectNode) atts).remove(name);
         if (atts.isEmpty()) body.remove("_attachments");
         UpdateResult r = write(db, DocUpdate.edit(id, rev, false, body));
@@ -208,16 +214,37 @@ public final class AttachmentHandlers {
         return rev == null ? null : RevId.parse(rev);
     }
 
-    /** The body to edit, with every attachment as a stub; a new document if there is no rev. */
-    private static ObjectNode currentBody(Database db, String id, RevId rev) {
+    /**
+     * The body to edit, with every attachment as a stub; a new document if there is no rev. As
+     * chttpd_db opens the named revision first: one the document does not know is 409
+     * {@code not_found} "missing_rev"; for a deletion ({@code attachment} named), a revision
+     * without the attachment is 404 "Document is missing attachment", even an old one. Only
+     * leaves keep a body here (RFC A/C), so an old revision has the attachment when a leaf
+     * descending from it has it from a position at or before it; otherwise the attachment was
+     * never there, or was removed after it, which this cannot tell apart: 404.
+     */
+    private static ObjectNode currentBody(Database db, String id, RevId rev, String attachment) {
         if (rev == null) return Json.NODES.objectNode(); // creating: a conflict if the doc exists, as a PUT without rev
         StoredDoc d;
         try {
             d = db.get(id, rev, false);
         } catch (StorageException e) {
-            if (e.kind() == StorageException.Kind.NOT_FOUND) throw StorageException.conflict();
-            throw e;
+            if (e.kind() != StorageException.Kind.NOT_FOUND) throw e;
+            boolean[] known = new boolean[1];
+            boolean kept = db.read(r -> {
+                known[0] = false; // a retried read starts over
+                for (RevId leaf : r.leavesFrom(id, rev)) {
+                    known[0] = true;
+                    JsonNode att = attachment == null ? null : r.get(id, leaf, false).body().path("_attachments").get(attachment);
+                    if (att != null && att.path("revpos").asLong(Long.MAX_VALUE) <= rev.pos()) return true;
+                }
+                return false;
+            });
+            if (!known[0]) throw new HttpError(409, "not_found", "missing_rev");
+            if (attachment != null && !kept) throw StorageException.notFound(MISSING);
+            throw StorageException.conflict(); // an edit of an inner revision
         }
+        if (attachment != null && d.body().path("_attachments").get(attachment) == null) throw StorageException.notFound(MISSING);
         if (d.deleted()) throw StorageException.conflict();
         ObjectNode body = d.body().deepCopy();
         JsonNode atts = body.get("_attachments");

@@ -102,10 +102,24 @@ public final class DocumentHandlers {
         ObjectNode body = read.body();
         // CouchDB sends an ETag only for a document without meta members.
         boolean hasMeta = body.has("_revs_info") || body.has("_conflicts") || body.has("_deleted_conflicts") || body.has("_local_seq");
-        if (hasMeta) return Response.json(200, body);
+        if (hasMeta) return docResponse(req, body, attsSince);
         String etag = "\"" + d.rev() + "\"";
         if (etagMatches(req, etag)) return notModified(etag);
-        return Response.json(200, body).withHeader("ETag", etag);
+        return docResponse(req, body, attsSince).withHeader("ETag", etag);
+    }
+
+    /**
+     * A document as chttpd's send_doc_efficiently sends it: with attachment bodies asked for
+     * ({@code attachments=true}, {@code atts_since}) and a client that accepts
+     * {@code multipart/related} (no Accept header accepts anything, as in mochiweb),
+     * {@code multipart/related}: the JSON first, each body marked {@code "follows": true}, then
+     * the bodies as parts in the JSON's order. Otherwise JSON.
+     */
+    private static Response docResponse(Request req, ObjectNode body, long attsSince) throws Exception {
+        if (attsSince < 0 || !body.has("_attachments") || !OpenRevs.accepts(req.header("Accept"), "multipart/related")) return Response.json(200, body);
+        MultipartDocs.Part part = MultipartDocs.of(body);
+        if (part.contentType().equals("application/json")) return Response.json(200, body); // every attachment a stub
+        return new Response.Full(200, List.of(new Response.Header("Content-Type", part.contentType())), part.body());
     }
 
     /** {@code attachments=true} or {@code atts_since=[revs]}: which attachment bodies go inline, as base64 (-1: none). */
@@ -115,11 +129,12 @@ public final class DocumentHandlers {
         return DocSupport.attsSince(since, flag(req, "attachments"));
     }
 
+    /** As chttpd:etag_match: If-None-Match split at commas and spaces, a weak {@code W/} prefix ignored; no {@code *}. */
     static boolean etagMatches(Request req, String etag) {
         String inm = req.header("If-None-Match");
         if (inm == null) return false;
-        for (String t : inm.split(",")) {
-            if (t.strip().equals(etag) || t.strip().equals("*")) return true;
+        for (String t : inm.split("[, ]+")) {
+            if ((t.startsWith("W/") ? t.substring(2) : t).equals(etag)) return true;
         }
         return false;
     }

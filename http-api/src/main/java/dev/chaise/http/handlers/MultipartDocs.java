@@ -20,7 +20,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * the attachments' raw bytes, in the JSON's order.
  */
 final class MultipartDocs {
-    private record Part(String contentType, byte[] body) {}
+    /** A document as one body: {@code application/json}, or {@code multipart/related} when it carries attachment data. */
+    record Part(String contentType, byte[] body) {}
 
     private MultipartDocs() {}
 
@@ -30,7 +31,7 @@ final class MultipartDocs {
         return HexFormat.of().formatHex(b);
     }
 
-    private static Part of(JsonNode doc) throws Exception {
+    static Part of(JsonNode doc) throws Exception {
         JsonNode atts = doc.get("_attachments");
         List<String> names = new ArrayList<>();
         if (atts != null && atts.isObject()) {

@@ -227,9 +227,15 @@ public final class BuiltinReducers {
         private static Object merge(Object a, Object b, JsonNode raw) {
             if (a instanceof Stat x && b instanceof Stat y) return x.merged(y);
             if (a instanceof List<?> xs && b instanceof List<?> ys) {
+                // CouchDB merges arrays with lists:zipwith, which fails on lists of different
+                // lengths: the query fails (500), rather than one list deciding.
+                if (xs.size() != ys.size()) {
+                    throw new ViewException(ViewException.Kind.REDUCE_ERROR, "invalid_value",
+                            "The _stats function requires that arrays of map values have the same length, not " + xs.size() + " and " + ys.size());
+                }
                 List<Stat> out = new ArrayList<>();
-                for (int i = 0; i < Math.min(xs.size(), ys.size()); i++) out.add(((Stat) xs.get(i)).merged((Stat) ys.get(i)));
-                return out; // zipwith: the shorter list decides, as in CouchDB
+                for (int i = 0; i < xs.size(); i++) out.add(((Stat) xs.get(i)).merged((Stat) ys.get(i)));
+                return out;
             }
             throw invalid(raw);
         }

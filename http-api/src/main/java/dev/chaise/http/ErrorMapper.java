@@ -42,7 +42,7 @@ public final class ErrorMapper {
             case CONFLICT -> 409;
             case FILE_EXISTS, PRECONDITION_FAILED, MISSING_STUB -> 412;
             case DOCUMENT_TOO_LARGE, ATTACHMENT_TOO_LARGE, TOO_LARGE -> 413;
-            case VALIDATION_FAILED -> 500; // CouchDB's status too: the database's own function failed
+            case VALIDATION_FAILED, COMPILATION_ERROR -> 500; // CouchDB's status too: the database's own function failed
             case NOT_IMPLEMENTED -> 501;
         };
     }
@@ -51,7 +51,7 @@ public final class ErrorMapper {
         return switch (kind) {
             case QUERY_PARSE_ERROR, INVALID_DESIGN_DOC, COMPILATION_ERROR -> 400;
             case NOT_FOUND -> 404;
-            case REDUCE_ERROR, FILTER_ERROR, OS_PROCESS_ERROR -> 500; // CouchDB's status too: the user's function failed
+            case REDUCE_ERROR, FILTER_ERROR, OS_PROCESS_ERROR, FUNCTION_COMPILATION_ERROR -> 500; // CouchDB's status too: the user's function failed
         };
     }
 

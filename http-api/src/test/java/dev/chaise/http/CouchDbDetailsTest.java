@@ -216,6 +216,44 @@ class CouchDbDetailsTest {
         assertEquals("application/json", s.send("GET", "/dt/plain?attachments=true", null, "Authorization", ADMIN).status(200).header("Content-Type"));
     }
 
+    @Test
+    void functionsThatDoNotCompile() throws Exception {
+        // couch_mrview:validate compiles every view's map and JavaScript reduce before the save:
+        // {bad_request, compilation_error, "Compilation of the map function in the 'v' view failed: ..."}.
+        var map = json("PUT", "/dt/_design/badmap", "{\"views\":{\"v\":{\"map\":\"function(doc) }{\"}}}").error(400, "compilation_error", null);
+        org.junit.jupiter.api.Assertions.assertTrue(map.json().get("reason").asText().startsWith("Compilation of the map function in the 'v' view failed: "),
+                map.text());
+        org.junit.jupiter.api.Assertions.assertTrue(map.json().get("reason").asText().length() > "Compilation of the map function in the 'v' view failed: ".length());
+        var red = json("PUT", "/dt/_design/badred", "{\"views\":{\"w\":{\"map\":\"function(doc){ emit(null); }\",\"reduce\":\"function(k, v, r) }{}\"}}}")
+                .error(400, "compilation_error", null);
+        org.junit.jupiter.api.Assertions.assertTrue(red.json().get("reason").asText().startsWith("Compilation of the reduce function in the 'w' view failed: "), red.text());
+        json("PUT", "/dt/_design/notfn", "{\"views\":{\"v\":{\"map\":\"emit(1)\"}}}").error(400, "compilation_error", null);
+        // The same in _bulk_docs, per document; nothing is saved.
+        JsonNode rows = json("POST", "/dt/_bulk_docs", "{\"docs\":[{\"_id\":\"_design/badmap\",\"views\":{\"v\":{\"map\":\"function(\"}}},{\"_id\":\"fine\"}]}")
+                .status(201).json();
+        assertEquals("compilation_error", rows.get(0).get("error").asText());
+        assertEquals(true, rows.get(1).get("ok").asBoolean());
+        json("GET", "/dt/_design/badmap", null).error(404, "not_found", "missing");
+        // Built-in reduces, and what compiles, are saved; so is another language, unchecked, as in CouchDB.
+        json("PUT", "/dt/_design/good", "{\"views\":{\"v\":{\"map\":\"function(doc){ emit(doc._id); }\",\"reduce\":\"_count\"}}}").status(201);
+        json("PUT", "/dt/_design/other", "{\"language\":\"erlang\",\"views\":{\"v\":{\"map\":\"fun({Doc}) -> ok end.\"}}}").status(201);
+    }
+
+    @Test
+    void statsOverArrays() throws Exception {
+        s.asAdmin("PUT", "/ds", null).status(201);
+        json("PUT", "/ds/_design/s", "{\"views\":{\"v\":{\"map\":\"function(doc){ emit(doc.g, doc.val); }\",\"reduce\":\"_stats\"}}}").status(201);
+        json("POST", "/ds/_bulk_docs", "{\"docs\":[{\"g\":\"same\",\"val\":[1,2]},{\"g\":\"same\",\"val\":[3,4]},"
+                + "{\"g\":\"diff\",\"val\":[1,2]},{\"g\":\"diff\",\"val\":[3]}]}").status(201);
+        // couch_query_servers:stat_values zips arrays element by element...
+        JsonNode same = json("GET", "/ds/_design/s/_view/v?key=%22same%22", null).status(200).json();
+        assertEquals("[{\"sum\":4,\"count\":2,\"min\":1,\"max\":3,\"sumsqr\":10},{\"sum\":6,\"count\":2,\"min\":2,\"max\":4,\"sumsqr\":20}]",
+                same.get("rows").get(0).get("value").toString());
+        // ...with lists:zipwith, which fails on arrays of different lengths: the query fails, 500.
+        json("GET", "/ds/_design/s/_view/v?key=%22diff%22", null).error(500, "invalid_value", null);
+        json("GET", "/ds/_design/s/_view/v", null).error(500, "invalid_value", null);
+    }
+
     private static List<String> ids(JsonNode rows) {
         List<String> out = new ArrayList<>();
         for (JsonNode row : rows) out.add(row.get("id").asText());

@@ -26,6 +26,8 @@ public final class StorageException extends RuntimeException {
         MISSING_STUB("missing_stub"),
         /** A validate_doc_update function failed (threw an error, or something other than forbidden/unauthorized): 500 in CouchDB. */
         VALIDATION_FAILED("unknown_error"),
+        /** A validate_doc_update function does not compile when a write runs it: 500 in CouchDB, which compiles it only then. */
+        COMPILATION_ERROR("compilation_error"),
         NOT_IMPLEMENTED("not_implemented");
 
         private final String error;

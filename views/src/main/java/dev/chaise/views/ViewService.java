@@ -194,6 +194,31 @@ public final class ViewService implements AutoCloseable {
 
     private final ConcurrentHashMap<Object, DesignDoc> designs = new ConcurrentHashMap<>();
 
+    /**
+     * What CouchDB checks of a design document before saving it ({@code couch_mrview:validate}):
+     * its index definitions parse (400 {@code invalid_design_doc}), and, for JavaScript, every
+     * view's map function and JavaScript reduce compiles (400 {@code compilation_error} with the
+     * engine's message). Filters and {@code validate_doc_update} are compiled when they are used,
+     * as in CouchDB. Another language is saved unchecked, as CouchDB saves it.
+     */
+    public void checkDesign(String ddocId, JsonNode body) {
+        DesignDoc d = DesignDoc.parse(ddocId, body);
+        if (js == null || !"javascript".equals(d.language())) return;
+        for (DesignDoc.View v : d.views()) {
+            checkCompiles("map", v.name(), v.map());
+            if (v.reduce() != null && !v.builtinReduce()) checkCompiles("reduce", v.name(), v.reduce());
+        }
+    }
+
+    private void checkCompiles(String type, String view, String source) {
+        try {
+            js.checkCompiles(source);
+        } catch (JsFunctionException e) {
+            throw new ViewException(ViewException.Kind.COMPILATION_ERROR, "compilation_error",
+                    "Compilation of the " + type + " function in the '" + view + "' view failed: " + e.reason());
+        }
+    }
+
     /** Brings the design document's indexes up to the database's current update seq. */
     public Sequence refresh(Database db, DesignDoc ddoc) {
         record Seqs(Sequence target, Sequence now) {}
@@ -452,13 +477,13 @@ public final class ViewService implements AutoCloseable {
         try {
             p = js.filterProgram(new JsEngine.DesignSource(ddocId, ddoc));
         } catch (JsFunctionException e) {
-            throw new ViewException(ViewException.Kind.COMPILATION_ERROR, e.error(), e.reason());
+            throw new ViewException(ViewException.Kind.FUNCTION_COMPILATION_ERROR, e.error(), e.reason());
         }
         try {
             p.compile(name);
         } catch (JsFunctionException e) {
             p.close();
-            throw new ViewException(ViewException.Kind.COMPILATION_ERROR, e.error(), e.reason());
+            throw new ViewException(ViewException.Kind.FUNCTION_COMPILATION_ERROR, e.error(), e.reason());
         }
         return new DocFilter() {
             @Override

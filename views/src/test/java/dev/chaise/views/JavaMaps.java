@@ -44,6 +44,11 @@ public final class JavaMaps implements JsEngine {
     }
 
     @Override
+    public void checkCompiles(String source) throws JsFunctionException {
+        if (!functions.containsKey(source)) throw new JsFunctionException("compilation_error", "no function " + source);
+    }
+
+    @Override
     public MapProgram mapProgram(MapSource source) throws JsFunctionException {
         for (String m : source.maps()) if (!functions.containsKey(m)) throw new JsFunctionException("compilation_error", "no function " + m);
         return new MapProgram() {

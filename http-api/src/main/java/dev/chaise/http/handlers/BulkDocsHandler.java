@@ -77,7 +77,7 @@ public final class BulkDocsHandler {
                 continue;
             }
             try {
-                DocSupport.validateDesign(p);
+                DocSupport.validateDesign(views, p);
             } catch (dev.chaise.views.index.ViewException e) {
                 items.add(new Item(p.id(), rev, null, null, DocSupport.errorRow(p.id(), newEdits ? null : rev, e.error(), e.reason())));
                 continue;

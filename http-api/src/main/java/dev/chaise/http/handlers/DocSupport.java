@@ -67,11 +67,9 @@ final class DocSupport {
         return body == p.body() ? p : p.withBody(body);
     }
 
-    /** A design document's index definitions must parse before it is saved, as CouchDB checks them: 400 invalid_design_doc. */
-    static void validateDesign(DocumentJson.Parsed p) {
-        if (p.id() != null && p.id().startsWith(DocumentJson.DESIGN_PREFIX) && !p.deleted()) {
-            dev.chaise.views.index.DesignDoc.parse(p.id(), p.body());
-        }
+    /** A design document's views must parse and compile before it is saved, as CouchDB checks them ({@link dev.chaise.views.ViewService#checkDesign}). */
+    static void validateDesign(dev.chaise.views.ViewService views, DocumentJson.Parsed p) {
+        if (p.id() != null && p.id().startsWith(DocumentJson.DESIGN_PREFIX) && !p.deleted()) views.checkDesign(p.id(), p.body());
     }
 
     /** The {@code sincePos} of {@link dev.chaise.storage.DbReader#inlineAttachments} for a request: atts_since's newest position, attachments=true, or stubs. */

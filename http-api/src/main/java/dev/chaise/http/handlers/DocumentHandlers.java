@@ -216,7 +216,7 @@ public final class DocumentHandlers {
         if (rev != null && p.rev() == null) p = p.withRev(RevId.parse(rev));
         if (!newEdits && p.rev() == null) throw HttpError.badRequest(DocSupport.NEEDS_REV);
         DocSupport.checkDesignWriter(db, id);
-        DocSupport.validateDesign(p);
+        DocSupport.validateDesign(views, p);
         boolean batch = "ok".equals(req.query("batch"));
         DocUpdate u = DocumentJson.toUpdate(p, newEdits);
         if (multipart != null) u = u.withStored(multipart.stored());
@@ -256,7 +256,7 @@ public final class DocumentHandlers {
         String id = p.id() != null ? p.id() : DocSupport.newId();
         p = p.withId(id);
         DocSupport.checkDesignWriter(db, id);
-        DocSupport.validateDesign(p);
+        DocSupport.validateDesign(views, p);
         boolean batch = "ok".equals(req.query("batch"));
         UpdateResult r = write(db, DocumentJson.toUpdate(p, true), true, batch);
         if (batch) return Response.json(202, DocSupport.okRow(id, null));

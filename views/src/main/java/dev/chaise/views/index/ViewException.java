@@ -16,6 +16,8 @@ public final class ViewException extends RuntimeException {
         FILTER_ERROR("filter_error"),
         /** 400: the view's map function does not compile. */
         COMPILATION_ERROR("compilation_error"),
+        /** 500, as in CouchDB: a filter function does not compile when a request uses it (CouchDB compiles filters only then). */
+        FUNCTION_COMPILATION_ERROR("compilation_error"),
         /**
          * 500, the whole request: a validate_doc_update function ran out of time or memory, or
          * the functions together ran too long for the write's transaction (CouchDB fails the

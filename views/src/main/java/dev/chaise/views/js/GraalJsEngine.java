@@ -346,6 +346,21 @@ public final class GraalJsEngine implements JsEngine {
         };
     }
 
+    /** One pooled context compiles every function checked: a check keeps nothing, so they can share it. */
+    private static final String CHECK_POOL = "check";
+
+    @Override
+    public void checkCompiles(String source) throws JsFunctionException {
+        Slot slot = borrow(CHECK_POOL, s -> {});
+        try {
+            slot.call(() -> slot.api.invokeMember("check", source));
+        } catch (PolyglotException e) {
+            throw new JsFunctionException("compilation_error", slot.failure(e, "compilation_error").reason());
+        } finally {
+            slot.release();
+        }
+    }
+
     // ---------------------------------------------------------------- reduce
 
     @Override

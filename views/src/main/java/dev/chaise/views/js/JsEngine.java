@@ -30,6 +30,14 @@ public interface JsEngine extends AutoCloseable {
      */
     ValidateProgram validateProgram(DesignSource source) throws JsFunctionException;
 
+    /**
+     * Compiles one function without keeping it, as couchjs' {@code add_fun} does when CouchDB
+     * checks a design document's views before saving it.
+     *
+     * @throws JsFunctionException {@code compilation_error} with the engine's message if it does not compile
+     */
+    void checkCompiles(String source) throws JsFunctionException;
+
     @Override
     void close();
 

@@ -26,7 +26,8 @@ import java.util.function.Supplier;
  * check every other document write must pass, in design document id order, with
  * {@code (newDoc, oldDoc, userCtx, secObj)} and the design document as {@code this}. Throwing
  * {@code {forbidden: msg}} fails the document with 403, {@code {unauthorized: msg}} with 401;
- * throwing anything else, or an {@code Error}, fails it with 500 {@code unknown_error}, as in CouchDB.
+ * throwing anything else, or an {@code Error}, fails it with 500 {@code unknown_error}, as in CouchDB; one
+ * that does not compile, with 500 {@code compilation_error}.
  *
  * <p>Runs inside each write transaction ({@link DocumentValidator}): a snapshot read of the
  * database's design document ids finds the functions, so a database without any pays one small
@@ -96,6 +97,8 @@ public final class ValidateDocUpdate {
                             throw new ViewException(ViewException.Kind.OS_PROCESS_ERROR,
                                     "validate_doc_update of " + ddoc.get("_id").textValue() + ": " + e.reason());
                         }
+                        // couch_query_servers: a function that does not compile is {compilation_error, Msg}, 500.
+                        if (e.error().equals("compilation_error")) throw new StorageException(StorageException.Kind.COMPILATION_ERROR, e.reason());
                         throw failed(e.reason());
                     }
                 }

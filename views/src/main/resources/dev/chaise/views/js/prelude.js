@@ -114,6 +114,9 @@
     init: function (rootJson) {
       global.require = makeRequire(JSON.parse(rootJson));
     },
+    check: function (src) {
+      compile(src, 'function');
+    },
     compileMaps: function (sources) {
       maps = JSON.parse(sources).map((s, i) => compile(s, 'map function ' + i));
     },

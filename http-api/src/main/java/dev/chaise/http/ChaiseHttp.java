@@ -17,6 +17,7 @@ import dev.chaise.http.handlers.FauxtonHandlers;
 import dev.chaise.http.handlers.MangoHandlers;
 import dev.chaise.http.handlers.NodeHandlers;
 import dev.chaise.http.handlers.NotImplementedHandlers;
+import dev.chaise.http.handlers.PurgeHandlers;
 import dev.chaise.http.handlers.ReplicationHandlers;
 import dev.chaise.http.handlers.ServerHandlers;
 import dev.chaise.http.handlers.SessionHandlers;
@@ -96,6 +97,7 @@ public final class ChaiseHttp implements AutoCloseable {
         new ReplicationHandlers(access).register(router);
         new ViewHandlers(views, access).register(router);
         new AttachmentHandlers(views, access).register(router);
+        new PurgeHandlers(access, configStore).register(router);
         new NotImplementedHandlers(access).register(router);
         new FauxtonHandlers(configStore).register(router);
         new MangoHandlers(access).register(router); // after: its GET _index replaces a 501

@@ -38,7 +38,7 @@ class NotImplementedEndpointsTest {
 
     @Test
     void databaseEndpoints() throws Exception {
-        for (String path : new String[] {"/ni/_index/_design/x/json/y", "/ni/_purge", "/ni/_purged_infos_limit",
+        for (String path : new String[] {"/ni/_index/_design/x/json/y",
                 "/ni/_shards", "/ni/_shards/doc", "/ni/_sync_shards", "/ni/_partition/p/_all_docs", "/ni/_design/d/_show/s", "/ni/_design/d/_show/s/doc",
                 "/ni/_design/d/_list/l/v", "/ni/_design/d/_update/u", "/ni/_design/d/_update/u/doc", "/ni/_design/d/_rewrite",
                 "/ni/_design/d/_rewrite/a/b", "/ni/_design/d/_search/idx"}) {

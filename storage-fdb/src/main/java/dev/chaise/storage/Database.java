@@ -172,6 +172,36 @@ public final class Database {
         return out;
     }
 
+    // ---------------------------------------------------------------- purge
+
+    /**
+     * CouchDB's purge of every request in one transaction ({@link PurgeWriter}): each named leaf
+     * and the ancestors only it held leave every subspace, and each document gets a purge record.
+     */
+    public List<Purged> purge(List<PurgeRequest> requests) {
+        java.util.Set<String> ids = new java.util.HashSet<>();
+        for (PurgeRequest r : requests) if (!ids.add(r.id())) throw StorageException.badRequest("A document may appear only once in a purge");
+        return timer().time(StorageWaits.SAVE_DOCUMENTS, () -> storage.purges().purge(this, requests));
+    }
+
+    /** The purge records kept, oldest first ({@code _purged_infos}). */
+    public List<PurgedInfos.Info> purgedInfos() {
+        return read(r -> PurgedInfos.list(r.tx(), r.handle()));
+    }
+
+    /** {@code purged_infos_limit}: how many purge records are kept. */
+    public int purgedInfosLimit() {
+        return read(r -> PurgedInfos.limit(r.tx(), r.handle()));
+    }
+
+    public void setPurgedInfosLimit(int limit) {
+        if (limit < 1) throw StorageException.badRequest("`purged_infos_limit` must be positive integer");
+        run((tx, db) -> {
+            PurgedInfos.setLimit(tx, db, limit); // setting it again after a 1021 is harmless
+            return null;
+        });
+    }
+
     // ---------------------------------------------------------------- scans
 
     /** A range of document ids: bounds as the request gives them (null: open), the end inclusive or not. */

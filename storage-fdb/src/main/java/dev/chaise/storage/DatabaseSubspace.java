@@ -21,7 +21,8 @@ import dev.chaise.kv.TupleBytes;
  * ├── 6 LOCAL, DocID = (Rev, Body)                            LocalDocuments
  * ├── 7 VIEWS, ...                                            MapIndexSubspace (views module, RFC E)
  * ├── 8 ATTACHMENTS, DocId, Md5, ChunkNo = bytes              AttachmentsSubspace
- * └── 9 UPLOADS, StartMillis, Nonce, ChunkNo = bytes          AttachmentsSubspace: large bodies streaming in
+ * ├── 9 UPLOADS, StartMillis, Nonce, ChunkNo = bytes          AttachmentsSubspace: large bodies streaming in
+ * └── 10 PURGES, ...                                          PurgedInfos: the purge history
  * </pre>
  */
 public record DatabaseSubspace(byte[] prefix) {

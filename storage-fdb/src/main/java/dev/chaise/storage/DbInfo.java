@@ -1,4 +1,6 @@
 package dev.chaise.storage;
 
 /** What {@code GET /{db}} reports (RFC B), read without conflicting with writers. */
-public record DbInfo(String name, String uuid, long docCount, long docDelCount, Sequence updateSeq, long sizeExternal, long sizeActive) {}
+/** @param purgeSeq the last purge's sequence, or null if nothing was purged */
+public record DbInfo(String name, String uuid, long docCount, long docDelCount, Sequence updateSeq, long sizeExternal, long sizeActive,
+                     Sequence purgeSeq) {}

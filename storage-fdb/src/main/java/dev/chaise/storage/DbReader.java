@@ -204,7 +204,8 @@ public final class DbReader {
     /** Counts and sizes (RFC B) and the update_seq. Read as a snapshot: never conflicts with writers. */
     public DbInfo info() {
         DbStats.Snapshot s = DbStats.read(tx, db);
-        return new DbInfo(db.name(), db.uuid(), s.docCount(), s.docDelCount(), updateSeq(), s.sizeExternal(), s.sizeActive());
+        return new DbInfo(db.name(), db.uuid(), s.docCount(), s.docDelCount(), updateSeq(), s.sizeExternal(), s.sizeActive(),
+                PurgedInfos.lastSequence(tx, db));
     }
 
     /** A read view that counts the bytes that pass through it. */

@@ -52,7 +52,12 @@ public final class DbStats {
 
     private static long get(ReadTransaction tx, DbHandle db, Counter c) {
         byte[] v = tx.get(db.space().pack(KeySpace.Db.STATS, c.key));
-        return v == null ? 0 : ByteBuffer.wrap(java.util.Arrays.copyOf(v, 8)).order(ByteOrder.LITTLE_ENDIAN).getLong();
+        return v == null ? 0 : littleEndianValue(v);
+    }
+
+    /** The value of a counter an atomic ADD keeps (shorter values are zero-extended, as FDB's ADD reads them). */
+    static long littleEndianValue(byte[] v) {
+        return ByteBuffer.wrap(java.util.Arrays.copyOf(v, 8)).order(ByteOrder.LITTLE_ENDIAN).getLong();
     }
 
     static byte[] littleEndian(long v) {

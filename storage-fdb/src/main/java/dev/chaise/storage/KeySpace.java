@@ -50,8 +50,18 @@ public final class KeySpace {
         public static final long VIEWS = 7;
         public static final long ATTACHMENTS = 8;
         public static final long UPLOADS = 9;
+        public static final long PURGES = 10;
 
         private Db() {}
+    }
+
+    /** Under {@code (…, 10 PURGES)}: the purge history ({@link PurgedInfos}). */
+    public static final class Purges {
+        public static final long PURGE_LIMIT = 0;
+        public static final long PURGE_COUNT = 1;
+        public static final long PURGE_INFO = 2;
+
+        private Purges() {}
     }
 
     /** Under {@code (…, 7 VIEWS)}: RFC E's map indexes (views' {@code MapIndexSubspace}). */

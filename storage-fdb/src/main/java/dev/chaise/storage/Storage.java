@@ -27,9 +27,11 @@ public final class Storage implements AutoCloseable {
     private final TxIds txIds;
     private final DbUpdates dbUpdates;
     private final List<DocumentWriteHook> hooks = new CopyOnWriteArrayList<>();
+    private final List<PurgeHook> purgeHooks = new CopyOnWriteArrayList<>();
     private final DocumentWriter writer;
     private final BatchWriter batches;
     private final AttachmentStore attachments;
+    private final PurgeWriter purges;
     private volatile long maxDocumentSize = DEFAULT_MAX_DOCUMENT_SIZE;
     private volatile long maxAttachmentSize = DEFAULT_MAX_ATTACHMENT_SIZE;
 
@@ -42,6 +44,7 @@ public final class Storage implements AutoCloseable {
         this.attachments = new AttachmentStore(this);
         this.writer = new DocumentWriter(this);
         this.batches = new BatchWriter(this);
+        this.purges = new PurgeWriter(this);
     }
 
     /** {@code [couchdb] max_document_size}: larger documents get 413 document_too_large. May change at runtime. */
@@ -85,6 +88,19 @@ public final class Storage implements AutoCloseable {
 
     List<DocumentWriteHook> hooks() {
         return hooks;
+    }
+
+    /** Work that commits with every purge (views drop the purged documents' rows). */
+    public void addPurgeHook(PurgeHook hook) {
+        purgeHooks.add(hook);
+    }
+
+    List<PurgeHook> purgeHooks() {
+        return purgeHooks;
+    }
+
+    PurgeWriter purges() {
+        return purges;
     }
 
     // ---------------------------------------------------------------- databases

@@ -81,7 +81,8 @@ class DocumentStoreModelProperties {
                 net.jqwik.api.Tuple.of(1, Arbitraries.just(7)), // a path that lies about a parent
                 net.jqwik.api.Tuple.of(2, Arbitraries.just(8)), // one batch editing every document
                 net.jqwik.api.Tuple.of(1, Arbitraries.just(9)), // one batch editing one document twice
-                net.jqwik.api.Tuple.of(1, Arbitraries.just(10))); // one new_edits=false batch with repeated ids
+                net.jqwik.api.Tuple.of(1, Arbitraries.just(10)), // one new_edits=false batch with repeated ids
+                net.jqwik.api.Tuple.of(2, Arbitraries.just(11))); // purge leaves (and revisions that are not leaves)
         Arbitrary<Integer> n = Arbitraries.integers().between(0, 999);
         return Combinators.combine(kind, Arbitraries.integers().between(0, 2), n, n, n).as(Op::new).list().ofMinSize(1).ofMaxSize(60);
     }
@@ -269,8 +270,57 @@ class DocumentStoreModelProperties {
                     pending = null;
                     mergeAll(in);
                 }
+                case 11 -> purge(d, op);
                 default -> throw new IllegalStateException();
             }
+        }
+
+        /**
+         * A purge of one document, sometimes with a second in the same request: a leaf, every
+         * leaf, or a leaf beside a revision that is not one (inner, or never made), which the
+         * purge ignores. Afterwards the store must equal the model with the purged leaves and the
+         * ancestors only they held removed, i.e. a database where they were never written; a
+         * document that keeps leaves moves to the end of the changes feed, one that keeps none
+         * leaves it.
+         */
+        void purge(Doc d, Op op) {
+            List<PurgeRequest> requests = new ArrayList<>();
+            List<Doc> targets = new ArrayList<>(List.of(d));
+            if (op.c() % 4 == 0) targets.add(docs.get((op.doc() + 1) % docs.size()));
+            for (Doc x : targets) {
+                List<RevTreeModel.Leaf> leaves = x.model.leaves();
+                List<RevId> asked = new ArrayList<>();
+                if (!leaves.isEmpty()) {
+                    switch (op.b() % 3) {
+                        case 0 -> asked.add(leaves.get(op.a() % leaves.size()).rev());
+                        case 1 -> leaves.forEach(l -> asked.add(l.rev()));
+                        default -> {
+                            asked.add(leaves.get(op.a() % leaves.size()).rev());
+                            List<RevId> inner = new ArrayList<>(x.model.allRevs());
+                            leaves.forEach(l -> inner.remove(l.rev()));
+                            if (!inner.isEmpty()) asked.add(inner.get(op.c() % inner.size()));
+                        }
+                    }
+                }
+                if (op.c() % 3 == 0) asked.add(new RevId(1 + op.c() % 4, "never-made-" + op.c()));
+                requests.add(new PurgeRequest(x.id, asked));
+            }
+            List<Purged> results = f.store.open(db).purge(requests);
+            assertEquals(requests.size(), results.size());
+            List<Doc> changed = new ArrayList<>();
+            for (int i = 0; i < targets.size(); i++) {
+                Doc x = targets.get(i);
+                String before = x.model.toString();
+                List<RevId> expected = x.model.purge(requests.get(i).revs());
+                assertEquals(x.id, results.get(i).id());
+                assertEquals(expected, results.get(i).revs(), "purged leaves of " + requests.get(i) + " on\n" + before);
+                if (!expected.isEmpty()) {
+                    Statistics.label("purges").collect(x.model.isEmpty() ? "whole document" : "some leaves");
+                    if (x.model.isEmpty()) x.lastSeq = null;
+                    else changed.add(x);
+                }
+            }
+            checkChangesOrder(changed);
         }
 
         /** A new revision of the universe; hash flavours mix canonical and arbitrary texts. */

@@ -44,7 +44,8 @@ import java.util.TreeMap;
  *       RevisionMetadata KV, implodes to a body, and a branch's ExternalSize/ActiveSize are the
  *       body's JSON bytes and its KV bytes; live leaves always have a body, deleted ones iff they
  *       stored fields;
- *   <li>STATS: doc_count, doc_del_count, size_external and size_active equal what the scan counts.
+ *   <li>STATS: doc_count, doc_del_count, size_external and size_active equal what the scan counts;
+ *   <li>PURGES: PURGE_COUNT is the number of purge records.
  * </ul>
  */
 public final class Invariants {
@@ -88,6 +89,8 @@ public final class Invariants {
         Map<String, List<KeyValue>> bodies = new LinkedHashMap<>();
         Map<String, Tuple> bodyOwner = new HashMap<>();
         byte[] previous = null;
+        long purgeInfos = 0;
+        long purgeCount = 0;
         for (KeyValue e : all) {
             assertTrue(Keys.startsWith(e.key(), prefix), "key outside the database prefix");
             if (previous != null) assertTrue(Keys.compare(previous, e.key()) < 0, "scan in key order");
@@ -126,6 +129,20 @@ public final class Invariants {
                 stats.put(k.getString(1), ByteBuffer.wrap(e.value()).order(ByteOrder.LITTLE_ENDIAN).getLong());
             } else if (sub == KeySpace.Db.LOCAL) {
                 k.getString(1);
+            } else if (sub == KeySpace.Db.PURGES) {
+                long kind = k.getLong(1);
+                if (kind == KeySpace.Purges.PURGE_INFO) {
+                    assertEquals(4, k.size(), "PURGE_INFO key " + k);
+                    assertTrue(k.getVersionstamp(3).isComplete(), "PURGE_INFO versionstamp");
+                    Tuple v = Tuple.fromBytes(e.value());
+                    v.getString(0);
+                    v.getNestedTuple(1);
+                    purgeInfos++;
+                } else if (kind == KeySpace.Purges.PURGE_COUNT) {
+                    purgeCount = ByteBuffer.wrap(e.value()).order(ByteOrder.LITTLE_ENDIAN).getLong();
+                } else {
+                    assertEquals(KeySpace.Purges.PURGE_LIMIT, kind, "PURGES key " + k);
+                }
             } else {
                 fail("unexpected subspace " + sub + " in key " + k);
             }
@@ -215,6 +232,9 @@ public final class Invariants {
                 assertEquals(0, b.active(), "sizes of a leaf without body: " + b);
             }
         }
+
+        // ---- PURGES: the count is the records kept
+        assertEquals(purgeInfos, purgeCount, "PURGE_COUNT is the number of PURGE_INFO records");
 
         // ---- STATS
         assertEquals(live, stats.getOrDefault("doc_count", 0L), "doc_count");

@@ -70,6 +70,7 @@ public final class ViewService implements AutoCloseable {
         this.validation = new ValidateDocUpdate(js);
         this.indexer = new ViewIndexer(options.segmentDocs());
         this.reader = new ViewReader();
+        storage.addPurgeHook(new dev.chaise.views.index.PurgedDocs()); // purged documents leave every index with the purge
     }
 
     /** CouchDB's validate_doc_update for a write made by {@code name} (null: anonymous) with {@code roles}. */

@@ -121,7 +121,7 @@ public final class DatabaseHandlers {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("instance_start_time", "0");
         m.put("db_name", i.name());
-        m.put("purge_seq", "0");
+        m.put("purge_seq", i.purgeSeq() == null ? "0" : i.purgeSeq().toHex());
         m.put("update_seq", i.updateSeq() == null ? "0" : i.updateSeq().toHex());
         m.put("sizes", sizes);
         m.put("props", Map.of());

@@ -133,6 +133,32 @@ public final class RevTreeModel {
         stem();
     }
 
+    /**
+     * CouchDB's purge ({@code couch_key_tree:remove_leafs}): the named leaves go, and with them
+     * every revision no remaining leaf descends from; revisions named that are not leaves are
+     * ignored. Returns the leaves removed, in revision order.
+     */
+    public List<RevId> purge(java.util.Collection<RevId> revs) {
+        TreeSet<RevId> removed = new TreeSet<>();
+        for (RevId r : revs) {
+            Node n = nodes.get(r);
+            if (n != null && n.isLeaf()) removed.add(r);
+        }
+        if (removed.isEmpty()) return List.of();
+        Set<Node> keep = new java.util.HashSet<>();
+        for (Node n : nodes.values()) {
+            if (!n.isLeaf() || removed.contains(n.rev)) continue;
+            for (Node a = n; a != null && keep.add(a); a = a.parent) { }
+        }
+        for (Node n : new ArrayList<>(nodes.values())) {
+            if (keep.contains(n)) continue;
+            nodes.remove(n.rev);
+            unlinkParent(n);
+        }
+        stem();
+        return new ArrayList<>(removed);
+    }
+
     private void link(Node child, Node parent) {
         child.parent = parent;
         parent.children.put(child.rev, child);

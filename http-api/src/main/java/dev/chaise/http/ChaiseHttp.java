@@ -76,8 +76,8 @@ public final class ChaiseHttp implements AutoCloseable {
         List<UserDirectory> dirs = new ArrayList<>();
         dirs.add(new ServerAdmins(configStore));
         dirs.addAll(users);
-        this.access = new Access(storage);
-        UsersDatabase usersDb = new UsersDatabase(storage, () -> live.get().auth());
+        UsersDatabase usersDb = new UsersDatabase(storage, () -> live.get().auth(), configStore);
+        this.access = new Access(storage, usersDb);
         dirs.add(usersDb);
         this.authenticator = new Authenticator(dirs, new SessionCookies(secret, () -> live.get().auth(), () -> System.currentTimeMillis() / 1000));
         this.probe = new StorageProbe(storage);
@@ -86,7 +86,7 @@ public final class ChaiseHttp implements AutoCloseable {
         new SessionHandlers(authenticator).register(router);
         new NodeHandlers(live, configStore, metrics, () -> dev.chaise.http.metrics.SystemInfo.of(openConnections(), openChangesFeeds(),
                 storage.backendName(), storage.engineFigures())).register(router);
-        new DatabaseHandlers(storage, access).register(router);
+        new DatabaseHandlers(storage, access, configStore).register(router);
         new DbUpdatesHandler(storage).register(router);
         new DocumentHandlers(views, usersDb, access).register(router);
         new BulkDocsHandler(views, usersDb, access).register(router);

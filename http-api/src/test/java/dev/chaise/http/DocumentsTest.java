@@ -188,11 +188,12 @@ class DocumentsTest {
         assertEquals("_design/app", put.json().get("id").asText());
         assertEquals("_design/app", s.send("GET", "/d/_design/app", null, "Authorization", BOB).status(200).json().get("_id").asText());
         assertEquals("_design/app", s.send("GET", "/d/_design%2Fapp", null, "Authorization", BOB).status(200).json().get("_id").asText());
-        s.send("PUT", "/d/_design/bob", "{}", "Authorization", BOB).error(401, "unauthorized", "You are not a db or server admin.");
+        // couch_db:check_is_admin: 403 to a signed-in member ("you may not").
+        s.send("PUT", "/d/_design/bob", "{}", "Authorization", BOB).error(403, "forbidden", "You are not a db or server admin.");
         s.send("POST", "/d", "{\"_id\":\"_design/bob\"}", "Authorization", BOB, "Content-Type", "application/json")
-                .error(401, "unauthorized", "You are not a db or server admin.");
-        s.send("DELETE", "/d/_design/app?rev=" + rev(put), null, "Authorization", BOB).error(401, "unauthorized", "You are not a db or server admin.");
-        s.send("COPY", "/d/_design/app", null, "Authorization", BOB, "Destination", "_design/copy").error(401, "unauthorized", null);
+                .error(403, "forbidden", "You are not a db or server admin.");
+        s.send("DELETE", "/d/_design/app?rev=" + rev(put), null, "Authorization", BOB).error(403, "forbidden", "You are not a db or server admin.");
+        s.send("COPY", "/d/_design/app", null, "Authorization", BOB, "Destination", "_design/copy").error(403, "forbidden", null);
         // members write ordinary documents
         s.send("PUT", "/d/bobs", "{}", "Authorization", BOB).status(201);
         s.asAdmin("DELETE", "/d/_design/app?rev=" + rev(put), null).status(200);

@@ -95,10 +95,10 @@ class ReplicationTest {
         assertEquals(11, res.size());
         assertEquals("{\"id\":\"t\",\"docs\":[{\"ok\":{\"_id\":\"t\",\"_rev\":\"2-" + C + "\",\"v\":\"c\",\"_revisions\":{\"start\":2,\"ids\":[\""
                 + C + "\",\"" + A + "\"]}}}]}", res.get(0).toString());
-        // no rev: every leaf, winner first
+        // no rev: every leaf, in the revision tree's order (fabric_open_revs: siblings by revision id), not winner first
         assertEquals(2, res.get(1).get("docs").size());
-        assertEquals("2-" + C, res.get(1).get("docs").get(0).get("ok").get("_rev").asText());
-        assertEquals("2-" + B, res.get(1).get("docs").get(1).get("ok").get("_rev").asText());
+        assertEquals("2-" + B, res.get(1).get("docs").get(0).get("ok").get("_rev").asText());
+        assertEquals("2-" + C, res.get(1).get("docs").get(1).get("ok").get("_rev").asText());
         assertEquals("{\"id\":\"nope\",\"docs\":[{\"error\":{\"id\":\"nope\",\"rev\":\"undefined\",\"error\":\"not_found\",\"reason\":\"missing\"}}]}",
                 res.get(2).toString());
         assertEquals("{\"id\":\"t\",\"docs\":[{\"error\":{\"id\":\"t\",\"rev\":\"9-" + A + "\",\"error\":\"not_found\",\"reason\":\"missing\"}}]}",

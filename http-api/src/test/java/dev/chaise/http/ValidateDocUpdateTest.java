@@ -145,7 +145,7 @@ class ValidateDocUpdateTest {
         ddoc("vd", "no", "function () { throw {forbidden: 'nothing passes'}; }");
         s.asAdmin("PUT", "/vd/plain", "{}").error(403, "forbidden", "nothing passes");
         s.asAdmin("PUT", "/vd/_design/other", "{}").status(201);
-        as(HttpTestServer.BOB, "PUT", "/vd/_design/bobs", "{}").error(401, "unauthorized", null); // admins only, as before
+        as(HttpTestServer.BOB, "PUT", "/vd/_design/bobs", "{}").error(403, "forbidden", null); // admins only, as before
         as(HttpTestServer.BOB, "PUT", "/vd/_local/x", "{}").status(201);
         s.asAdmin("PUT", "/vd/plain/att.txt", "hello").error(403, "forbidden", "nothing passes");
     }

@@ -35,9 +35,9 @@ public record SecurityObject(Group admins, Group members, ObjectNode json) {
         }
     }
 
-    /** CouchDB 3.5's default for a new database: admins only. */
+    /** CouchDB 3.5's default for a new database, as couch_db_updater writes it: admins only. */
     public static final String ADMIN_ONLY_JSON =
-            "{\"admins\":{\"names\":[],\"roles\":[\"_admin\"]},\"members\":{\"names\":[],\"roles\":[\"_admin\"]}}";
+            "{\"members\":{\"roles\":[\"_admin\"]},\"admins\":{\"roles\":[\"_admin\"]}}";
 
     /** Parses and validates; invalid objects are 400 with CouchDB's reasons. */
     public static SecurityObject parse(JsonNode node) {

@@ -25,8 +25,9 @@ import java.util.function.Supplier;
  *       roles. A database that does not exist knows no one.
  *   <li>Writes: a plaintext {@code password} is stored as its PBKDF2 hash ({@code [chttpd_auth]}
  *       iterations and PRF), never as given.
- *   <li>Access: besides the database's members, anyone may read, update and delete their own
- *       document, and an anonymous caller may create one (sign up).
+ *   <li>Access: the database's {@code _security} first, as for any database (CouchDB 3.5 makes
+ *       {@code _users} admin-only); then {@link #checkWriter} and {@link #forReader}, CouchDB's
+ *       {@code couch_users_db} rules, and no password hash or salt to anyone but an admin.
  *   <li>{@link #rules}: the checks CouchDB's {@code _design/_auth} makes (types, ids, names, and
  *       that only admins set roles or touch other users' documents), with its reasons.
  * </ul>
@@ -40,15 +41,16 @@ public final class UsersDatabase implements UserDirectory {
 
     private final Storage storage;
     private final java.util.function.Supplier<HttpConfig.Auth> auth;
+    private final dev.chaise.http.ConfigStore config;
 
-    public UsersDatabase(Storage storage, HttpConfig.Auth auth) {
-        this(storage, () -> auth);
-    }
-
-    /** @param auth read at each password write, so {@code [chttpd_auth] iterations} changes apply at once */
-    public UsersDatabase(Storage storage, java.util.function.Supplier<HttpConfig.Auth> auth) {
+    /**
+     * @param auth read at each password write, so {@code [chttpd_auth] iterations} changes apply at once
+     * @param config the live config: {@code [chttpd_auth] public_fields}
+     */
+    public UsersDatabase(Storage storage, java.util.function.Supplier<HttpConfig.Auth> auth, dev.chaise.http.ConfigStore config) {
         this.storage = storage;
         this.auth = auth;
+        this.config = config;
     }
 
     @Override
@@ -97,22 +99,78 @@ public final class UsersDatabase implements UserDirectory {
         return out;
     }
 
+    /** The fields that hold a password's hash: never sent to anyone but an admin. */
+    public static final Set<String> SECRET_FIELDS = Set.of("derived_key", "salt", "password_sha", "password");
+    private static final Set<String> HASH_FIELDS = Set.of("password_scheme", "pbkdf2_prf", "salt", "iterations", "derived_key", "password_sha");
+
+    private static String nameOf(String docId) {
+        return docId != null && docId.startsWith(PREFIX) ? docId.substring(PREFIX.length()) : null;
+    }
+
     /**
-     * Whether {@code req} is a request on the caller's own user document that the database's
-     * membership does not decide: reading, updating or deleting it, or creating one when anonymous.
-     * Not a replicated write ({@code new_edits=false}): it could add a branch to someone else's
-     * document with no revision of theirs to check against, and win.
+     * CouchDB's {@code couch_users_db:before_doc_update} check: in {@code _users}, someone who is
+     * not a database admin may write only their own document, or, anonymous, create one (signing
+     * up); anything else is 404 {@code not_found}, as CouchDB answers. Only reached when the
+     * database's {@code _security} lets the caller in at all (by default only admins are members).
+     *
+     * @param docId null for a document whose id the server makes up ({@code POST /_users})
      */
-    static boolean ownDocument(Request req, UserCtx u) {
-        List<String> p = req.path();
-        if (p.size() != 2 || !NAME.equals(p.get(0)) || !p.get(1).startsWith(PREFIX)) return false;
-        if ("false".equals(req.query("new_edits"))) return false;
-        String name = p.get(1).substring(PREFIX.length());
-        return switch (req.method()) {
-            case "GET", "HEAD", "DELETE" -> name.equals(u.name());
-            case "PUT" -> u.isAnonymous() || name.equals(u.name());
-            default -> false;
-        };
+    public static void checkWriter(Access.Db db, String docId) {
+        if (!NAME.equals(db.name()) || db.security().isAdmin(db.user())) return;
+        UserCtx u = db.user();
+        if (u.isAnonymous() || Objects.equals(u.name(), nameOf(docId))) return;
+        throw StorageException.notFound("missing");
+    }
+
+    /**
+     * A document of {@code _users} as {@code couch_users_db:after_doc_read} lets {@code db}'s user
+     * read it: whole to a database admin; a design document to no one else (403); the reader's
+     * own document; someone else's only its {@code [chttpd_auth] public_fields}, and 404 when
+     * none is set. Unlike CouchDB, which gives users their own document whole, the password's
+     * hash and salt ({@link #SECRET_FIELDS}) go to no one but an admin, not even in public fields.
+     * Other databases' documents pass unchanged.
+     */
+    public ObjectNode forReader(Access.Db db, ObjectNode doc) {
+        if (!NAME.equals(db.name()) || db.security().isAdmin(db.user())) return doc;
+        String id = doc.path("_id").asText("");
+        if (id.startsWith("_design/")) throw HttpError.forbidden("Only administrators can view design docs in the users database.");
+        ObjectNode out = doc.deepCopy();
+        if (Objects.equals(db.user().name(), nameOf(id))) {
+            out.remove(SECRET_FIELDS);
+            return out;
+        }
+        Set<String> pub = new java.util.HashSet<>();
+        for (String f : config.get("chttpd_auth", "public_fields").orElse("").split("\\s*,\\s*")) if (!f.isBlank()) pub.add(f.strip());
+        pub.removeAll(SECRET_FIELDS);
+        boolean any = false;
+        for (java.util.Iterator<String> it = out.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (f.startsWith("_")) continue; // _id, _rev and the other special members are not the body
+            if (pub.contains(f)) any = true;
+            else it.remove();
+        }
+        if (!any) throw StorageException.notFound("missing");
+        return out;
+    }
+
+    /**
+     * Its owner never sees a user document's hash and salt ({@link #forReader}), so an owner's
+     * update without a new {@code password} keeps the stored ones rather than losing the login.
+     */
+    public ObjectNode keepPassword(Access.Db db, String docId, ObjectNode body) {
+        if (!NAME.equals(db.name()) || docId == null || db.security().isAdmin(db.user())) return body;
+        if (body.has("password") || body.has("derived_key") || body.has("password_sha")) return body;
+        if (!Objects.equals(db.user().name(), nameOf(docId))) return body;
+        ObjectNode stored;
+        try {
+            stored = db.db().get(docId, null, false).body();
+        } catch (StorageException e) {
+            if (e.kind() == StorageException.Kind.NOT_FOUND) return body;
+            throw e;
+        }
+        ObjectNode out = body.deepCopy();
+        for (String f : HASH_FIELDS) if (stored.has(f) && !out.has(f)) out.set(f, stored.get(f));
+        return out;
     }
 
     /** CouchDB's {@code _design/_auth} checks, for writes to {@code _users} by {@code user}. */

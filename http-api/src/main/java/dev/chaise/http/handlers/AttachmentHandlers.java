@@ -168,6 +168,7 @@ public final class AttachmentHandlers {
         Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
         String id = docId(req);
         DocSupport.checkDesignWriter(db, id);
+        dev.chaise.http.auth.UsersDatabase.checkWriter(db, id);
         DocumentJson.validateId(id);
         String name = req.param("att");
         DocumentJson.validateAttachmentName(name); // before the body is read
@@ -189,6 +190,7 @@ public final class AttachmentHandlers {
         Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
         String id = docId(req);
         DocSupport.checkDesignWriter(db, id);
+        dev.chaise.http.auth.UsersDatabase.checkWriter(db, id);
         String name = req.param("att");
         DocumentJson.validateAttachmentName(name);
         RevId rev = baseRev(req);

@@ -73,7 +73,8 @@ public final class BulkDocsHandler {
             }
             String rev = p.rev() == null ? null : p.rev().toString();
             if (p.id().startsWith(DocumentJson.DESIGN_PREFIX) && !designWriter) {
-                items.add(new Item(p.id(), rev, null, null, DocSupport.errorRow(p.id(), newEdits ? null : rev, "unauthorized", DocSupport.NOT_DB_ADMIN)));
+                String error = db.user().isAnonymous() ? "unauthorized" : "forbidden"; // couch_db:check_is_admin, per document
+                items.add(new Item(p.id(), rev, null, null, DocSupport.errorRow(p.id(), newEdits ? null : rev, error, DocSupport.NOT_DB_ADMIN)));
                 continue;
             }
             try {

@@ -24,10 +24,12 @@ public final class DatabaseHandlers {
 
     private final Storage storage;
     private final Access access;
+    private final dev.chaise.http.ConfigStore config;
 
-    public DatabaseHandlers(Storage storage, Access access) {
+    public DatabaseHandlers(Storage storage, Access access, dev.chaise.http.ConfigStore config) {
         this.storage = storage;
         this.access = access;
+        this.config = config;
     }
 
     public void register(Router r) {
@@ -39,8 +41,8 @@ public final class DatabaseHandlers {
         r.add("GET", "/{db}/_revs_limit", req -> Response.json(200, db(req, Access.Level.MEMBER).db().revsLimit()));
         r.add("PUT", "/{db}/_revs_limit", this::putRevsLimit);
         r.add("POST", "/{db}/_compact", req -> {
+            var db = db(req, Access.Level.REQUIRE_DB_ADMIN).db(); // chttpd_auth_request first, then the handler's checks
             Bodies.requireContentType(req, Response.JSON);
-            var db = db(req, Access.Level.DB_ADMIN).db();
             String name = db.name();
             // Old revisions' bodies go as they are superseded; what is left to reclaim is attachment
             // chunks no leaf names any more. Runs in the background, as CouchDB's compaction does.
@@ -54,8 +56,8 @@ public final class DatabaseHandlers {
             return Response.json(202, Response.OK);
         });
         r.add("POST", "/{db}/_ensure_full_commit", req -> {
-            Bodies.requireContentType(req, Response.JSON);
             db(req, Access.Level.MEMBER);
+            Bodies.requireContentType(req, Response.JSON);
             // Every acknowledged write is already durable.
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("ok", true);
@@ -90,7 +92,10 @@ public final class DatabaseHandlers {
 
     private Response putSecurity(Request req) throws Exception {
         Access.Db db = db(req, Access.Level.DB_ADMIN);
-        if (db.name().equals("_users")) throw HttpError.forbidden("You can't edit the security object of the user database.");
+        // chttpd_db:validate_security_can_be_edited: [couchdb] users_db_security_editable, false by default.
+        if (db.name().equals("_users") && !config.get("couchdb", "users_db_security_editable").map(v -> v.strip().equals("true")).orElse(false)) {
+            throw HttpError.forbidden("You can't edit the security object of the user database.");
+        }
         SecurityObject sec = SecurityObject.parse(Bodies.json(req));
         db.db().setSecurity(Json.MAPPER.writeValueAsString(sec.json()));
         return Response.ok();

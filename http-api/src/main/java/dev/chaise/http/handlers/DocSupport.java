@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
 
 /** What the document endpoints share: rendering, revisions from the request, design and local document rules. */
 final class DocSupport {
-    static final String NOT_DB_ADMIN = "You are not a db or server admin.";
+    static final String NOT_DB_ADMIN = Access.NOT_DB_ADMIN;
     static final String NEEDS_REV = "When `new_edits: false`, the document needs `_rev` or `_revisions` specified";
     private static final Pattern LOCAL_REV = Pattern.compile("0-[0-9]{1,18}");
 
@@ -50,9 +50,9 @@ final class DocSupport {
         return s.length() >= 2 && s.startsWith("\"") && s.endsWith("\"") ? s.substring(1, s.length() - 1) : s;
     }
 
-    /** CouchDB's {@code check_is_admin} for design documents: 401 even to a signed-in member. */
+    /** CouchDB's {@code check_is_admin} for design documents: 401 to an anonymous caller, 403 to a signed-in one. */
     static void checkDesignWriter(Access.Db db, String id) {
-        if (id.startsWith(DocumentJson.DESIGN_PREFIX) && !db.security().isAdmin(db.user())) throw HttpError.unauthorized(NOT_DB_ADMIN);
+        if (id.startsWith(DocumentJson.DESIGN_PREFIX)) Access.checkIsAdmin(db);
     }
 
     /** The request user's validate_doc_update checks: every write of a document by a client goes through them. */
@@ -61,9 +61,14 @@ final class DocSupport {
         return db.name().equals(UsersDatabase.NAME) ? UsersDatabase.rules(db.user(), db.security()).andThen(functions) : functions;
     }
 
-    /** The document as it is stored: in {@code _users}, a plaintext password hashed. */
+    /**
+     * The document as it is stored: in {@code _users}, only one's own (404 otherwise, as
+     * {@code couch_users_db:before_doc_update}), a plaintext password hashed, and the stored hash
+     * kept when its owner, who never sees it, updates it without a new password.
+     */
     static DocumentJson.Parsed beforeUpdate(UsersDatabase users, Access.Db db, DocumentJson.Parsed p) {
-        ObjectNode body = users.hashPassword(db.name(), p.body());
+        UsersDatabase.checkWriter(db, p.id());
+        ObjectNode body = users.hashPassword(db.name(), users.keepPassword(db, p.id(), p.body()));
         return body == p.body() ? p : p.withBody(body);
     }
 

@@ -84,7 +84,7 @@ public final class DocumentHandlers {
         String id = docId(req);
         if (!validId(id)) throw StorageException.notFound("missing"); // no document can have it
         String openRevs = req.query("open_revs");
-        if (openRevs != null) return openRevs(req, db.db(), id, openRevs);
+        if (openRevs != null) return openRevs(req, db, id, openRevs);
         boolean meta = flag(req, "meta");
         // With latest=true CouchDB opens the winner whatever rev was asked for.
         RevId rev = req.query("rev") == null || flag(req, "latest") ? null : RevId.parse(req.query("rev"));
@@ -94,7 +94,7 @@ public final class DocumentHandlers {
         record Read(StoredDoc doc, ObjectNode body) {}
         Read read = db.db().read(r -> {
             StoredDoc doc = r.get(id, rev, m.needsBranches());
-            ObjectNode rendered = DocumentJson.render(doc, m);
+            ObjectNode rendered = db.readable(DocumentJson.render(doc, m));
             if (rendered.has("_attachments")) r.inlineAttachments(id, rendered, attsSince);
             return new Read(doc, rendered);
         });
@@ -158,7 +158,8 @@ public final class DocumentHandlers {
     }
 
     /** {@code open_revs}: the given revisions (or every leaf), as JSON or as CouchDB's multipart/mixed. */
-    private Response openRevs(Request req, Database db, String id, String spec) throws Exception {
+    private Response openRevs(Request req, Access.Db adb, String id, String spec) throws Exception {
+        Database db = adb.db();
         List<RevId> asked = null;
         if (!spec.equals("all")) {
             JsonNode list;
@@ -179,6 +180,7 @@ public final class DocumentHandlers {
         List<RevId> wanted = asked;
         long attsSince = DocSupport.attsSince(dev.chaise.http.Queries.json(req, "atts_since"), flag(req, "attachments"));
         List<ObjectNode> parts = db.read(r -> OpenRevs.read(r, id, wanted, revs, latest, attsSince));
+        for (ObjectNode p : parts) if (p.has("ok")) p.set("ok", adb.readable((ObjectNode) p.get("ok")));
         if (asked == null && parts.isEmpty()) throw StorageException.notFound("missing");
         if (!acceptsMultipartMixed(req.header("Accept"))) return Response.json(200, parts);
         String boundary = MultipartDocs.boundary();
@@ -275,6 +277,7 @@ public final class DocumentHandlers {
         if (rev == null) throw StorageException.conflict();
         RevId base = RevId.parse(rev);
         DocSupport.checkDesignWriter(db, id);
+        UsersDatabase.checkWriter(db, id);
         UpdateResult r = write(db, DocUpdate.edit(id, base, true, Json.NODES.objectNode()), true, false);
         return Response.json(200, DocSupport.okRow(id, r.rev().toString())).withHeader("ETag", "\"" + r.rev() + "\"");
     }
@@ -311,6 +314,10 @@ public final class DocumentHandlers {
             if (!validId(id)) throw StorageException.notFound("missing");
             StoredDoc src = db.db().get(id, srcRev == null ? null : RevId.parse(srcRev), false);
             body = src.body().deepCopy();
+            if (UsersDatabase.NAME.equals(db.name())) { // a copy carries no more than its reader may see
+                body = db.readable(DocumentJson.render(src)).deepCopy();
+                body.remove(List.of("_id", "_rev"));
+            }
         }
         String newRev;
         if (DocumentJson.isLocal(destId)) {
@@ -319,6 +326,7 @@ public final class DocumentHandlers {
         } else {
             RevId base = destRev == null ? null : RevId.parse(destRev);
             DocSupport.checkDesignWriter(db, destId);
+            UsersDatabase.checkWriter(db, destId);
             newRev = write(db, DocUpdate.edit(destId, base, false, body), true, false).rev().toString();
         }
         return Response.json(201, DocSupport.okRow(destId, newRev))

@@ -36,7 +36,10 @@ public final class MangoHandlers {
         Find.Result r = Find.run(db.db(), q);
         ObjectNode out = Json.NODES.objectNode();
         ArrayNode list = out.putArray("docs");
-        r.docs().forEach(list::add);
+        r.docs().forEach(d -> {
+            ObjectNode readable = d instanceof ObjectNode o ? db.readableOrNull(o) : null; // _users: as the caller may see it
+            if (readable != null) list.add(readable);
+        });
         out.put("bookmark", r.bookmark());
         out.put("warning", String.join("\n", r.warnings()));
         if (q.executionStats()) {

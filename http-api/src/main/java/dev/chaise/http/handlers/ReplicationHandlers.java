@@ -120,6 +120,7 @@ public final class ReplicationHandlers {
                 return out;
             }));
         }
+        for (ObjectNode row : results) readable(db, row);
         String accept = req.header("Accept");
         boolean multipart = !OpenRevs.accepts(accept, Response.JSON)
                 && (OpenRevs.accepts(accept, "multipart/mixed") || OpenRevs.accepts(accept, "multipart/related"));
@@ -179,6 +180,22 @@ public final class ReplicationHandlers {
             out.add(p.has("ok") ? p : error(w.id(), p.get("missing"), "not_found", "missing"));
         }
         return row;
+    }
+
+    /** In {@code _users}, each found revision as the caller may read it, or the reason it may not. */
+    private static void readable(Access.Db db, ObjectNode row) {
+        ArrayNode docs = (ArrayNode) row.get("docs");
+        for (int i = 0; i < docs.size(); i++) {
+            JsonNode ok = docs.get(i).get("ok");
+            if (ok == null) continue;
+            try {
+                ((ObjectNode) docs.get(i)).set("ok", db.readable((ObjectNode) ok));
+            } catch (HttpError e) {
+                docs.set(i, error(row.get("id"), ok.get("_rev"), e.error(), e.reason()));
+            } catch (StorageException e) {
+                docs.set(i, error(row.get("id"), ok.get("_rev"), e.error(), e.reason()));
+            }
+        }
     }
 
     private static ObjectNode error(JsonNode id, JsonNode rev, String error, String reason) {

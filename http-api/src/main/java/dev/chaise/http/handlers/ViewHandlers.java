@@ -46,13 +46,14 @@ public final class ViewHandlers {
         r.add("GET", "/{db}/_design/{ddoc}/_view/{view}/_errors", this::errors);
         r.add("GET", "/{db}/_design/{ddoc}/_info", this::info);
         r.add("POST", "/{db}/_view_cleanup", req -> {
+            Database db = access.database(req, req.param("db"), Access.Level.REQUIRE_DB_ADMIN).db();
             Bodies.requireContentType(req, Response.JSON);
-            views.cleanup(access.database(req, req.param("db"), Access.Level.DB_ADMIN).db());
+            views.cleanup(db);
             return Response.json(202, Map.of("ok", true));
         });
         r.add("POST", "/{db}/_compact/{ddoc}", req -> {
+            Database db = access.database(req, req.param("db"), Access.Level.REQUIRE_DB_ADMIN).db();
             Bodies.requireContentType(req, Response.JSON);
-            Database db = access.database(req, req.param("db"), Access.Level.DB_ADMIN).db();
             views.designDoc(db, ddocId(req)); // 404 for a missing design doc, as CouchDB
             return Response.json(202, Map.of("ok", true)); // nothing to compact: FDB keeps no append-only files
         });
@@ -63,18 +64,19 @@ public final class ViewHandlers {
     }
 
     private Response view(Request req, ObjectNode body) {
-        Database db = access.database(req, req.param("db"), Access.Level.MEMBER).db();
+        Access.Db adb = access.database(req, req.param("db"), Access.Level.MEMBER);
+        Database db = adb.db();
         ViewQuery q = ViewArgs.parse(req, body);
         boolean attachments = "true".equals(req.query("attachments")) || (body != null && body.path("attachments").asBoolean(false));
         ViewService.Result result = views.query(db, ddocId(req), req.param("view"), q, attachments);
         return Response.jsonStream(200, out -> {
             try (result) {
-                writeResult(out, result, q);
+                writeResult(out, result, q, adb);
             }
         });
     }
 
-    private static void writeResult(ResponseStream out, ViewService.Result result, ViewQuery q) throws Exception {
+    private static void writeResult(ResponseStream out, ViewService.Result result, ViewQuery q, Access.Db db) throws Exception {
         StringBuilder head = new StringBuilder("{");
         if (!result.reduced()) head.append("\"total_rows\":").append(result.totalRows()).append(",\"offset\":").append(result.offset()).append(',');
         if (q.updateSeq()) head.append("\"update_seq\":").append(seq(result.updateSeq())).append(',');
@@ -82,7 +84,7 @@ public final class ViewHandlers {
         boolean first = true;
         while (result.rows().hasNext()) {
             if (!first) out.write(",\r\n");
-            out.write(Json.MAPPER.writeValueAsBytes(row(result.rows().next())));
+            out.write(Json.MAPPER.writeValueAsBytes(row(result.rows().next(), db)));
             first = false;
         }
         out.write("\r\n]}");
@@ -92,19 +94,20 @@ public final class ViewHandlers {
         return s == null ? "\"0\"" : "\"" + s.toHex() + "\"";
     }
 
-    private static ObjectNode row(ViewRow r) {
+    private static ObjectNode row(ViewRow r, Access.Db db) {
         ObjectNode o = Json.NODES.objectNode();
         if (r.id() != null) o.put("id", r.id());
         o.set("key", r.key());
         o.set("value", r.value());
-        if (r.doc() != null) o.set("doc", r.doc());
+        if (r.doc() != null) o.set("doc", r.doc() instanceof ObjectNode d ? db.readableOrNull(d) : r.doc()); // _users: as its reader may see it
         return o;
     }
 
     /** {@code {"queries": [{...}, ...]}}: each query runs as if alone; results in the same order. */
     private Response queries(Request req) {
         Bodies.requireContentType(req, Response.JSON);
-        Database db = access.database(req, req.param("db"), Access.Level.MEMBER).db();
+        Access.Db adb = access.database(req, req.param("db"), Access.Level.MEMBER);
+        Database db = adb.db();
         ObjectNode body = Bodies.jsonObject(req);
         JsonNode qs = body.get("queries");
         if (qs == null || !qs.isArray()) throw HttpError.badRequest("Request body must contain a `queries` array.");
@@ -125,7 +128,7 @@ public final class ViewHandlers {
             for (int i = 0; i < results.size(); i++) {
                 if (i > 0) out.write(",\r\n");
                 try (ViewService.Result r = results.get(i)) {
-                    writeResult(out, r, parsed.get(i));
+                    writeResult(out, r, parsed.get(i), adb);
                 }
             }
             out.write("\r\n]}");

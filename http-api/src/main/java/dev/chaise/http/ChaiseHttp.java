@@ -79,7 +79,7 @@ public final class ChaiseHttp implements AutoCloseable {
         UsersDatabase usersDb = new UsersDatabase(storage, () -> live.get().auth(), configStore);
         this.access = new Access(storage, usersDb);
         dirs.add(usersDb);
-        this.authenticator = new Authenticator(dirs, new SessionCookies(secret, () -> live.get().auth(), () -> System.currentTimeMillis() / 1000));
+        this.authenticator = new Authenticator(dirs, new SessionCookies(secret, () -> live.get().auth(), () -> System.currentTimeMillis() / 1000), configStore);
         this.probe = new StorageProbe(storage);
         this.metrics = metrics(configStore, storage, views);
         new ServerHandlers(live, storage, uuid, views::activeTasks, probe::unusableReason).register(router);

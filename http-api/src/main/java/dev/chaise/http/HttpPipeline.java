@@ -69,6 +69,10 @@ public final class HttpPipeline {
             if (t instanceof VirtualMachineError vme) throw vme;
             resp = ErrorMapper.map(t, req).toResponse();
         }
+        if (resp.status() == 401) {
+            String www = authenticator.wwwAuthenticate();
+            if (www != null) resp = resp.withHeader("WWW-Authenticate", www);
+        }
         // A login or logout sets its own cookie; otherwise refresh an aging session.
         if (refresh != null && !setsSessionCookie(resp)) resp = resp.withHeader("Set-Cookie", refresh);
         return new Outcome(req, cors.apply(req, resp));

@@ -20,9 +20,13 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * Who made a request, CouchDB 3 style: the {@code cookie} handler, then {@code default} (HTTP
- * Basic); the first that establishes a user wins; with none, the request is anonymous (there is
- * no admin party). Users come from the {@link UserDirectory}s in order.
+ * Who made a request, CouchDB 3 style: the handlers {@code [chttpd] authentication_handlers}
+ * names, in order ({@code cookie} then {@code default}, HTTP Basic, unless configured; also
+ * {@code jwt} and {@code proxy}); the first that establishes a user wins; with none, the request
+ * is anonymous (there is no admin party), or, with {@code [chttpd] require_valid_user}, refused
+ * with 401 "Authentication required." (not a login attempt, and not {@code /_up} with
+ * {@code require_valid_user_except_for_up}). Users come from the {@link UserDirectory}s in order.
+ * Failed password checks count towards CouchDB 3.4's account lockout ({@link Lockout}).
  *
  * <p>A PBKDF2 check costs hundreds of milliseconds at CouchDB's 600,000 iterations, so, like
  * CouchDB's password cache, a password that once matched a stored hash is remembered as a fast
@@ -40,7 +44,9 @@ public final class Authenticator {
 
     private final List<UserDirectory> directories;
     private final SessionCookies cookies;
-    private final List<AuthenticationHandler> handlers;
+    private final dev.chaise.http.ConfigStore config;
+    private final java.util.Map<String, AuthenticationHandler> builtIn = new java.util.LinkedHashMap<>();
+    private final Lockout lockout;
     private final ConcurrentHashMap<String, byte[]> verified = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, CompletableFuture<Boolean>> checking = new ConcurrentHashMap<>();
     /** Half the cores (at least one): requests keep the rest while checks queue here. */
@@ -48,11 +54,55 @@ public final class Authenticator {
             Thread.ofPlatform().name("pbkdf2-", 0).daemon().factory());
     private final byte[] cacheSalt = new byte[16];
 
-    public Authenticator(List<UserDirectory> directories, SessionCookies cookies) {
+    public Authenticator(List<UserDirectory> directories, SessionCookies cookies, dev.chaise.http.ConfigStore config) {
         this.directories = List.copyOf(directories);
         this.cookies = cookies;
+        this.config = config;
+        this.lockout = new Lockout(config, System::currentTimeMillis);
         new SecureRandom().nextBytes(cacheSalt);
-        this.handlers = List.of(new CookieHandler(), new BasicHandler());
+        for (AuthenticationHandler h : List.of(new JwtHandler(config, () -> System.currentTimeMillis() / 1000), new ProxyHandler(config),
+                new CookieHandler(), new BasicHandler())) {
+            builtIn.put(h.name(), h);
+        }
+    }
+
+    private static final String DEFAULT_HANDLERS = "{chttpd_auth, cookie_authentication_handler}, {chttpd_auth, default_authentication_handler}";
+    private static final java.util.regex.Pattern SPEC = java.util.regex.Pattern.compile("\\{\\s*\\w+\\s*,\\s*(\\w+?)_\\w*\\s*}");
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Authenticator.class);
+
+    /**
+     * The handlers of {@code [chttpd] authentication_handlers}, read on every request so a change
+     * through {@code _config} takes effect at once; each named, as chttpd names them, by its
+     * function's first word ({@code {chttpd_auth, jwt_authentication_handler}} is {@code jwt}).
+     */
+    private List<AuthenticationHandler> handlers() {
+        String spec = config.get("chttpd", "authentication_handlers").orElse(DEFAULT_HANDLERS);
+        List<AuthenticationHandler> out = new ArrayList<>();
+        java.util.regex.Matcher m = SPEC.matcher(spec);
+        while (m.find()) {
+            AuthenticationHandler h = builtIn.get(m.group(1));
+            if (h == null) log.warn("[chttpd] authentication_handlers names {}, which Chaise does not have", m.group());
+            else if (!out.contains(h)) out.add(h);
+        }
+        return out;
+    }
+
+    /**
+     * The {@code WWW-Authenticate} header of a 401, as chttpd's error_headers sends it: {@code [chttpd]
+     * WWW-Authenticate} if set, else {@code Basic realm="server"} when a valid user is required
+     * (the browser's login prompt); null for none.
+     */
+    public String wwwAuthenticate() {
+        return config.get("chttpd", "WWW-Authenticate").orElse(requireValidUser() ? "Basic realm=\"server\"" : null);
+    }
+
+    /** {@code [chttpd] require_valid_user}: anonymous requests are refused. */
+    public boolean requireValidUser() {
+        return flag("chttpd", "require_valid_user");
+    }
+
+    private boolean flag(String section, String key) {
+        return config.get(section, key).map(v -> v.strip().equals("true")).orElse(false);
     }
 
     public SessionCookies cookies() {
@@ -62,16 +112,22 @@ public final class Authenticator {
     /** The handler names, as {@code GET /_session} lists them. */
     public List<String> handlerNames() {
         List<String> names = new ArrayList<>();
-        for (AuthenticationHandler h : handlers) names.add(h.name());
+        for (AuthenticationHandler h : handlers()) names.add(h.name());
         return names;
     }
 
-    /** Runs the handlers; anonymous if none establishes a user. May throw 400/401 {@link HttpError}s. */
+    /** Runs the handlers; anonymous if none establishes a user. May throw 400/401/403 {@link HttpError}s. */
     public AuthenticationHandler.Authenticated authenticate(Request req) {
-        for (AuthenticationHandler h : handlers) {
+        for (AuthenticationHandler h : handlers()) {
             Optional<AuthenticationHandler.Authenticated> a = h.authenticate(req);
             if (a.isPresent()) return a.get();
         }
+        // chttpd_auth:party_mode_handler, always last
+        boolean login = req.method().equals("POST") && req.path().equals(List.of("_session"));
+        boolean up = req.path().equals(List.of("_up"));
+        boolean required = up ? requireValidUser() && !flag("chttpd", "require_valid_user_except_for_up")
+                : requireValidUser() || flag("chttpd", "require_valid_user_except_for_up");
+        if (required && !login) throw HttpError.unauthorized("Authentication required.");
         return new AuthenticationHandler.Authenticated(UserCtx.ANONYMOUS, null);
     }
 
@@ -83,12 +139,23 @@ public final class Authenticator {
         return Optional.empty();
     }
 
-    /** The user if name and password match, for {@code POST /_session} and Basic. */
-    public Optional<Credentials> check(String name, String password) {
+    /**
+     * The user if name and password match, for {@code POST /_session} and Basic, from the client at
+     * {@code remoteAddress}; 403 if that user is locked out from there ({@link Lockout}).
+     *
+     * @param countUnknown whether a name no directory knows counts towards the lockout (as for
+     *     {@code POST /_session} in CouchDB; Basic does not count it)
+     */
+    public Optional<Credentials> check(String name, String password, String remoteAddress, boolean countUnknown) {
         if (name == null || password == null) return Optional.empty();
         Optional<Credentials> c = lookup(name);
-        if (c.isEmpty()) return Optional.empty();
-        return matches(c.get(), password) ? c : Optional.empty();
+        String peer = Lockout.peer(remoteAddress);
+        String salt = c.map(Credentials::salt).orElse("");
+        if (c.isEmpty() && !countUnknown) return Optional.empty();
+        if (lockout.isLocked(peer, name, salt)) throw HttpError.forbidden(Lockout.MESSAGE);
+        if (c.isPresent() && matches(c.get(), password)) return c;
+        lockout.failed(peer, name, salt);
+        return Optional.empty();
     }
 
     private boolean matches(Credentials c, String password) {
@@ -190,7 +257,7 @@ public final class Authenticator {
             String password = decoded.substring(colon + 1);
             // "_:_" is how clients say "log me out" over Basic.
             if (name.equals("_") && password.equals("_")) return Optional.empty();
-            Credentials c = check(name, password).orElseThrow(() -> HttpError.unauthorized(INCORRECT));
+            Credentials c = check(name, password, req.remoteAddress(), false).orElseThrow(() -> HttpError.unauthorized(INCORRECT));
             return Optional.of(new Authenticated(c.userCtx(name()), null));
         }
     }

@@ -51,7 +51,7 @@ public final class SessionHandlers {
         Map<String, String> form = form(req);
         String name = username(form);
         String password = form.getOrDefault("password", "");
-        Optional<Credentials> c = auth.check(name, password);
+        Optional<Credentials> c = auth.check(name, password, req.remoteAddress(), true);
         if (c.isEmpty()) {
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("error", "unauthorized");

@@ -254,6 +254,43 @@ class CouchDbDetailsTest {
         json("GET", "/ds/_design/s/_view/v", null).error(500, "invalid_value", null);
     }
 
+    @Test
+    void compressedAttachmentsFromACouchDbReplicator() throws Exception {
+        // What couch_replicator sends for a text attachment CouchDB keeps gzipped: the compressed bytes,
+        // "encoding": "gzip", encoded_length, and the digest of the compressed bytes.
+        byte[] text = "hello hello hello hello hello hello hello".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        java.io.ByteArrayOutputStream gz = new java.io.ByteArrayOutputStream();
+        try (java.util.zip.GZIPOutputStream z = new java.util.zip.GZIPOutputStream(gz)) {
+            z.write(text);
+        }
+        byte[] zipped = gz.toByteArray();
+        String zippedDigest = "md5-" + java.util.Base64.getEncoder().encodeToString(java.security.MessageDigest.getInstance("MD5").digest(zipped));
+        String r1 = "1-" + "a".repeat(32);
+        String json = "{\"_id\":\"gz\",\"_rev\":\"" + r1 + "\",\"_revisions\":{\"start\":1,\"ids\":[\"" + "a".repeat(32) + "\"]},"
+                + "\"_attachments\":{\"t.txt\":{\"content_type\":\"text/plain\",\"revpos\":1,\"digest\":\"" + zippedDigest + "\",\"length\":" + text.length
+                + ",\"follows\":true,\"encoding\":\"gzip\",\"encoded_length\":" + zipped.length + "}}}";
+        java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+        body.writeBytes(("--b\r\nContent-Type: application/json\r\n\r\n" + json + "\r\n--b\r\nContent-Disposition: attachment; filename=\"t.txt\"\r\n"
+                + "Content-Type: text/plain\r\nContent-Length: " + zipped.length + "\r\nContent-Encoding: gzip\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        body.writeBytes(zipped);
+        body.writeBytes("\r\n--b--".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        var req = java.net.http.HttpRequest.newBuilder(java.net.URI.create(s.base + "/dt/gz?new_edits=false"))
+                .header("Authorization", ADMIN).header("Content-Type", "multipart/related; boundary=\"b\"")
+                .PUT(java.net.http.HttpRequest.BodyPublishers.ofByteArray(body.toByteArray())).build();
+        assertEquals(201, s.client.send(req, java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode());
+        // Kept uncompressed: served as sent before compression, with its own length and digest.
+        assertEquals(new String(text, java.nio.charset.StandardCharsets.UTF_8), s.send("GET", "/dt/gz/t.txt", null, "Authorization", ADMIN).status(200).text());
+        JsonNode meta = json("GET", "/dt/gz?att_encoding_info=true", null).json().at("/_attachments/t.txt");
+        assertEquals(text.length, meta.get("length").asInt());
+        org.junit.jupiter.api.Assertions.assertFalse(meta.has("encoding"), meta.toString());
+        // Its next revision names it by the source's digest as a stub: matched by name and revpos, as couch_att:merge_stubs does.
+        String r2 = "2-" + "b".repeat(32);
+        json("PUT", "/dt/gz?new_edits=false", "{\"_rev\":\"" + r2 + "\",\"_revisions\":{\"start\":2,\"ids\":[\"" + "b".repeat(32) + "\",\"" + "a".repeat(32) + "\"]},\"v\":2,"
+                + "\"_attachments\":{\"t.txt\":{\"stub\":true,\"content_type\":\"text/plain\",\"revpos\":1,\"digest\":\"" + zippedDigest + "\",\"length\":" + text.length
+                + ",\"encoding\":\"gzip\",\"encoded_length\":" + zipped.length + "}}}").status(201);
+        assertEquals(new String(text, java.nio.charset.StandardCharsets.UTF_8), s.send("GET", "/dt/gz/t.txt?rev=" + r2, null, "Authorization", ADMIN).status(200).text());
+    }
+
     private static List<String> ids(JsonNode rows) {
         List<String> out = new ArrayList<>();
         for (JsonNode row : rows) out.add(row.get("id").asText());

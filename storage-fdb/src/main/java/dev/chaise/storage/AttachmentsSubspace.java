@@ -265,14 +265,18 @@ final class AttachmentsSubspace {
     }
 
     private static ObjectNode stubFrom(List<ObjectNode> parents, String name, JsonNode stub) {
+        JsonNode digest = stub.get("digest");
+        JsonNode revpos = stub.get("revpos");
+        ObjectNode byRevpos = null;
         for (ObjectNode p : parents) {
             JsonNode m = p == null ? null : p.path("_attachments").get(name);
             if (m == null || !m.isObject()) continue;
-            JsonNode digest = stub.get("digest");
-            if (digest != null && digest.isTextual() && !digest.textValue().equals(m.path("digest").asText())) continue;
-            return ((ObjectNode) m).deepCopy();
+            if (digest == null || !digest.isTextual() || digest.textValue().equals(m.path("digest").asText())) return ((ObjectNode) m).deepCopy();
+            // couch_att:merge_stubs matches by name and revpos: a CouchDB source names a compressed
+            // attachment by its compressed bytes' md5, which differs from the digest kept here.
+            if (byRevpos == null && (revpos == null || revpos.asLong(-1) == m.path("revpos").asLong(-2))) byRevpos = (ObjectNode) m;
         }
-        return null;
+        return byRevpos == null ? null : byRevpos.deepCopy();
     }
 
     /**

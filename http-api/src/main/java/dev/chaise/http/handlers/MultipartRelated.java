@@ -46,10 +46,28 @@ final class MultipartRelated {
             for (var e : atts.properties()) {
                 if (!(e.getValue() instanceof ObjectNode a) || !a.path("follows").asBoolean(false)) continue;
                 if (parts.nextPart() == null) throw HttpError.badRequest("Missing the body of attachment " + e.getKey() + ".");
-                StoredAttachment st = sink.read(e.getKey(), a, parts.content());
+                StoredAttachment st = sink.read(e.getKey(), a, decoded(e.getKey(), a, parts.content()));
                 if (st != null) stored.put(e.getKey(), st);
             }
         }
         return new Parsed(doc, stored);
+    }
+
+    /**
+     * An attachment's bytes as stored here: CouchDB's replicator sends those it keeps compressed as
+     * they are ({@code "encoding": "gzip"}, {@code encoded_length}); Chaise keeps attachments
+     * uncompressed (docs/compatibility.md), so they are inflated as they arrive, and their length
+     * and digest are taken from what they inflate to.
+     */
+    private static InputStream decoded(String name, ObjectNode meta, InputStream in) {
+        JsonNode enc = meta.remove("encoding");
+        meta.remove("encoded_length");
+        if (enc == null || enc.isNull() || enc.asText().equals("identity")) return in;
+        if (!enc.asText().equals("gzip")) throw HttpError.badContentType("Only gzip and identity content-encodings are supported");
+        try {
+            return new java.util.zip.GZIPInputStream(in, 65_536);
+        } catch (IOException e) {
+            throw HttpError.badRequest("Attachment " + name + " is not valid gzip");
+        }
     }
 }

@@ -237,6 +237,10 @@ class DocumentsTest {
         assertEquals("0-8", rev(s.asAdmin("PUT", "/d/_local/cp?rev=0-7", "{\"seq\":3}").status(201)));
         assertEquals("0-1", rev(s.asAdmin("PUT", "/d/_local/cp", "{\"seq\":4}").status(201)));
         s.asAdmin("PUT", "/d/_local/cp", "{\"_rev\":\"1-abc\"}").error(400, "bad_request", "Invalid rev format");
+        // couch_doc:transfer_fields reads _revisions after _rev: {start: 0, ids: ["N"]} is 0-N (PouchDB's test.local_docs.js).
+        assertEquals("0-2", rev(s.asAdmin("PUT", "/d/_local/rv", "{\"_rev\":\"0-1\",\"_revisions\":{\"start\":0,\"ids\":[\"1\"]}}").status(201)));
+        assertEquals("{\"_id\":\"_local/rv\",\"_rev\":\"0-2\"}\n", s.asAdmin("GET", "/d/_local/rv", null).text());
+        s.asAdmin("PUT", "/d/_local/rv", "{\"_revisions\":{\"start\":\"x\",\"ids\":[\"1\"]}}").error(400, "doc_validation", "_revisions.start isn't an integer.");
         s.asAdmin("PUT", "/d/_local/cp", "{\"_foo\":1}").error(400, "doc_validation", "Bad special document member: _foo");
         s.asAdmin("GET", "/d/_local/none", null).error(404, "not_found", "missing");
         s.asAdmin("GET", "/d/_local", null).error(400, "bad_request", "Invalid _local document id.");

@@ -129,6 +129,27 @@ class PurgeTest {
     }
 
     @Test
+    void indexesShowTheNewWinnerAfterPurgingTheOld() throws Exception {
+        // One interactive index (indexed in the purge's own transaction) and one built in the background.
+        admin("PUT", "/p5", null).status(201);
+        admin("PUT", "/p5/_design/i", "{\"options\":{\"interactive\":true},\"views\":{\"v\":{\"map\":\"function(doc){ emit(doc.v, null); }\"}}}").status(201);
+        admin("PUT", "/p5/_design/b", "{\"views\":{\"v\":{\"map\":\"function(doc){ emit(doc.v, null); }\"}}}").status(201);
+        String a = admin("PUT", "/p5/x", "{\"v\":\"first\"}").status(201).json().get("rev").asText();
+        String w = "1-ffffffffffffffffffffffffffffffff";
+        admin("PUT", "/p5/x?new_edits=false", "{\"_rev\":\"" + w + "\",\"v\":\"winner\"}").status(201);
+        for (String ddoc : new String[] {"i", "b"}) {
+            assertEquals("winner", admin("GET", "/p5/_design/" + ddoc + "/_view/v", null).json().at("/rows/0/key").asText());
+        }
+        admin("POST", "/p5/_purge", "{\"x\":[\"" + w + "\"]}").status(201);
+        for (String ddoc : new String[] {"i", "b"}) {
+            JsonNode rows = admin("GET", "/p5/_design/" + ddoc + "/_view/v", null).json().get("rows");
+            assertEquals(1, rows.size(), ddoc + ": " + rows);
+            assertEquals("first", rows.get(0).get("key").asText(), ddoc);
+        }
+        assertEquals(a, rev("p5", "x"));
+    }
+
+    @Test
     void accessAndErrors() throws Exception {
         admin("PUT", "/p4", null).status(201);
         admin("PUT", "/p4/_security", "{\"members\":{\"names\":[\"bob\"]},\"admins\":{\"names\":[\"bob\"]}}").status(200);

@@ -79,10 +79,10 @@ public final class DocumentJson {
      */
     public static LocalUpdate parseLocal(JsonNode json, String urlId) {
         Fields f = fields(json, urlId);
-        if (f.revisions() != null) checkRevisionsShape(f.revisions()); // and ignored: a local document keeps no history
+        if (f.revisions() != null) checkRevisionsShape(f.revisions()); // a local document keeps no history, only its number
         ObjectNode body = f.body();
         body.remove("_attachments");
-        return new LocalUpdate(f.id(), f.rev(), f.deleted(), body);
+        return new LocalUpdate(f.id(), f.revisions() == null ? f.rev() : localRev(f.revisions()), f.deleted(), body);
     }
 
     private static Fields fields(JsonNode json, String urlId) {
@@ -138,6 +138,18 @@ public final class DocumentJson {
         for (JsonNode id : r.get("ids")) {
             if (!id.isTextual()) throw new StorageException(StorageException.Kind.DOC_VALIDATION, "RevId isn't a string");
         }
+    }
+
+    /**
+     * A {@code _local} document's revision from {@code _revisions}, which CouchDB reads after
+     * {@code _rev} (couch_doc:transfer_fields) and numbers from
+     * (couch_db_updater:increment_local_doc_revs): {@code {"start": 0, "ids": ["N"]}} is {@code 0-N};
+     * another start, or no id, is an invalid rev.
+     */
+    private static String localRev(JsonNode r) {
+        JsonNode ids = r.get("ids");
+        if (r.get("start").asLong() != 0 || ids.isEmpty()) throw StorageException.badRequest(RevId.INVALID);
+        return "0-" + ids.get(0).textValue();
     }
 
     private static Revisions revisions(JsonNode r) {

@@ -12,23 +12,28 @@ const admin = { username: process.env.CHAISE_ADMIN, password: process.env.CHAISE
 const withAuth = (u, p) => base.replace('://', `://${encodeURIComponent(u)}:${encodeURIComponent(p)}@`);
 const unique = (p) => `${p}${Date.now()}${Math.floor(Math.random() * 1e6)}`;
 
-test('nano: a user signs up in _users, signs in, and is held to a validate_doc_update', async () => {
+test('nano: _users as CouchDB 3.5 has it (admin-only), a user signs in and is held to a validate_doc_update', async () => {
   const root = Nano(withAuth(admin.username, admin.password));
   await root.db.create('_users').catch((e) => assert.equal(e.statusCode, 412));
   const name = unique('user');
 
-  // Sign-up without credentials, as CouchDB allows.
-  const signup = await Nano(base).use('_users').insert({ name, password: 'pw-' + name, roles: [], type: 'user' }, 'org.couchdb.user:' + name);
-  assert.ok(signup.ok);
-  await assert.rejects(Nano(base).use('_users').insert({ name: 'x' + name, password: 'p', roles: ['boss'], type: 'user' }, 'org.couchdb.user:x' + name),
-    (e) => e.statusCode === 403 && e.reason === 'Only _admin may set roles');
+  // No sign-up without credentials: _users is admin-only, as CouchDB 3.5 creates it.
+  await assert.rejects(Nano(base).use('_users').insert({ name, password: 'pw-' + name, roles: [], type: 'user' }, 'org.couchdb.user:' + name),
+    (e) => e.statusCode === 401 && e.reason === 'You are not authorized to access this db.');
+  // An admin creates the user; the password is stored hashed, and _auth's rules still hold.
+  const created = await root.use('_users').insert({ name, password: 'pw-' + name, roles: [], type: 'user' }, 'org.couchdb.user:' + name);
+  assert.ok(created.ok);
+  await assert.rejects(root.use('_users').insert({ name: 'x' + name, password: 'p', roles: ['_admin'], type: 'user' }, 'org.couchdb.user:x' + name),
+    (e) => e.statusCode === 403 && e.reason === 'No system roles (starting with underscore) in users db.');
+  const stored = await root.use('_users').get('org.couchdb.user:' + name);
+  assert.equal(stored.password, undefined);
+  assert.equal(stored.password_scheme, 'pbkdf2');
 
-  // Sign-in through nano.auth (POST /_session); the user reads their own document, hashed.
+  // Sign-in through nano.auth (POST /_session); the user may not read even their own document.
   const login = await Nano(base).auth(name, 'pw-' + name);
   assert.equal(login.name, name);
-  const mine = await Nano(withAuth(name, 'pw-' + name)).use('_users').get('org.couchdb.user:' + name);
-  assert.equal(mine.password, undefined);
-  assert.equal(mine.password_scheme, 'pbkdf2');
+  await assert.rejects(Nano(withAuth(name, 'pw-' + name)).use('_users').get('org.couchdb.user:' + name),
+    (e) => e.statusCode === 403 && e.reason === 'You are not allowed to access this db.');
 
   // A database the user belongs to, whose design document insists on authorship.
   const dbName = unique('vdu');

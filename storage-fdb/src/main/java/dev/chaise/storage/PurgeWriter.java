@@ -74,6 +74,7 @@ final class PurgeWriter {
         for (DbStats.Counter c : DbStats.Counter.values()) DbStats.add(tx, db, c, deltas[c.ordinal()]);
         PurgedInfos.trim(tx, db, requests.size(), PurgedInfos.limit(tx, db));
         rewrite(tx, db, kept);
+        storage.dbUpdates().mark(db.name()); // an "updated" event in _db_updates, as couch_event notifies for a purge
         return out;
     }
 

@@ -196,6 +196,11 @@ public final class DbReader {
         return AttachmentsSubspace.read(tx, db, docId, digest);
     }
 
+    /** The database's purge_seq: its last purge's sequence, or null if it was never purged. */
+    public Sequence purgeSeq() {
+        return PurgedInfos.lastSequence(tx, db);
+    }
+
     /** The database's update_seq: its last change, or null for an empty feed. */
     public Sequence updateSeq() {
         return ChangesSubspace.lastSequence(tx, db);

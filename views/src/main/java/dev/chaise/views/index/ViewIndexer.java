@@ -62,7 +62,8 @@ public final class ViewIndexer {
     /** One change with the document JSON the map functions see (null when it is deleted or skipped). */
     private record Pending(Change change, String docJson) {}
 
-    private record Batch(Sequence from, List<Pending> docs, Sequence last) {}
+    /** @param purgeSeq the database's purge_seq when the batch was read: a purge since makes its rows stale */
+    private record Batch(Sequence from, List<Pending> docs, Sequence last, Sequence purgeSeq) {}
 
     /**
      * Builds a large gap with several workers: the changes up to {@code target} are cut into
@@ -105,7 +106,7 @@ public final class ViewIndexer {
                                 Batch b = readBatch(db, ddoc, start, end);
                                 if (b.docs.isEmpty()) break;
                                 List<List<MapOutcome>> outcomes = mapAll(program, b.docs);
-                                write(db, ddoc, b, outcomes, false, false, fresh);
+                                if (!write(db, ddoc, b, outcomes, false, false, fresh)) continue; // purged meanwhile: read it again
                                 if (progress != null) progress.batch(b.docs.size(), b.last);
                                 start = b.last;
                             }
@@ -220,7 +221,13 @@ public final class ViewIndexer {
      */
     private static Batch readBatch(Database db, DesignDoc ddoc, Sequence from, Sequence end) {
         ScanProperties props = ScanProperties.FORWARD.rowsPerTransaction(BATCH_DOCS).bytesPerTransaction(BATCH_BYTES).oneTransaction();
+        Sequence[] purgeSeq = new Sequence[1];
+        boolean[] purgeRead = new boolean[1];
         Cursor<Pending> c = db.changes(from, end, props, (r, change) -> {
+            if (!purgeRead[0]) { // in the batch's own snapshot
+                purgeSeq[0] = r.purgeSeq();
+                purgeRead[0] = true;
+            }
             String json = null;
             boolean design = change.id().startsWith(DocumentJson.DESIGN_PREFIX);
             if (!change.deleted() && (!design || ddoc.includeDesign())) json = docJson(r, change, ddoc.localSeq());
@@ -228,7 +235,7 @@ public final class ViewIndexer {
         });
         List<Pending> docs = new ArrayList<>();
         c.forEachRemaining(docs::add);
-        return new Batch(from, docs, docs.isEmpty() ? from : docs.getLast().change().seq());
+        return new Batch(from, docs, docs.isEmpty() ? from : docs.getLast().change().seq(), purgeSeq[0]);
     }
 
     private static String docJson(DbReader r, Change c, boolean localSeq) {
@@ -250,8 +257,9 @@ public final class ViewIndexer {
     }
 
     /**
-     * Writes one batch; with {@code moveSeq}, only if the index has not moved since the batch was
-     * read (false otherwise), and moves its update seq to the batch's last change.
+     * Writes one batch, unless the database was purged since the batch was read, or (with
+     * {@code moveSeq}) the index has moved (false, either way); with {@code moveSeq} the index's
+     * update seq moves to the batch's last change.
      */
     private static boolean write(Database database, DesignDoc ddoc, Batch b, List<List<MapOutcome>> outcomes, boolean moveSeq,
                                  boolean verifyCurrent, boolean fresh) {
@@ -263,8 +271,10 @@ public final class ViewIndexer {
         // must learn whether the first attempt committed rather than add them twice.
         return database.runGuarded((tx, db) -> {
             if (moveSeq && !java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, db, sig), b.from)) return false;
-            MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(views);
             DbReader current = database.reader(tx, db);
+            // A purge since the batch was read has removed what these rows would put back; the read makes a later one conflict.
+            if (!java.util.Objects.equals(current.purgeSeq(), b.purgeSeq())) return false;
+            MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(views);
             for (int i = 0; i < b.docs.size(); i++) {
                 Change c = b.docs.get(i).change;
                 // Interactive indexes: a document written since the snapshot was indexed by its own

@@ -43,6 +43,11 @@ public interface KvStore extends AutoCloseable {
         return RetryLoop.run(this, body, check);
     }
 
+    /** Attempts {@link #run} makes before it gives up; FDB's {@code retry_limit}. */
+    default int retryLimit() {
+        return 1_000;
+    }
+
     /** Every wait of this store, by name. */
     StoreTimer timer();
 

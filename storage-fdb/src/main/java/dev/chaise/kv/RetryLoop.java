@@ -3,9 +3,11 @@ package dev.chaise.kv;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 
-/** FDB's retry loop: exponential backoff from 10 ms to 1 s with jitter, as {@code onError} does. */
+/**
+ * FDB's retry loop: exponential backoff from 10 ms to 1 s with jitter, as {@code onError} does, at
+ * most {@link KvStore#retryLimit()} attempts (then {@link KvException#retryLimitReached}).
+ */
 final class RetryLoop {
-    static final int MAX_ATTEMPTS = 1_000;
     private static final long INITIAL_BACKOFF_MS = 10;
     private static final long MAX_BACKOFF_MS = 1_000;
 
@@ -13,6 +15,7 @@ final class RetryLoop {
 
     static <T> T run(KvStore store, KvStore.TxBody<T> body, KvStore.UnknownResultCheck<T> check) {
         long backoff = INITIAL_BACKOFF_MS;
+        int limit = store.retryLimit();
         boolean unknown = false;
         for (int attempt = 1; ; attempt++) {
             try (Transaction tx = store.createTransaction()) {
@@ -27,12 +30,12 @@ final class RetryLoop {
                 tx.commit();
                 return result;
             } catch (KvException e) {
-                if (attempt >= MAX_ATTEMPTS) throw e;
                 if (e.maybeCommitted() && check != null) {
                     unknown = true;
-                } else if (!e.isRetryable()) {
+                } else if (!e.isRetryableNotCommitted()) {
                     throw e;
                 }
+                if (attempt >= limit) throw KvException.retryLimitReached(e, attempt);
                 store.timer().increment(StoreTimer.Counts.RETRIES);
                 long sleep = ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1);
                 store.timer().time(StoreTimer.Waits.RETRY_BACKOFF, () -> sleepMillis(sleep));

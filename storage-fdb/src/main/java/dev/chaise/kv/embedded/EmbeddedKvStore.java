@@ -121,7 +121,7 @@ public final class EmbeddedKvStore implements KvStore {
         this.lastAssigned = startVersion;
         this.current = new ReadView(db, startVersion, db.getSnapshot(), this::isClosed);
         this.watches = new Watches(this::latest);
-        this.sequencer = new Sequencer(this, options.faults());
+        this.sequencer = new Sequencer(this, options.faults(), options.commitTimeout().toNanos());
     }
 
     public static EmbeddedKvStore open(EmbeddedOptions options) {

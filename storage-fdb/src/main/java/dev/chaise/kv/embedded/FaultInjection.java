@@ -5,9 +5,43 @@ package dev.chaise.kv.embedded;
  * above: 1020 not_committed, 1007 transaction_too_old, and 1021 commit_unknown_result, of which
  * {@code unknownButCommitted} really did commit (as on FDB, where the commit may have landed).
  * Probabilities are per commit of a transaction that writes; read-only commits never fail.
+ *
+ * <p>A {@link Hook}, if set, is called at each named {@link Point} of the engine's failure paths,
+ * on the engine's own thread: it may throw there (a failed write or fsync, an {@link Error}) or
+ * block to force an interleaving. Tests of the engine use it; production passes none.
  */
-public record FaultInjection(double notCommitted, double tooOld, double commitUnknown, double unknownButCommitted, long seed) {
+public record FaultInjection(double notCommitted, double tooOld, double commitUnknown, double unknownButCommitted, long seed, Hook hook) {
     public static final FaultInjection NONE = new FaultInjection(0, 0, 0, 0, 0);
+
+    /** Where the engine calls the hook. */
+    public enum Point {
+        /** A committing thread, after it found the store open and before its request is queued. */
+        COMMIT_ENQUEUE,
+        /** The resolver, when it starts a batch (the batch already taken from the queue). */
+        RESOLVE_BATCH,
+        /** The resolver, before one transaction's writes go to RocksDB: throwing means nothing of it was written. */
+        BEFORE_WRITE,
+        /** The resolver, after one transaction's writes went to RocksDB: throwing means it was written. */
+        AFTER_WRITE,
+        /** The log stage, in place of a successful WAL fsync: throwing is a failed fsync. */
+        SYNC,
+        /** The log stage, after a group is durable and published, before its commits are acknowledged. */
+        ACKNOWLEDGE,
+        /** A watch whose baseline is being compared with the latest value, while it is being armed. */
+        WATCH_ARM,
+        /** A range read about to step through RocksDB. */
+        ITERATOR_STEP
+    }
+
+    /** Called at every {@link Point}; may throw or block. */
+    @FunctionalInterface
+    public interface Hook {
+        void at(Point point);
+    }
+
+    public FaultInjection(double notCommitted, double tooOld, double commitUnknown, double unknownButCommitted, long seed) {
+        this(notCommitted, tooOld, commitUnknown, unknownButCommitted, seed, null);
+    }
 
     public FaultInjection {
         if (notCommitted < 0 || tooOld < 0 || commitUnknown < 0 || notCommitted + tooOld + commitUnknown > 1) {
@@ -21,7 +55,17 @@ public record FaultInjection(double notCommitted, double tooOld, double commitUn
         return new FaultInjection(each, each, each, 0.5, seed);
     }
 
+    /** No random faults, only {@code hook} at every point. */
+    public static FaultInjection hooked(Hook hook) {
+        return new FaultInjection(0, 0, 0, 0, 0, hook);
+    }
+
     public boolean enabled() {
         return notCommitted + tooOld + commitUnknown > 0;
+    }
+
+    /** Calls the hook, if any, at {@code point}. */
+    void at(Point point) {
+        if (hook != null) hook.at(point);
     }
 }

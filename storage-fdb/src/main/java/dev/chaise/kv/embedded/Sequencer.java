@@ -9,14 +9,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.Snapshot;
 import org.rocksdb.WriteBatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The commit path, in two pipelined stages as in FDB. The resolver thread takes every queued
@@ -31,14 +34,33 @@ import org.rocksdb.WriteBatch;
  * makes the group durable with one WAL fsync (group commit), publishes the newest snapshot as
  * the read version, and only then acknowledges. Resolution never waits for the disk, and each
  * fsync carries what arrived during the last one.
+ *
+ * <p>Failures. A transaction that fails before its write gets an error and nothing else in its
+ * batch is harmed; one that fails after its write stays in the batch and gets 1021 once the
+ * batch is durable. A failed RocksDB write or fsync leaves the WAL's content unknown until the
+ * next open, so the sequencer stops: what was written gets 1021, every later commit 1510
+ * io_error (reads go on). Every request is answered, whatever is thrown, and a committer waits
+ * at most the commit timeout.
  */
 final class Sequencer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Sequencer.class);
     /** Versionstamps give two bytes to the order within a batch. */
     static final int MAX_BATCH = 4096;
     static final int MAX_UNLOGGED_BATCHES = 256;
 
     record Request(long readVersion, List<byte[][]> readConflicts, List<byte[][]> writeConflicts, WriteBuffer writes,
-                   Encoded encoded, CompletableFuture<Result> done) {}
+                   Encoded encoded, CompletableFuture<Result> done) {
+        // Identity: LinkedBlockingQueue.remove withdraws exactly this request.
+        @Override
+        public boolean equals(Object o) {
+            return this == o;
+        }
+
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(this);
+        }
+    }
 
     /**
      * The part of a transaction's WriteBatch that does not depend on the commit: cleared ranges,
@@ -58,6 +80,7 @@ final class Sequencer implements AutoCloseable {
     private final LinkedBlockingQueue<Request> queue = new LinkedBlockingQueue<>();
     private final ConflictHistory history = new ConflictHistory();
     private final FaultInjection faults;
+    private final long commitTimeoutNanos;
     private final Random random;
     /** Resolved batches waiting for the log thread. */
     private final LinkedBlockingQueue<Resolved> toLog = new LinkedBlockingQueue<>();
@@ -71,32 +94,90 @@ final class Sequencer implements AutoCloseable {
     private final Thread logger;
     private volatile boolean running = true;
     private volatile boolean resolverDone;
+    /** Why the sequencer stopped taking commits (a failed write or fsync), or null. */
+    private volatile String stopped;
 
-    /** A batch written to RocksDB but not yet durable; {@code snapshot} sees exactly the batches up to this one. */
-    private record Resolved(long seq, long version, Snapshot snapshot, List<Request> accepted, List<Fault> faults,
+    /**
+     * A batch written to RocksDB but not yet durable; {@code snapshot} sees exactly the batches up
+     * to this one. {@code answers} holds, per accepted request, the error it gets even though it
+     * was written (a 1021), or null for success.
+     */
+    private record Resolved(long seq, long version, Snapshot snapshot, List<Request> accepted, List<KvException> answers,
                             List<byte[]> touchedKeys, List<byte[][]> touchedRanges) {}
 
-    Sequencer(EmbeddedKvStore store, FaultInjection faults) {
+    Sequencer(EmbeddedKvStore store, FaultInjection faults, long commitTimeoutNanos) {
         this.store = store;
         this.dataCfId = store.dataCf().getID();
         this.metaCfId = store.metaCf().getID();
         this.faults = faults;
+        this.commitTimeoutNanos = commitTimeoutNanos;
         this.random = new Random(faults.seed());
         this.resolver = Thread.ofPlatform().name("chaise-resolver").daemon().start(this::resolveLoop);
         this.logger = Thread.ofPlatform().name("chaise-log").daemon().start(this::logLoop);
     }
 
-    /** Queues a transaction's commit and blocks until it is durable or refused. */
+    /** Queues a transaction's commit and blocks until it is durable or refused, at most the commit timeout. */
     Result commit(long readVersion, List<byte[][]> readConflicts, List<byte[][]> writeConflicts, WriteBuffer writes) {
-        if (!running) throw new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the store is closed");
+        if (!running) throw closed();
+        String why = stopped;
+        if (why != null) throw stoppedError(why);
         Request r = new Request(readVersion, readConflicts, writeConflicts, writes, encode(writes), new CompletableFuture<>());
+        faults.at(FaultInjection.Point.COMMIT_ENQUEUE);
         queue.add(r);
+        // A close between the check above and the add may have drained the queue already.
+        if (!running && queue.remove(r)) throw closed();
+        return store.timer().time(StoreTimer.Waits.COMMIT, () -> await(r));
+    }
+
+    private Result await(Request r) {
         try {
-            return store.timer().time(StoreTimer.Waits.COMMIT, r.done()::join);
-        } catch (CompletionException e) {
+            return r.done().get(commitTimeoutNanos, TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
             if (e.getCause() instanceof KvException k) throw k;
-            throw e;
+            throw internal(e.getCause());
+        } catch (TimeoutException e) {
+            long ms = TimeUnit.NANOSECONDS.toMillis(commitTimeoutNanos);
+            if (queue.remove(r)) {
+                throw new KvException(KvException.TRANSACTION_TIMED_OUT, "transaction_timed_out: the commit waited " + ms
+                        + " ms for the sequencer and was withdrawn");
+            }
+            throw new KvException(KvException.COMMIT_UNKNOWN_RESULT, "commit_unknown_result: the sequencer did not answer within "
+                    + ms + " ms; the commit may still land");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            if (queue.remove(r)) throw new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: interrupted while committing", e);
+            throw new KvException(KvException.COMMIT_UNKNOWN_RESULT, "commit_unknown_result: interrupted while committing", e);
         }
+    }
+
+    /** Requests waiting for the resolver (for tests that force a batch's contents). */
+    int queued() {
+        return queue.size();
+    }
+
+    private static KvException closed() {
+        return new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the store is closed");
+    }
+
+    private static KvException stoppedError(String why) {
+        return new KvException(KvException.IO_ERROR, "io_error: the store stopped taking commits after " + why
+                + "; restart the server to recover");
+    }
+
+    private static KvException internal(Throwable t) {
+        return new KvException(KvException.INTERNAL_ERROR, "internal_error: " + t, t);
+    }
+
+    private static KvException unknown(Throwable t) {
+        return new KvException(KvException.COMMIT_UNKNOWN_RESULT, "commit_unknown_result: " + t, t);
+    }
+
+    /** Stops taking commits: after a failed write or fsync, only the next open knows what the WAL holds. */
+    private void stop(String why) {
+        if (stopped != null) return;
+        stopped = why;
+        log.error("The embedded store stopped taking commits after {}. Reads go on; restart the server so that recovery "
+                + "settles what the write-ahead log holds.", why);
     }
 
     private void resolveLoop() {
@@ -105,39 +186,40 @@ final class Sequencer implements AutoCloseable {
             while (running) {
                 try {
                     if (!slots.tryAcquire(100, TimeUnit.MILLISECONDS)) continue;
-                    Request first = queue.poll(100, TimeUnit.MILLISECONDS);
-                    if (first == null) {
-                        slots.release();
-                        continue;
-                    }
-                    batch.add(first);
-                    queue.drainTo(batch, MAX_BATCH - 1);
-                    Resolved b = resolve(batch);
-                    if (b == null) {
-                        slots.release();
-                    } else if (queue.isEmpty() && toLog.isEmpty() && b.seq() == nextToLog && logLock.tryLock()) {
-                        // Nothing else waits and the log stage is idle: skip the hand-off. With
-                        // commits waiting, hand off, so the next batch resolves during this fsync.
-                        try {
-                            log(List.of(b));
-                        } finally {
-                            logLock.unlock();
+                    boolean handedOff = false;
+                    try {
+                        Request first = queue.poll(100, TimeUnit.MILLISECONDS);
+                        if (first == null) continue;
+                        batch.add(first);
+                        queue.drainTo(batch, MAX_BATCH - 1);
+                        Resolved b = resolve(batch);
+                        if (b == null) continue;
+                        handedOff = true; // the log stage releases the slot
+                        if (queue.isEmpty() && toLog.isEmpty() && b.seq() == nextToLog && logLock.tryLock()) {
+                            // Nothing else waits and the log stage is idle: skip the hand-off. With
+                            // commits waiting, hand off, so the next batch resolves during this fsync.
+                            try {
+                                log(List.of(b));
+                            } finally {
+                                logLock.unlock();
+                            }
+                        } else {
+                            toLog.add(b);
                         }
-                    } else {
-                        toLog.put(b);
+                    } finally {
+                        if (!handedOff) slots.release();
                     }
                 } catch (InterruptedException e) {
                     break;
-                } catch (RuntimeException | Error e) {
-                    for (Request r : batch) r.done().completeExceptionally(new KvException(KvException.INTERNAL_ERROR, "internal_error: " + e, e));
+                } catch (Throwable t) {
+                    // resolve() and log() answer what they hold; this is for a bug outside them.
+                    for (Request r : batch) r.done().completeExceptionally(internal(t));
                 } finally {
                     batch.clear();
                 }
             }
             Request r;
-            while ((r = queue.poll()) != null) {
-                r.done().completeExceptionally(new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the store is closed"));
-            }
+            while ((r = queue.poll()) != null) r.done().completeExceptionally(closed());
         } finally {
             resolverDone = true;
         }
@@ -161,108 +243,155 @@ final class Sequencer implements AutoCloseable {
             logLock.lock();
             try {
                 log(group);
+            } catch (Throwable t) {
+                log.error("the log stage failed a group", t); // log() answered it; go on with the next
             } finally {
                 logLock.unlock();
             }
         }
     }
 
-    /** Makes a group of written batches durable with one fsync, publishes the newest snapshot, then acknowledges. */
+    /**
+     * Makes a group of written batches durable with one fsync, publishes the newest snapshot, then
+     * acknowledges. Answers every request of the group, whatever is thrown.
+     */
     private void log(List<Resolved> group) {
-        boolean durable = false;
-        Exception failure = null;
+        Throwable failure = null;
         try {
+            String why = stopped;
+            if (why != null) throw stoppedError(why);
+            faults.at(FaultInjection.Point.SYNC);
             store.syncLog();
-            durable = true;
             store.timer().increment(StoreTimer.Counts.COMMIT_BATCHES);
-        } catch (RocksDBException | RuntimeException e) {
+        } catch (Throwable e) {
             failure = e;
-        } finally {
+            stop("a failed WAL fsync (" + e + ")");
+        }
+        try {
             for (int i = 0; i < group.size(); i++) {
                 Resolved b = group.get(i);
-                boolean publish = durable && i == group.size() - 1; // one snapshot for the group
+                boolean publish = failure == null && i == group.size() - 1; // one snapshot for the group
                 store.endBatch(b.version(), publish ? b.snapshot() : null);
                 if (!publish) store.releaseSnapshot(b.snapshot());
             }
+        } catch (Throwable t) {
+            if (failure == null) failure = t;
+            stop("a failure while publishing a batch (" + t + ")");
+        } finally {
             nextToLog = group.getLast().seq() + 1;
             slots.release(group.size());
         }
-        for (Resolved b : group) {
-            if (!durable) {
-                // Written but not synced may or may not survive a crash: that is 1021's meaning.
-                KvException e = new KvException(KvException.COMMIT_UNKNOWN_RESULT, "commit_unknown_result: " + failure.getMessage(), failure);
-                for (Request r : b.accepted()) r.done().completeExceptionally(e);
-                continue;
+        answer(group, failure);
+    }
+
+    private void answer(List<Resolved> group, Throwable failure) {
+        try {
+            if (failure == null) {
+                // Before any commit returns, or a watch armed after it would fire.
+                for (Resolved b : group) store.watches().touched(b.touchedKeys(), b.touchedRanges());
+                faults.at(FaultInjection.Point.ACKNOWLEDGE);
             }
-            store.watches().touched(b.touchedKeys(), b.touchedRanges()); // before any commit returns, or a watch armed after it would fire
-        }
-        if (!durable) return;
-        for (Resolved b : group) {
-            for (int i = 0; i < b.accepted().size(); i++) {
-                Request r = b.accepted().get(i);
-                if (b.faults().get(i) == Fault.UNKNOWN_COMMITTED) fail(r, Fault.UNKNOWN_COMMITTED);
-                else r.done().complete(new Result(b.version(), i));
+            // Written but not durable may or may not survive a crash: that is 1021's meaning.
+            KvException notDurable = failure == null ? null : unknown(failure);
+            for (Resolved b : group) {
+                for (int i = 0; i < b.accepted().size(); i++) {
+                    Request r = b.accepted().get(i);
+                    KvException error = notDurable != null ? notDurable : b.answers().get(i);
+                    if (error == null) r.done().complete(new Result(b.version(), i));
+                    else r.done().completeExceptionally(error);
+                }
             }
+        } catch (Throwable t) {
+            KvException e = unknown(t);
+            for (Resolved b : group) for (Request r : b.accepted()) r.done().completeExceptionally(e); // no-op for those answered
         }
     }
 
-    /** Resolves a batch and writes what it accepted (unsynced); null if it accepted nothing. */
+    /**
+     * Resolves a batch and writes what it accepted (unsynced); null if it wrote nothing. Every
+     * request it does not return in the batch is answered here.
+     */
     private Resolved resolve(List<Request> batch) {
+        faults.at(FaultInjection.Point.RESOLVE_BATCH);
         long version = store.beginBatch();
-        long oldestReadable = store.timeVersion() - KvLimits.MVCC_WINDOW_VERSIONS;
-        history.expire(oldestReadable);
         List<Request> accepted = new ArrayList<>();
-        List<Fault> acceptedFaults = new ArrayList<>();
+        List<KvException> answers = new ArrayList<>();
         List<byte[]> touchedKeys = new ArrayList<>();
         List<byte[][]> touchedRanges = new ArrayList<>();
-        int next = 0;
         try {
-            for (; next < batch.size(); next++) {
-                Request r = batch.get(next);
-                Fault fault = drawFault();
-                if (fault == Fault.NOT_COMMITTED || fault == Fault.TOO_OLD || fault == Fault.UNKNOWN_NOT_COMMITTED) {
-                    fail(r, fault);
-                    continue;
+            long oldestReadable = store.timeVersion() - KvLimits.MVCC_WINDOW_VERSIONS;
+            history.expire(oldestReadable);
+            for (Request r : batch) {
+                try {
+                    resolveOne(r, version, oldestReadable, accepted, answers, touchedKeys, touchedRanges);
+                } catch (Throwable t) {
+                    r.done().completeExceptionally(internal(t)); // failed before its write: nothing of it was written
                 }
-                if (r.readVersion() < oldestReadable && !r.readConflicts().isEmpty()) { // as FDB's resolver: a blind write has nothing to validate
-                    store.timer().increment(StoreTimer.Counts.TOO_OLD);
-                    r.done().completeExceptionally(KvException.tooOld());
-                    continue;
-                }
-                if (conflicts(r)) {
-                    store.timer().increment(StoreTimer.Counts.CONFLICTS);
-                    r.done().completeExceptionally(KvException.notCommitted());
-                    continue;
-                }
-                byte[] stamp = Versionstamps.txVersionstamp(version, accepted.size());
-                Encoded encoded = r.encoded();
-                WriteBatchEncoder enc = encoded.batch();
-                touchedKeys.addAll(encoded.touchedKeys());
-                touchedRanges.addAll(encoded.touchedRanges());
-                apply(r.writes(), encoded, stamp, version, touchedKeys);
-                if (accepted.isEmpty()) enc.put(metaCfId, EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(version, 0));
-                try (WriteBatch wb = enc.toWriteBatch()) {
-                    store.db().write(store.writeOptions(), wb); // atomic per transaction, as the WAL replays it
-                }
-                for (byte[][] w : r.writeConflicts()) history.recordWrite(w[0], w[1], version);
-                accepted.add(r);
-                acceptedFaults.add(fault);
             }
-        } catch (RocksDBException | RuntimeException e) {
-            // Those written may reach the disk with a later fsync; the rest never will.
-            KvException unknown = new KvException(KvException.COMMIT_UNKNOWN_RESULT, "commit_unknown_result: " + e, e);
-            for (Request r : accepted) r.done().completeExceptionally(unknown);
-            for (int i = next; i < batch.size(); i++) {
-                batch.get(i).done().completeExceptionally(new KvException(KvException.INTERNAL_ERROR, "internal_error: " + e, e));
-            }
-            store.endBatch(version, null);
+            if (accepted.isEmpty()) return null;
+            return new Resolved(resolvedSeq++, version, store.db().getSnapshot(), accepted, answers, touchedKeys, touchedRanges);
+        } catch (Throwable t) {
+            // The written ones cannot be logged now: stop, so that the next open settles them.
+            stop("a failure in the resolver (" + t + ")");
+            KvException e = unknown(t);
+            for (Request r : accepted) r.done().completeExceptionally(e);
+            accepted.clear();
             return null;
+        } finally {
+            if (accepted.isEmpty()) store.endBatch(version, null);
         }
-        if (accepted.isEmpty()) {
-            store.endBatch(version, null);
-            return null;
+    }
+
+    /** One transaction of a batch: refused, failed, or written and added to {@code accepted}. Throws only before its write. */
+    private void resolveOne(Request r, long version, long oldestReadable, List<Request> accepted, List<KvException> answers,
+                            List<byte[]> touchedKeys, List<byte[][]> touchedRanges) throws RocksDBException {
+        String why = stopped;
+        if (why != null) {
+            r.done().completeExceptionally(stoppedError(why));
+            return;
         }
-        return new Resolved(resolvedSeq++, version, store.db().getSnapshot(), accepted, acceptedFaults, touchedKeys, touchedRanges);
+        Fault fault = drawFault();
+        if (fault == Fault.NOT_COMMITTED || fault == Fault.TOO_OLD || fault == Fault.UNKNOWN_NOT_COMMITTED) {
+            fail(r, fault);
+            return;
+        }
+        if (r.readVersion() < oldestReadable && !r.readConflicts().isEmpty()) { // as FDB's resolver: a blind write has nothing to validate
+            store.timer().increment(StoreTimer.Counts.TOO_OLD);
+            r.done().completeExceptionally(KvException.tooOld());
+            return;
+        }
+        if (conflicts(r)) {
+            store.timer().increment(StoreTimer.Counts.CONFLICTS);
+            r.done().completeExceptionally(KvException.notCommitted());
+            return;
+        }
+        byte[] stamp = Versionstamps.txVersionstamp(version, accepted.size());
+        Encoded encoded = r.encoded();
+        List<byte[]> keys = new ArrayList<>(encoded.touchedKeys());
+        List<byte[]> stampedConflicts = apply(r.writes(), encoded, stamp, keys);
+        WriteBatchEncoder enc = encoded.batch();
+        if (accepted.isEmpty()) enc.put(metaCfId, EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(version, 0));
+        faults.at(FaultInjection.Point.BEFORE_WRITE);
+        try (WriteBatch wb = enc.toWriteBatch()) {
+            store.db().write(store.writeOptions(), wb); // atomic per transaction, as the WAL replays it
+        } catch (RocksDBException | RuntimeException | Error e) {
+            // RocksDB may have logged it or not: only the next open knows.
+            stop("a failed RocksDB write (" + e + ")");
+            r.done().completeExceptionally(unknown(e));
+            return;
+        }
+        // Written: from here on it is part of the batch, whatever happens.
+        accepted.add(r);
+        answers.add(fault == Fault.UNKNOWN_COMMITTED ? injectedUnknown() : null);
+        touchedKeys.addAll(keys);
+        touchedRanges.addAll(encoded.touchedRanges());
+        for (byte[][] w : r.writeConflicts()) history.recordWrite(w[0], w[1], version);
+        for (byte[] k : stampedConflicts) history.recordPoint(k, version);
+        try {
+            faults.at(FaultInjection.Point.AFTER_WRITE);
+        } catch (RuntimeException | Error e) {
+            answers.set(answers.size() - 1, unknown(e));
+        }
     }
 
     private boolean conflicts(Request r) {
@@ -306,9 +435,10 @@ final class Sequencer implements AutoCloseable {
      * Adds what needs the commit's moment: atomic operations on the latest values (every
      * transaction resolved before this one is already in RocksDB), and versionstamped writes.
      * Their write-conflict ranges come separately (the transaction's list, as in FDB), except for
-     * stamped keys, known only here.
+     * stamped keys, known only here: those are returned, to be recorded once the write succeeded.
      */
-    private void apply(WriteBuffer w, Encoded encoded, byte[] stamp, long version, List<byte[]> touchedKeys) throws RocksDBException {
+    private List<byte[]> apply(WriteBuffer w, Encoded encoded, byte[] stamp, List<byte[]> touchedKeys) throws RocksDBException {
+        List<byte[]> stampedConflicts = new ArrayList<>(0);
         WriteBatchEncoder wb = encoded.batch();
         for (Map.Entry<byte[], WriteBuffer.AtomicOp> a : encoded.atomics()) {
             put(wb, a.getKey(), a.getValue().applyTo(store.db().get(store.dataCf(), a.getKey())));
@@ -317,9 +447,10 @@ final class Sequencer implements AutoCloseable {
             byte[] key = v.stampInKey() ? Versionstamps.fill(v.key(), stamp) : v.key();
             byte[] value = v.stampInKey() ? v.value() : Versionstamps.fill(v.value(), stamp);
             put(wb, key, value);
-            if (v.writeConflict()) history.recordPoint(key, version);
+            if (v.writeConflict()) stampedConflicts.add(key);
             touchedKeys.add(key);
         }
+        return stampedConflicts;
     }
 
     private void put(WriteBatchEncoder wb, byte[] key, byte[] valueOrNull) {
@@ -336,6 +467,12 @@ final class Sequencer implements AutoCloseable {
         x -= faults.tooOld();
         if (x < faults.commitUnknown()) return random.nextDouble() < faults.unknownButCommitted() ? Fault.UNKNOWN_COMMITTED : Fault.UNKNOWN_NOT_COMMITTED;
         return Fault.NONE;
+    }
+
+    /** An injected 1021 for a transaction that did commit. */
+    private KvException injectedUnknown() {
+        store.timer().increment(StoreTimer.Counts.INJECTED_FAULTS);
+        return KvException.commitUnknown();
     }
 
     private void fail(Request r, Fault fault) {

@@ -1,0 +1,331 @@
+package dev.chaise.kv.embedded;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.chaise.kv.KvException;
+import dev.chaise.kv.KvStore;
+import dev.chaise.kv.MutationType;
+import dev.chaise.kv.RangeIterator;
+import dev.chaise.kv.Transaction;
+import dev.chaise.kv.embedded.FaultInjection.Point;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The embedded engine's failure paths, each reached through a {@link FaultInjection} hook that
+ * fails or blocks the engine at one named point: a failed fsync, a failure before or after a
+ * transaction's write, an {@link Error} in the resolver or the log stage, a stalled resolver, and
+ * a close racing a commit. Every wait here is bounded, so a hang fails the test instead of the build.
+ */
+class EngineFailurePathsTest {
+    private static final long WAIT_S = 20;
+
+    private static byte[] b(String s) {
+        return s.getBytes(UTF_8);
+    }
+
+    private static byte[] le64(long v) {
+        return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v).array();
+    }
+
+    private static long le64(byte[] v) {
+        return v == null ? 0 : ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN).getLong();
+    }
+
+    private static EmbeddedKvStore open(EmbeddedOptions options, FaultInjection.Hook hook) {
+        return EmbeddedKvStore.open(options.withFaults(FaultInjection.hooked(hook)));
+    }
+
+    /** Commits one blind write of {@code key} on another thread. */
+    private static CompletableFuture<Void> commitAsync(KvStore store, String key) {
+        return CompletableFuture.runAsync(() -> {
+            try (Transaction tx = store.createTransaction()) {
+                tx.set(b(key), b("v"));
+                tx.commit();
+            }
+        }, r -> Thread.ofPlatform().daemon().start(r));
+    }
+
+    /** The KvException code a commit ended with, 0 for success; fails the test if it did not answer in time. */
+    private static int outcome(CompletableFuture<Void> f) throws Exception {
+        try {
+            f.get(WAIT_S, TimeUnit.SECONDS);
+            return 0;
+        } catch (TimeoutException e) {
+            fail("a commit was never answered");
+            return -1;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof KvException k) return k.code();
+            throw e;
+        }
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await(WAIT_S, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** RFC D's guarded write: a marker and a counter increment, the marker checked after a 1021. */
+    private static void guardedIncrement(KvStore store, String id) {
+        byte[] marker = b("op/" + id);
+        store.run(tx -> {
+            tx.set(marker, b("done"));
+            tx.mutate(MutationType.ADD, b("counter"), le64(1));
+            return Boolean.TRUE;
+        }, tx -> tx.get(marker) != null ? Optional.of(Boolean.TRUE) : Optional.empty());
+    }
+
+    // ---- a failed fsync
+
+    /**
+     * A batch whose fsync failed is already in RocksDB and may survive. Before the fix, the version
+     * moved past it while the read snapshot did not, so the guard's re-read missed the marker, the
+     * body ran again and committed: the increment was applied twice.
+     */
+    @Test
+    void aFailedFsyncCannotLetTheGuardApplyAWriteTwice(@TempDir Path dir) {
+        AtomicBoolean failNextSync = new AtomicBoolean();
+        try (EmbeddedKvStore store = open(EmbeddedOptions.onDisk(dir), p -> {
+            if (p == Point.SYNC && failNextSync.getAndSet(false)) throw new IllegalStateException("injected fsync failure");
+        })) {
+            store.run(tx -> {
+                tx.set(b("counter"), le64(0));
+                return null;
+            });
+            failNextSync.set(true);
+            try {
+                guardedIncrement(store, "once");
+            } catch (KvException e) {
+                // the store may refuse to go on after a failed fsync; what counts is what survives
+            }
+        }
+        try (KvStore store = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir))) {
+            byte[] marker = store.run(tx -> tx.get(b("op/once")));
+            long counter = le64(store.run(tx -> tx.get(b("counter"))));
+            assertEquals(marker == null ? 0 : 1, counter, "the increment is applied exactly when its marker is there");
+        }
+    }
+
+    /** After a failed fsync the engine stops taking commits (the outcome is settled at the next open), but it still reads. */
+    @Test
+    void afterAFailedFsyncCommitsFailFastAndReadsGoOn(@TempDir Path dir) {
+        AtomicBoolean failNextSync = new AtomicBoolean();
+        try (EmbeddedKvStore store = open(EmbeddedOptions.onDisk(dir), p -> {
+            if (p == Point.SYNC && failNextSync.getAndSet(false)) throw new IllegalStateException("injected fsync failure");
+        })) {
+            store.run(tx -> {
+                tx.set(b("k"), b("before"));
+                return null;
+            });
+            failNextSync.set(true);
+            KvException unknown = assertThrows(KvException.class, () -> store.run(tx -> {
+                tx.set(b("k"), b("after"));
+                return null;
+            }));
+            assertEquals(KvException.COMMIT_UNKNOWN_RESULT, unknown.code());
+            KvException stopped = assertThrows(KvException.class, () -> store.run(tx -> {
+                tx.set(b("other"), b("x"));
+                return null;
+            }));
+            assertEquals(KvException.IO_ERROR, stopped.code(), stopped.getMessage());
+            assertTrue(stopped.unavailable(), "a store that cannot write is unavailable, not broken");
+            byte[] seen = store.run(tx -> tx.get(b("k")));
+            assertNotNull(seen, "reads still answer");
+        }
+        try (KvStore store = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir))) {
+            assertArrayEquals(b("after"), store.run(tx -> tx.get(b("k"))), "the 1021 did land: its WriteBatch was in the WAL");
+            assertNull(store.run(tx -> tx.get(b("other"))));
+            store.run(tx -> {
+                tx.set(b("other"), b("y"));
+                return null;
+            });
+        }
+    }
+
+    // ---- failures inside a batch
+
+    /** Holds the first batch (t0) until three more commits are queued, so they resolve as one batch. */
+    private static List<CompletableFuture<Void>> threeInOneBatch(EmbeddedKvStore store, CountDownLatch held, CountDownLatch release) throws Exception {
+        CompletableFuture<Void> first = commitAsync(store, "t0");
+        List<CompletableFuture<Void>> three = new ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_S);
+        assertTrue(held.await(WAIT_S, TimeUnit.SECONDS), "the resolver took t0 and is held");
+        for (int i = 1; i <= 3; i++) three.add(commitAsync(store, "t" + i));
+        while (store.sequencer().queued() < 3 && System.nanoTime() < deadline) Thread.sleep(1);
+        assertEquals(3, store.sequencer().queued(), "three commits wait behind the held batch");
+        release.countDown();
+        assertEquals(0, outcome(first));
+        return three;
+    }
+
+    /** A hook that holds the first batch until {@code release}, then runs {@code inSecondBatch} for every later point. */
+    private static FaultInjection.Hook holdFirstBatch(CountDownLatch held, CountDownLatch release, FaultInjection.Hook inSecondBatch) {
+        AtomicInteger batches = new AtomicInteger();
+        return p -> {
+            if (p == Point.RESOLVE_BATCH && batches.incrementAndGet() == 1) {
+                held.countDown();
+                awaitQuietly(release);
+            }
+            if (batches.get() == 2) inSecondBatch.at(p);
+        };
+    }
+
+    @Test
+    void aFailureAfterATransactionsWriteIsCommitUnknownAndTheRestOfTheBatchCommits() throws Exception {
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger written = new AtomicInteger();
+        try (EmbeddedKvStore store = open(EmbeddedOptions.inMemory(), holdFirstBatch(held, release, p -> {
+            if (p == Point.AFTER_WRITE && written.incrementAndGet() == 2) throw new IllegalStateException("injected after the write");
+        }))) {
+            List<Integer> codes = new ArrayList<>();
+            for (CompletableFuture<Void> f : threeInOneBatch(store, held, release)) codes.add(outcome(f));
+            assertEquals(List.of(0, 0, KvException.COMMIT_UNKNOWN_RESULT), codes.stream().sorted().toList(),
+                    "the written one is 1021; the others are not harmed: " + codes);
+            for (int i = 1; i <= 3; i++) {
+                String k = "t" + i;
+                assertNotNull(store.run(tx -> tx.get(b(k))), k + " was written, so it is there (a 1021 that did commit)");
+            }
+        }
+    }
+
+    @Test
+    void aFailureBeforeATransactionsWriteFailsOnlyThatTransaction() throws Exception {
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger writes = new AtomicInteger();
+        try (EmbeddedKvStore store = open(EmbeddedOptions.inMemory(), holdFirstBatch(held, release, p -> {
+            if (p == Point.BEFORE_WRITE && writes.incrementAndGet() == 2) throw new IllegalStateException("injected before the write");
+        }))) {
+            List<Integer> codes = new ArrayList<>();
+            for (CompletableFuture<Void> f : threeInOneBatch(store, held, release)) codes.add(outcome(f));
+            assertEquals(List.of(0, 0, KvException.INTERNAL_ERROR), codes.stream().sorted().toList(), "only the failed one fails: " + codes);
+            int present = 0;
+            for (int i = 1; i <= 3; i++) {
+                String k = "t" + i;
+                if (store.run(tx -> tx.get(b(k))) != null) present++;
+            }
+            assertEquals(2, present, "nothing of the failed transaction was written");
+        }
+    }
+
+    /** An Error escaped the resolver before: it kept the batch's in-flight count and its log slot, and after 256 the engine hung. */
+    @Test
+    void errorsInTheResolverLeakNeitherSlotsNorVersions() throws Exception {
+        AtomicBoolean failing = new AtomicBoolean(true);
+        try (EmbeddedKvStore store = open(EmbeddedOptions.inMemory(), p -> {
+            if (p == Point.BEFORE_WRITE && failing.get()) throw new AssertionError("injected Error");
+        })) {
+            for (int i = 0; i < Sequencer.MAX_UNLOGGED_BATCHES + 44; i++) {
+                int code = outcome(commitAsync(store, "e" + i));
+                assertEquals(KvException.INTERNAL_ERROR, code, "commit " + i);
+            }
+            failing.set(false);
+            assertEquals(0, outcome(commitAsync(store, "after")), "the engine still commits");
+            Thread.sleep(20);
+            long clock = store.timeVersion();
+            try (Transaction tx = store.createTransaction()) {
+                assertTrue(tx.getReadVersion() >= clock, "while no batch is in flight, read versions follow the clock");
+            }
+        }
+    }
+
+    /** The log thread had no catch: one Error killed it, and every commit handed to it afterwards waited forever. */
+    @Test
+    void anErrorInTheLogStageLeavesNoCommitUnanswered() throws Exception {
+        AtomicBoolean fired = new AtomicBoolean();
+        try (EmbeddedKvStore store = open(EmbeddedOptions.inMemory(), p -> {
+            if (p == Point.ACKNOWLEDGE && Thread.currentThread().getName().equals("chaise-log") && fired.compareAndSet(false, true)) {
+                throw new AssertionError("injected Error in the log stage");
+            }
+        })) {
+            List<CompletableFuture<Void>> all = new ArrayList<>();
+            AtomicInteger unknown = new AtomicInteger();
+            for (int round = 0; round < 50 && (round < 3 || !fired.get()); round++) {
+                List<CompletableFuture<Void>> wave = new ArrayList<>();
+                for (int i = 0; i < 64; i++) wave.add(commitAsync(store, "w" + round + "/" + i));
+                for (CompletableFuture<Void> f : wave) {
+                    int code = outcome(f);
+                    if (code == KvException.COMMIT_UNKNOWN_RESULT) unknown.incrementAndGet();
+                    else assertEquals(0, code);
+                }
+                all.addAll(wave);
+            }
+            assertTrue(fired.get(), "the log thread took a group and the Error was thrown there");
+            assertTrue(unknown.get() > 0, "the group the Error hit was answered 1021");
+            assertEquals(0, outcome(commitAsync(store, "later")), "the engine still commits");
+        }
+    }
+
+    // ---- waiting
+
+    @Test
+    void aCommitGivesUpAfterItsTimeout() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger batches = new AtomicInteger();
+        try (EmbeddedKvStore store = open(EmbeddedOptions.inMemory().withCommitTimeout(Duration.ofMillis(300)), p -> {
+            if (p == Point.RESOLVE_BATCH && batches.incrementAndGet() == 1) awaitQuietly(release);
+        })) {
+            try {
+                CompletableFuture<Void> taken = commitAsync(store, "taken");
+                while (store.sequencer().queued() != 0 || batches.get() == 0) Thread.sleep(1);
+                CompletableFuture<Void> queued = commitAsync(store, "queued");
+                assertEquals(KvException.COMMIT_UNKNOWN_RESULT, outcome(taken), "the resolver had it: it may still be written");
+                assertEquals(KvException.TRANSACTION_TIMED_OUT, outcome(queued), "still queued: withdrawn, certainly not written");
+            } finally {
+                release.countDown();
+            }
+            assertEquals(0, outcome(commitAsync(store, "after")));
+            assertNotNull(store.run(tx -> tx.get(b("taken"))), "the held batch went on once released");
+            assertNull(store.run(tx -> tx.get(b("queued"))));
+        }
+    }
+
+    @Test
+    void aCommitRacingCloseIsAnswered() throws Exception {
+        AtomicReference<EmbeddedKvStore> ref = new AtomicReference<>();
+        AtomicBoolean first = new AtomicBoolean(true);
+        EmbeddedKvStore store = open(EmbeddedOptions.inMemory(), p -> {
+            if (p == Point.COMMIT_ENQUEUE && first.getAndSet(false)) {
+                Thread closer = Thread.ofPlatform().start(() -> ref.get().close());
+                try {
+                    closer.join(TimeUnit.SECONDS.toMillis(WAIT_S));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        ref.set(store);
+        try {
+            assertEquals(KvException.TRANSACTION_CANCELLED, outcome(commitAsync(store, "k")));
+        } finally {
+            store.close();
+        }
+    }
+}

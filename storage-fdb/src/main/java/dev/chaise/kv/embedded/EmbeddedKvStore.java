@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.ColumnFamilyDescriptor;
@@ -63,6 +64,11 @@ public final class EmbeddedKvStore implements KvStore {
     private final Sequencer sequencer;
 
     private final Object versionLock = new Object();
+    /**
+     * Shared by every use of RocksDB objects outside the sequencer (reads, iterators, snapshot
+     * releases); {@link #close} takes it exclusively, so it never frees what a read is using.
+     */
+    private final ReentrantReadWriteLock nativeGate = new ReentrantReadWriteLock();
     private final long clockOrigin = System.nanoTime();
     private final long startVersion;
     private ReadView current;
@@ -119,7 +125,7 @@ public final class EmbeddedKvStore implements KvStore {
         this.startVersion = (last == null ? 0 : Versionstamps.commitVersion(last)) + RECOVERY_JUMP;
         this.lastCommitted = startVersion;
         this.lastAssigned = startVersion;
-        this.current = new ReadView(db, startVersion, db.getSnapshot(), this::isClosed);
+        this.current = new ReadView(this, startVersion, db.getSnapshot());
         this.watches = new Watches(this::latest);
         this.sequencer = new Sequencer(this, options.faults(), options.commitTimeout().toNanos());
     }
@@ -248,7 +254,7 @@ public final class EmbeddedKvStore implements KvStore {
 
     /** Ends a batch; a non-null {@code snapshot} (taken after its writes, now durable) becomes the read view. */
     void endBatch(long version, Snapshot snapshot) {
-        ReadView next = snapshot != null ? new ReadView(db, version, snapshot, this::isClosed) : null;
+        ReadView next = snapshot != null ? new ReadView(this, version, snapshot) : null;
         ReadView old = null;
         synchronized (versionLock) {
             lastCommitted = Math.max(lastCommitted, version);
@@ -267,19 +273,42 @@ public final class EmbeddedKvStore implements KvStore {
      * durable version, and fire again until the fsync.
      */
     private byte[] latest(byte[] key) {
-        ReadView v;
-        synchronized (versionLock) {
-            if (closed) throw new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the store is closed");
-            v = current;
-            v.retain();
-        }
-        try (org.rocksdb.ReadOptions ro = new org.rocksdb.ReadOptions().setSnapshot(v.snapshot)) {
-            return db.get(dataCf, ro, key);
-        } catch (RocksDBException e) {
-            throw new KvException(KvException.IO_ERROR, "io_error: " + e.getMessage(), e);
+        enterNative();
+        try {
+            ReadView v;
+            synchronized (versionLock) {
+                v = current;
+                v.retain();
+            }
+            try (org.rocksdb.ReadOptions ro = new org.rocksdb.ReadOptions().setSnapshot(v.snapshot)) {
+                return db.get(dataCf, ro, key);
+            } catch (RocksDBException e) {
+                throw new KvException(KvException.IO_ERROR, "io_error: " + e.getMessage(), e);
+            } finally {
+                v.release();
+            }
         } finally {
-            v.release();
+            exitNative();
         }
+    }
+
+    /** Before using RocksDB objects: 1025 if the store is closed, else close waits until {@link #exitNative}. */
+    void enterNative() {
+        if (!tryEnterNative()) throw new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the store is closed");
+    }
+
+    /** As {@link #enterNative}, but false (and nothing held) if the store is closed: RocksDB already freed everything. */
+    boolean tryEnterNative() {
+        nativeGate.readLock().lock();
+        if (closed) {
+            nativeGate.readLock().unlock();
+            return false;
+        }
+        return true;
+    }
+
+    void exitNative() {
+        nativeGate.readLock().unlock();
     }
 
     boolean isClosed() {
@@ -304,9 +333,13 @@ public final class EmbeddedKvStore implements KvStore {
 
     /** Lets RocksDB drop a read snapshot no transaction uses any more. */
     void releaseSnapshot(Snapshot snapshot) {
-        if (closed) return; // after close, RocksDB freed it
-        db.releaseSnapshot(snapshot);
-        snapshot.close();
+        if (!tryEnterNative()) return; // after close, RocksDB freed it
+        try {
+            db.releaseSnapshot(snapshot);
+            snapshot.close();
+        } finally {
+            exitNative();
+        }
     }
 
     /** Makes every write so far durable (one WAL fsync); a no-op without {@code sync}. */
@@ -323,8 +356,8 @@ public final class EmbeddedKvStore implements KvStore {
     }
 
     /**
-     * Stops the sequencer (queued commits fail with 1025) and closes RocksDB. Transactions still
-     * open must not be used afterwards.
+     * Stops the sequencer (queued commits fail with 1025), waits for reads in progress, and closes
+     * RocksDB. Transactions still open fail with 1025 afterwards.
      */
     @Override
     public void close() {
@@ -337,21 +370,25 @@ public final class EmbeddedKvStore implements KvStore {
         }
         sequencer.close();
         watches.close();
-        current.release();
-        dataCf.close();
-        metaCf.close();
+        nativeGate.writeLock().lock(); // every read in progress has finished; later ones see closed (RocksDB frees the snapshots)
         try {
-            db.syncWal();
-        } catch (RocksDBException ignored) {
-            // in-memory stores have no WAL to sync
-        }
-        db.close();
-        for (int i = natives.size() - 1; i >= 0; i--) {
+            dataCf.close();
+            metaCf.close();
             try {
-                natives.get(i).close();
-            } catch (Exception ignored) {
-                // closing native handles cannot fail in a way we could act on
+                db.syncWal();
+            } catch (RocksDBException ignored) {
+                // in-memory stores have no WAL to sync
             }
+            db.close();
+            for (int i = natives.size() - 1; i >= 0; i--) {
+                try {
+                    natives.get(i).close();
+                } catch (Exception ignored) {
+                    // closing native handles cannot fail in a way we could act on
+                }
+            }
+        } finally {
+            nativeGate.writeLock().unlock();
         }
     }
 }

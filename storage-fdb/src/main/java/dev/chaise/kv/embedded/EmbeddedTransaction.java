@@ -91,11 +91,13 @@ final class EmbeddedTransaction implements Transaction {
         checkNotTooOld();
         long start = System.nanoTime();
         byte[] base;
+        store.enterNative();
         try {
             base = store.db().get(store.dataCf(), readOptions, key);
         } catch (RocksDBException e) {
             throw new KvException(KvException.IO_ERROR, "io_error: " + e.getMessage(), e);
         } finally {
+            store.exitNative();
             store.timer().record(StoreTimer.Waits.GET, System.nanoTime() - start);
         }
         if (!snapshot) addConflict(readConflicts, key, Keys.keyAfter(key));
@@ -148,9 +150,15 @@ final class EmbeddedTransaction implements Transaction {
         Slice lower = new Slice(begin);
         Slice upper = new Slice(e);
         ReadOptions bounded = new ReadOptions().setSnapshot(view.snapshot).setIterateLowerBound(lower).setIterateUpperBound(upper);
-        RocksIterator ri = store.db().newIterator(store.dataCf(), bounded);
-        MergedRangeIterator it = new MergedRangeIterator(this, ri, new AutoCloseable[] {ri, bounded, lower, upper},
-                begin, e, limit, reverse, writes.snapshotOf(begin, e), new TreeMap<>(writes.cleared), start);
+        MergedRangeIterator it;
+        store.enterNative();
+        try {
+            RocksIterator ri = store.db().newIterator(store.dataCf(), bounded);
+            it = new MergedRangeIterator(this, ri, new AutoCloseable[] {ri, bounded, lower, upper},
+                    begin, e, limit, reverse, writes.snapshotOf(begin, e), new TreeMap<>(writes.cleared), start);
+        } finally {
+            store.exitNative();
+        }
         if (!snapshot) iterators.add(it);
         else snapshotIterators.add(it);
         return it;
@@ -185,8 +193,10 @@ final class EmbeddedTransaction implements Transaction {
         for (int i = 0; i < order.length; i++) order[i] = i;
         Arrays.sort(order, (a, b) -> Keys.compare(ranges.get(a)[0], ranges.get(b)[0]));
         ReadOptions ro = new ReadOptions().setSnapshot(view.snapshot);
-        RocksIterator ri = store.db().newIterator(store.dataCf(), ro);
+        store.enterNative();
+        RocksIterator ri = null;
         try {
+            ri = store.db().newIterator(store.dataCf(), ro);
             for (int i : order) {
                 byte[] begin = ranges.get(i)[0];
                 MergedRangeIterator it = new MergedRangeIterator(this, ri, new AutoCloseable[0], begin, ends[i], limit, reverse,
@@ -199,10 +209,9 @@ final class EmbeddedTransaction implements Transaction {
                 if (!snapshot) iterators.add(it);
             }
         } finally {
-            if (!store.isClosed()) {
-                ri.close();
-                ro.close();
-            }
+            if (ri != null) ri.close();
+            ro.close();
+            store.exitNative();
         }
         return out;
     }
@@ -360,7 +369,7 @@ final class EmbeddedTransaction implements Transaction {
         boolean ok = false;
         try {
             for (MergedRangeIterator it : iterators) {
-                it.close();
+                it.end("range iterator used after its transaction committed");
                 byte[][] r = it.conflictRange();
                 if (r != null) addConflict(readConflicts, r[0], r[1]);
             }
@@ -413,8 +422,9 @@ final class EmbeddedTransaction implements Transaction {
     }
 
     private void release() {
-        for (MergedRangeIterator it : iterators) it.close();
-        for (MergedRangeIterator it : snapshotIterators) it.close();
+        String why = "range iterator used after its transaction " + (committedVersion >= 0 ? "committed" : "ended");
+        for (MergedRangeIterator it : iterators) it.end(why);
+        for (MergedRangeIterator it : snapshotIterators) it.end(why);
         iterators.clear();
         snapshotIterators.clear();
         for (PendingWatch w : watches) {
@@ -422,7 +432,7 @@ final class EmbeddedTransaction implements Transaction {
         }
         watches.clear();
         if (readOptions != null) {
-            if (!store.isClosed()) readOptions.close();
+            readOptions.close(); // an options object: independent of the database's life
             readOptions = null;
         }
         if (view != null) {

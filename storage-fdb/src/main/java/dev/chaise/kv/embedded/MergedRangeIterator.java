@@ -17,6 +17,12 @@ import org.rocksdb.RocksIterator;
  * blocks lazily, so the range streams. The rows actually read become the read-conflict range
  * when the transaction commits, as in FDB: up to the last row seen, or the whole range once
  * the iterator ran off its end.
+ *
+ * <p>Every call holds the transaction's monitor, as the transaction's own methods do, so a commit
+ * or close on another thread waits for a step in progress and then ends the iterator: later calls
+ * fail instead of touching a freed RocksDB iterator, or of looking like the end of the range.
+ * RocksDB itself is used only between {@link EmbeddedKvStore#enterNative} and its exit, so closing
+ * the store waits for the step too.
  */
 final class MergedRangeIterator implements RangeIterator {
     private final EmbeddedTransaction tx;
@@ -41,6 +47,8 @@ final class MergedRangeIterator implements RangeIterator {
     private long nanos;
     private int steps;
     private boolean advancing;
+    /** Set when the transaction ended while this iterator still had rows to give. */
+    private String endedBecause;
 
     MergedRangeIterator(EmbeddedTransaction tx, RocksIterator rocks, AutoCloseable[] natives, byte[] begin, byte[] end, int limit, boolean reverse,
                         NavigableMap<byte[], WriteBuffer.Op> localRange, TreeMap<byte[], byte[]> cleared, long createdAt) {
@@ -73,29 +81,35 @@ final class MergedRangeIterator implements RangeIterator {
 
     @Override
     public boolean hasNext() {
-        if (next == null && !done) advance();
-        return next != null;
+        synchronized (tx) {
+            if (endedBecause != null) throw new KvException(KvException.CLIENT_INVALID_OPERATION, "client_invalid_operation: " + endedBecause);
+            if (next == null && !done) advance();
+            return next != null;
+        }
     }
 
     @Override
     public KeyValue next() {
-        if (!hasNext()) throw new NoSuchElementException();
-        KeyValue kv = next;
-        next = null;
-        returned++;
-        return kv;
+        synchronized (tx) {
+            if (!hasNext()) throw new NoSuchElementException();
+            KeyValue kv = next;
+            next = null;
+            returned++;
+            return kv;
+        }
     }
 
     private void advance() {
         if (closed) throw new KvException(KvException.CLIENT_INVALID_OPERATION, "client_invalid_operation: range iterator used after close");
-        if (tx.store.isClosed()) throw new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the store is closed");
         if (limit > 0 && returned >= limit) {
             finish(false);
             return;
         }
+        tx.store.enterNative();
         long start = System.nanoTime();
         advancing = true;
         try {
+            tx.store.options().faults().at(FaultInjection.Point.ITERATOR_STEP);
             if ((++steps & 0xff) == 0) tx.checkNotTooOld();
             while (true) {
                 byte[] rk = rocksKey();
@@ -132,6 +146,7 @@ final class MergedRangeIterator implements RangeIterator {
         } finally {
             advancing = false;
             nanos += System.nanoTime() - start;
+            tx.store.exitNative();
             if (closed) recordWait();
         }
     }
@@ -175,15 +190,27 @@ final class MergedRangeIterator implements RangeIterator {
         return reverse ? new byte[][] {lastSeen, end} : new byte[][] {begin, Keys.keyAfter(lastSeen)};
     }
 
+    /** Called by the transaction, under its monitor, when it commits or closes: a later call fails with {@code why}. */
+    void end(String why) {
+        if (!done) endedBecause = why;
+        close();
+    }
+
     @Override
     public void close() {
-        if (closed) return;
-        closed = true;
-        done = true;
-        if (!tx.store.isClosed()) { // after close, RocksDB freed them
-            for (AutoCloseable n : natives) closeQuietly(n);
+        synchronized (tx) {
+            if (closed) return;
+            closed = true;
+            done = true;
+            if (natives.length > 0 && tx.store.tryEnterNative()) { // else the store closed and RocksDB freed them
+                try {
+                    for (AutoCloseable n : natives) closeQuietly(n);
+                } finally {
+                    tx.store.exitNative();
+                }
+            }
+            if (!advancing) recordWait(); // else advance() records it with its own time included
         }
-        if (!advancing) recordWait(); // else advance() records it with its own time included
     }
 
     private static void closeQuietly(AutoCloseable c) {

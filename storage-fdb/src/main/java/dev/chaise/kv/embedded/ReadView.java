@@ -1,7 +1,6 @@
 package dev.chaise.kv.embedded;
 
 import java.util.concurrent.atomic.AtomicInteger;
-import org.rocksdb.RocksDB;
 import org.rocksdb.Snapshot;
 
 /**
@@ -12,13 +11,11 @@ import org.rocksdb.Snapshot;
 final class ReadView {
     final long version;
     final Snapshot snapshot;
-    private final RocksDB db;
-    private final java.util.function.BooleanSupplier dbClosed;
+    private final EmbeddedKvStore store;
     private final AtomicInteger refs = new AtomicInteger(1);
 
-    ReadView(RocksDB db, long version, Snapshot snapshot, java.util.function.BooleanSupplier dbClosed) {
-        this.db = db;
-        this.dbClosed = dbClosed;
+    ReadView(EmbeddedKvStore store, long version, Snapshot snapshot) {
+        this.store = store;
         this.version = version;
         this.snapshot = snapshot;
     }
@@ -29,9 +26,6 @@ final class ReadView {
     }
 
     void release() {
-        if (refs.decrementAndGet() == 0 && !dbClosed.getAsBoolean()) { // after close, RocksDB freed it
-            db.releaseSnapshot(snapshot);
-            snapshot.close();
-        }
+        if (refs.decrementAndGet() == 0) store.releaseSnapshot(snapshot); // a no-op once the store closed: RocksDB freed it
     }
 }

@@ -37,8 +37,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The embedded engine's failure paths, each reached through a {@link FaultInjection} hook that
  * fails or blocks the engine at one named point: a failed fsync, a failure before or after a
- * transaction's write, an {@link Error} in the resolver or the log stage, a stalled resolver, and
- * a close racing a commit. Every wait here is bounded, so a hang fails the test instead of the build.
+ * transaction's write, an {@link Error} in the resolver or the log stage, a stalled resolver, a
+ * close racing a commit, and a transaction or store closed under a running iterator. Every wait
+ * here is bounded, so a hang fails the test instead of the build.
  */
 class EngineFailurePathsTest {
     private static final long WAIT_S = 20;
@@ -327,5 +328,78 @@ class EngineFailurePathsTest {
         } finally {
             store.close();
         }
+    }
+
+    // ---- an iterator against commit and close
+
+    /**
+     * Iterates 2,000 rows; at the 100th step the hook runs {@code end} on another thread and waits
+     * up to a second for it. The iterator must then stop with {@code expectedCode}, never touch a
+     * freed RocksDB iterator.
+     */
+    private static void iterateWhileEnding(java.util.function.BiConsumer<Transaction, KvStore> end, int expectedCode) throws Exception {
+        AtomicInteger steps = new AtomicInteger(-1_000_000);
+        AtomicReference<Runnable> action = new AtomicReference<>();
+        AtomicBoolean endedDuringStep = new AtomicBoolean();
+        AtomicReference<Thread> ender = new AtomicReference<>();
+        try (EmbeddedKvStore store = open(EmbeddedOptions.inMemory(), p -> {
+            if (p == Point.ITERATOR_STEP && steps.incrementAndGet() == 100) {
+                Thread other = Thread.ofPlatform().start(action.get());
+                ender.set(other);
+                try {
+                    other.join(1_000); // a correct engine makes it wait for this step: the bound keeps that from deadlocking
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                endedDuringStep.set(!other.isAlive());
+            }
+        })) {
+            store.run(tx -> {
+                for (int i = 0; i < 2_000; i++) tx.set(b(String.format("r/%05d", i)), new byte[100]);
+                return null;
+            });
+            try (Transaction tx = store.createTransaction()) {
+                action.set(() -> {
+                    try {
+                        end.accept(tx, store);
+                    } catch (KvException refused) {
+                        // ending may itself be refused; the iterator's answer is what is checked
+                    }
+                });
+                steps.set(0);
+                int rows = 0;
+                KvException stopped = null;
+                try (RangeIterator it = tx.getRange(b("r/"), b("r0"))) {
+                    while (it.hasNext()) {
+                        it.next();
+                        rows++;
+                        // Let the ending run now that the step is over (monitors are not fair: this thread could win them all).
+                        Thread other = ender.get();
+                        if (other != null) other.join(TimeUnit.SECONDS.toMillis(WAIT_S));
+                    }
+                } catch (KvException e) {
+                    stopped = e;
+                }
+                assertFalse(endedDuringStep.get(), "the ending waited for the step in progress, which was using RocksDB");
+                assertNotNull(stopped, "the iterator went on after its transaction ended (" + rows + " rows)");
+                assertEquals(expectedCode, stopped.code(), stopped.getMessage());
+                assertTrue(rows >= 99 && rows < 2_000, rows + " rows");
+            }
+        }
+    }
+
+    @Test
+    void closingATransactionUnderARunningIteratorStopsTheIterator() throws Exception {
+        iterateWhileEnding((tx, store) -> tx.close(), KvException.CLIENT_INVALID_OPERATION);
+    }
+
+    @Test
+    void committingATransactionUnderARunningIteratorStopsTheIterator() throws Exception {
+        iterateWhileEnding((tx, store) -> tx.commit(), KvException.CLIENT_INVALID_OPERATION);
+    }
+
+    @Test
+    void closingTheStoreUnderARunningIteratorStopsTheIterator() throws Exception {
+        iterateWhileEnding((tx, store) -> store.close(), KvException.TRANSACTION_CANCELLED);
     }
 }

@@ -126,7 +126,7 @@ public final class EmbeddedKvStore implements KvStore {
         this.lastCommitted = startVersion;
         this.lastAssigned = startVersion;
         this.current = new ReadView(this, startVersion, db.getSnapshot());
-        this.watches = new Watches(this::latest);
+        this.watches = new Watches(this::latest, options.faults());
         this.sequencer = new Sequencer(this, options.faults(), options.commitTimeout().toNanos());
     }
 

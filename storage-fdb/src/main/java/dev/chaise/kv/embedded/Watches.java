@@ -21,25 +21,35 @@ final class Watches implements AutoCloseable {
     private final ConcurrentSkipListMap<byte[], List<CompletableFuture<Void>>> byKey = new ConcurrentSkipListMap<>(Keys::compare);
     private final ExecutorService firer = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().name("chaise-watches").daemon().unstarted(r));
     private final Function<byte[], byte[]> latest;
+    private final FaultInjection faults;
     private int count;
 
-    Watches(Function<byte[], byte[]> latest) {
+    Watches(Function<byte[], byte[]> latest, FaultInjection faults) {
         this.latest = latest;
+        this.faults = faults;
     }
 
-    /** Arms a watch: fires at once if the key already differs from what its transaction saw. */
-    synchronized void register(byte[] key, byte[] seen, CompletableFuture<Void> future) {
-        if (count >= KvLimits.MAX_WATCHES) {
-            future.completeExceptionally(new KvException(KvException.TOO_MANY_WATCHES, "too_many_watches: too many watches currently set"));
-            return;
+    /**
+     * Arms a watch: fires at once if the key already differs from what its transaction saw. The
+     * watch is registered before the comparison, so a commit cannot slip between them unseen: it
+     * either finds the watch registered, or published its value before the comparison reads it.
+     */
+    void register(byte[] key, byte[] seen, CompletableFuture<Void> future) {
+        synchronized (this) {
+            if (count >= KvLimits.MAX_WATCHES) {
+                future.completeExceptionally(new KvException(KvException.TOO_MANY_WATCHES, "too_many_watches: too many watches currently set"));
+                return;
+            }
+            byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(future);
+            count++;
         }
-        if (!Arrays.equals(latest.apply(key), seen)) {
-            firer.execute(() -> future.complete(null));
-            return;
+        future.whenComplete((v, e) -> forget(key, future)); // fired, or cancelled by its owner
+        faults.at(FaultInjection.Point.WATCH_ARM);
+        try {
+            if (!Arrays.equals(latest.apply(key), seen)) firer.execute(() -> future.complete(null));
+        } catch (KvException e) {
+            future.completeExceptionally(e); // the store closed meanwhile
         }
-        byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(future);
-        count++;
-        future.whenComplete((v, e) -> forget(key, future)); // cancelled by its owner
     }
 
     private synchronized void forget(byte[] key, CompletableFuture<Void> future) {

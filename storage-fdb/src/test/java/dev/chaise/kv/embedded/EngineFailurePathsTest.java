@@ -38,8 +38,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The embedded engine's failure paths, each reached through a {@link FaultInjection} hook that
  * fails or blocks the engine at one named point: a failed fsync, a failure before or after a
  * transaction's write, an {@link Error} in the resolver or the log stage, a stalled resolver, a
- * close racing a commit, and a transaction or store closed under a running iterator. Every wait
- * here is bounded, so a hang fails the test instead of the build.
+ * close racing a commit, a transaction closed under a running iterator, and a key changing while
+ * its watch is armed. Every wait here is bounded, so a hang fails the test instead of the build.
  */
 class EngineFailurePathsTest {
     private static final long WAIT_S = 20;
@@ -401,5 +401,48 @@ class EngineFailurePathsTest {
     @Test
     void closingTheStoreUnderARunningIteratorStopsTheIterator() throws Exception {
         iterateWhileEnding((tx, store) -> store.close(), KvException.TRANSACTION_CANCELLED);
+    }
+
+    // ---- watches
+
+    /**
+     * The watch compared its baseline with the latest value, then was armed; a commit landing in
+     * between found no watch armed (it skipped the lock when none were) and the watch never fired.
+     */
+    @Test
+    void aKeyChangingWhileItsWatchIsArmedFiresTheWatch() throws Exception {
+        AtomicReference<KvStore> ref = new AtomicReference<>();
+        AtomicBoolean first = new AtomicBoolean(true);
+        try (EmbeddedKvStore store = open(EmbeddedOptions.inMemory(), p -> {
+            if (p == Point.WATCH_ARM && first.getAndSet(false)) {
+                Thread writer = Thread.ofPlatform().start(() -> ref.get().run(tx -> {
+                    tx.set(b("k"), b("v1"));
+                    return null;
+                }));
+                try {
+                    writer.join(TimeUnit.SECONDS.toMillis(WAIT_S));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        })) {
+            ref.set(store);
+            store.run(tx -> {
+                tx.set(b("k"), b("v0"));
+                return null;
+            });
+            CompletableFuture<Void> watch;
+            try (Transaction tx = store.createTransaction()) {
+                assertArrayEquals(b("v0"), tx.get(b("k")));
+                watch = tx.watch(b("k"));
+                tx.commit();
+            }
+            assertFalse(first.get(), "the hook ran while the watch was armed");
+            try {
+                watch.get(5, TimeUnit.SECONDS);
+            } catch (TimeoutException e) {
+                fail("the watch missed the change that landed while it was being armed");
+            }
+        }
     }
 }

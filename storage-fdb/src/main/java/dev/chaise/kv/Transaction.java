@@ -19,7 +19,8 @@ public interface Transaction extends ReadTransaction, AutoCloseable {
 
     /**
      * Sets every pair, exactly as that many {@link #set} calls would; a
-     * {@link #nextWriteNoWriteConflictRange} before it applies to all of them. Keys must ascend
+     * {@link #nextWriteNoWriteConflictRange} before it applies to all of them, and is used up by
+     * this call even when {@code kvs} is empty. Keys must ascend
      * (2000 {@code client_invalid_operation} otherwise); limits are checked before anything is
      * written. For a document body: the embedded engine keeps such a group as one entry.
      */

@@ -617,6 +617,21 @@ public abstract class KvConformanceSuite {
         assertArrayEquals(b("k"), read(b("k/3")));
     }
 
+    /** An empty setAll takes the option too: it must not make the caller's next, unrelated write blind. */
+    @Test
+    public void anEmptySetAllUsesUpNextWriteNoWriteConflictRange() {
+        put("j", "v0");
+        try (Transaction reader = store.createTransaction(); Transaction writer = store.createTransaction()) {
+            reader.get(b("j"));
+            reader.set(b("out"), b("x"));
+            writer.nextWriteNoWriteConflictRange();
+            writer.setAll(List.of());
+            writer.set(b("j"), b("seen"));
+            writer.commit();
+            assertKv(KvException.NOT_COMMITTED, reader::commit);
+        }
+    }
+
     @Test
     public void readsSeeOwnAtomicOpsApplied() {
         store.run(tx -> {

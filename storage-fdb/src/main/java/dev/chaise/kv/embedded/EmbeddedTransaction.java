@@ -247,8 +247,8 @@ final class EmbeddedTransaction implements Transaction {
             values[i] = kv.value().clone();
             bytes += keys[i].length + values[i].length;
         }
+        boolean conflict = takeWriteConflict(); // even an empty setAll uses the option up: it was meant for this call
         if (keys.length == 0) return;
-        boolean conflict = takeWriteConflict();
         writes.setAll(keys, values);
         size += bytes;
         if (conflict) for (byte[] k : keys) addConflict(writeConflicts, k, Keys.keyAfter(k));

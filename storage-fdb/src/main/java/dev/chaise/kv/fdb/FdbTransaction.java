@@ -39,7 +39,11 @@ final class FdbTransaction implements Transaction {
     private volatile CompletableFuture<byte[]> versionstamp;
     private volatile long committedVersion = -1;
     private volatile boolean closed;
-    /** Whether FDB's next-write option is pending: setAll must repeat it for each of its sets. */
+    /**
+     * Whether the next write is blind. FDB's option is set on the fdb transaction only right before
+     * that write (once per pair for setAll), so that a write that turns out to be nothing (an empty
+     * setAll) still uses it up instead of leaving it for the next one.
+     */
     private volatile boolean noWriteConflictNext;
 
     FdbTransaction(com.apple.foundationdb.Transaction tr, StoreTimer timer) {
@@ -83,19 +87,21 @@ final class FdbTransaction implements Transaction {
         ensureOpen();
         KvLimits.checkWritableKey(key);
         KvLimits.checkValue(value);
-        noWriteConflictNext = false;
-        call(() -> tr.set(key, value));
+        boolean blind = takeNoWriteConflict();
+        call(() -> {
+            blindIf(blind);
+            tr.set(key, value);
+        });
     }
 
     @Override
     public void setAll(java.util.List<KeyValue> kvs) {
         ensureOpen();
         KvLimits.checkSetAll(kvs);
-        boolean noConflict = noWriteConflictNext;
-        noWriteConflictNext = false;
+        boolean blind = takeNoWriteConflict();
         call(() -> {
             for (KeyValue kv : kvs) {
-                if (noConflict) tr.options().setNextWriteNoWriteConflictRange();
+                blindIf(blind);
                 tr.set(kv.key(), kv.value());
             }
         });
@@ -105,8 +111,11 @@ final class FdbTransaction implements Transaction {
     public void clear(byte[] key) {
         ensureOpen();
         KvLimits.checkWritableKey(key);
-        noWriteConflictNext = false;
-        call(() -> tr.clear(key));
+        boolean blind = takeNoWriteConflict();
+        call(() -> {
+            blindIf(blind);
+            tr.clear(key);
+        });
     }
 
     @Override
@@ -116,8 +125,11 @@ final class FdbTransaction implements Transaction {
         if (Keys.compare(end, Keys.SYSTEM_PREFIX) > 0) {
             throw new KvException(KvException.KEY_OUTSIDE_LEGAL_RANGE, "key_outside_legal_range: key outside legal range");
         }
-        noWriteConflictNext = false;
-        call(() -> tr.clear(begin, end));
+        boolean blind = takeNoWriteConflict();
+        call(() -> {
+            blindIf(blind);
+            tr.clear(begin, end);
+        });
     }
 
     @Override
@@ -126,8 +138,11 @@ final class FdbTransaction implements Transaction {
         KvLimits.checkWritableKey(key);
         KvLimits.checkValue(param);
         com.apple.foundationdb.MutationType t = FdbMapping.toFdb(type);
-        noWriteConflictNext = false;
-        call(() -> tr.mutate(t, key, param));
+        boolean blind = takeNoWriteConflict();
+        call(() -> {
+            blindIf(blind);
+            tr.mutate(t, key, param);
+        });
     }
 
     @Override
@@ -137,8 +152,11 @@ final class FdbTransaction implements Transaction {
         KvLimits.checkWritableKey(Arrays.copyOf(key, key.length - 4));
         KvLimits.checkValue(value);
         // Operands are already in FDB's API 520+ format: passed through unchanged.
-        noWriteConflictNext = false;
-        call(() -> tr.mutate(com.apple.foundationdb.MutationType.SET_VERSIONSTAMPED_KEY, key, value));
+        boolean blind = takeNoWriteConflict();
+        call(() -> {
+            blindIf(blind);
+            tr.mutate(com.apple.foundationdb.MutationType.SET_VERSIONSTAMPED_KEY, key, value);
+        });
     }
 
     @Override
@@ -147,15 +165,28 @@ final class FdbTransaction implements Transaction {
         KvLimits.checkWritableKey(key);
         Versionstamps.fill(value, new byte[Versionstamps.TX_BYTES]);
         KvLimits.checkValue(Arrays.copyOf(value, value.length - 4));
-        noWriteConflictNext = false;
-        call(() -> tr.mutate(com.apple.foundationdb.MutationType.SET_VERSIONSTAMPED_VALUE, key, value));
+        boolean blind = takeNoWriteConflict();
+        call(() -> {
+            blindIf(blind);
+            tr.mutate(com.apple.foundationdb.MutationType.SET_VERSIONSTAMPED_VALUE, key, value);
+        });
     }
 
     @Override
     public void nextWriteNoWriteConflictRange() {
         ensureOpen();
-        noWriteConflictNext = true; // setAll applies it to each of its sets
-        call(() -> tr.options().setNextWriteNoWriteConflictRange());
+        noWriteConflictNext = true; // set on fdb's transaction by the write it is for
+    }
+
+    private boolean takeNoWriteConflict() {
+        boolean blind = noWriteConflictNext;
+        noWriteConflictNext = false;
+        return blind;
+    }
+
+    /** Inside call(): fdb's option right before the write it is for. */
+    private void blindIf(boolean blind) {
+        if (blind) tr.options().setNextWriteNoWriteConflictRange();
     }
 
     @Override

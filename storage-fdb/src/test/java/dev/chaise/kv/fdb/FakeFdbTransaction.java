@@ -55,6 +55,8 @@ final class FakeFdbTransaction {
             case "getCommittedVersion" -> committedVersion;
             case "getApproximateSize" -> CompletableFuture.completedFuture(123L);
             case "watch" -> watchResult;
+            // Options are recorded as calls too: option(code).
+            case "options" -> new com.apple.foundationdb.TransactionOptions((code, param) -> calls.add("option(" + code + ")"));
             default -> null;
         };
     }

@@ -42,6 +42,22 @@ class FdbTransactionTest {
         assertEquals(code, e.code(), e.getMessage());
     }
 
+    /** FDB's NEXT_WRITE_NO_WRITE_CONFLICT_RANGE (option 30) is set right before the write it is for, so an empty setAll uses it up. */
+    @Test
+    void theNoWriteConflictOptionReachesFdbWithTheWriteItIsFor() {
+        fake.calls.clear();
+        tx.nextWriteNoWriteConflictRange();
+        assertEquals(List.of(), fake.calls, "nothing set on fdb's transaction yet");
+        tx.setAll(List.of());
+        tx.set(b("k"), b("v"));
+        assertEquals(List.of("set(k, v)"), fake.calls, "the empty setAll used the option up");
+        fake.calls.clear();
+        tx.nextWriteNoWriteConflictRange();
+        tx.setAll(List.of(new KeyValue(b("a"), b("1")), new KeyValue(b("b"), b("2"))));
+        tx.clear(b("c"));
+        assertEquals(List.of("options()", "option(30)", "set(a, 1)", "options()", "option(30)", "set(b, 2)", "clear(c)"), fake.calls);
+    }
+
     @Test
     void limitsAreCheckedBeforeFdbSeesTheWrite() {
         byte[] bigKey = new byte[KvLimits.MAX_KEY_BYTES + 1];

@@ -97,6 +97,17 @@ public final class DbReader {
         return out;
     }
 
+    /**
+     * As {@link #branches}, without the live branch {@code winner}: for a write hook running in the
+     * transaction that just wrote that winner, whose key holds a versionstamp and is unreadable
+     * until commit (FDB raises 1036 on reading it).
+     */
+    public List<EditBranch> branchesBeside(String id, RevId winner) {
+        List<EditBranch> out = new ArrayList<>();
+        for (Branch x : RevisionsSubspace.allBut(tx, db, id, winner)) out.add(x.branch());
+        return out;
+    }
+
     /** Every leaf revision of a document (CouchDB's {@code style=all_docs}). */
     public List<RevId> leaves(String id) {
         return EditBranches.leaves(branches(id)).stream().map(EditBranch::leaf).toList();

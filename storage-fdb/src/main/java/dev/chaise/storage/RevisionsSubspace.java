@@ -76,6 +76,23 @@ public final class RevisionsSubspace {
     }
 
     /**
+     * As {@link #all}, without the live branch {@code leaf}: for a reader in the transaction that
+     * just wrote that winner, whose key holds a versionstamp and is unreadable until commit (FDB's
+     * 1036). Two range reads, around its key.
+     */
+    static List<Branch> allBut(ReadTransaction tx, DbHandle db, String docId, RevId leaf) {
+        byte[][] r = db.space().range(KeySpace.Db.REVISIONS, docId);
+        byte[] skip = key(db, docId, leaf, true);
+        List<Branch> out = new ArrayList<>();
+        for (byte[][] part : List.of(new byte[][] {r[0], skip}, new byte[][] {dev.chaise.kv.Keys.keyAfter(skip), r[1]})) {
+            try (var it = tx.getRange(part[0], part[1], 0, false)) {
+                while (it.hasNext()) out.add(decode(db, it.next()));
+            }
+        }
+        return out;
+    }
+
+    /**
      * For each document, {@link #lastBranches} ({@code n > 0}) or {@link #all} ({@code n == 0}),
      * in one batched read: a bulk write reads every document of its batch this way.
      */

@@ -62,9 +62,9 @@ public final class InteractiveViews implements DocumentWriteHook {
             return;
         }
         ObjectNode body = c.newBody() != null ? c.newBody() : c.reader().get(c.docId(), c.newWinner(), false).body();
-        // The winner's key holds a versionstamp this transaction cannot read back; the change names it.
-        List<EditBranch> branches = new ArrayList<>(c.reader().branches(c.docId()));
-        branches.removeIf(b -> b.leaf().equals(c.newWinner()));
+        // The winner's key holds a versionstamp this transaction cannot read back (FDB raises 1036
+        // on reading it): read the other branches around it; the change names it.
+        List<EditBranch> branches = new ArrayList<>(c.reader().branchesBeside(c.docId(), c.newWinner()));
         branches.add(new EditBranch(c.newWinner(), false, List.of()));
         ObjectNode doc = ViewIndexer.mapDoc(new StoredDoc(c.docId(), c.newWinner(), false, body, branches, null));
         String json;

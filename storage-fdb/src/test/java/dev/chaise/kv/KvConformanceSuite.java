@@ -1113,6 +1113,54 @@ public abstract class KvConformanceSuite {
         assertArrayEquals(Keys.concat(Keys.concat(b("X"), stamp), b("Y")), read(b("raw")));
     }
 
+    /**
+     * ReadYourWritesTransaction (7.3): a versionstamped value makes its key unreadable in the
+     * transaction (1036 accessed_unreadable), and stays so under a later set; the later set or
+     * clear still wins at commit, as the mutations are applied in order; a clear makes the key
+     * readable again.
+     */
+    @Test
+    public void aWriteAfterAVersionstampedValueWinsAndTheKeyIsUnreadableUntilCleared() {
+        byte[] stamped = Versionstamps.packWithVersionstamp(b("s"), Tuple.from(Versionstamp.incomplete(0)));
+        put("set", "old", "cleared", "old", "appended", "old");
+        try (Transaction tx = store.createTransaction()) {
+            tx.setVersionstampedValue(b("set"), stamped);
+            assertKv(KvException.ACCESSED_UNREADABLE, () -> tx.get(b("set")));
+            assertKv(KvException.ACCESSED_UNREADABLE, () -> tx.snapshot().get(b("set")));
+            tx.set(b("set"), b("later"));
+            assertKv(KvException.ACCESSED_UNREADABLE, () -> tx.get(b("set")));
+            assertKv(KvException.ACCESSED_UNREADABLE, () -> tx.getRangeAsList(b("s"), b("t"), 0, false));
+
+            tx.setVersionstampedValue(b("cleared"), stamped);
+            tx.clear(b("cleared"));
+            assertNull(tx.get(b("cleared")), "a clear makes the key readable again");
+
+            tx.setVersionstampedValue(b("appended"), stamped);
+            tx.mutate(MutationType.APPEND_IF_FITS, b("appended"), b("+"));
+            tx.commit();
+        }
+        assertArrayEquals(b("later"), read(b("set")), "the set after the versionstamped value is the last word");
+        assertNull(read(b("cleared")), "so is the clear");
+        byte[] appended = read(b("appended"));
+        assertEquals(1 + Versionstamps.FULL_BYTES + 2, appended.length, p(appended));
+        assertEquals('+', appended[appended.length - 1], "the mutation applies to the stamped value");
+    }
+
+    /** The keys a versionstamped key may become are unreadable in its transaction; reads elsewhere are not. */
+    @Test
+    public void theRangeAVersionstampedKeyMayFallInIsUnreadable() {
+        put("vk/a", "x", "vl", "y");
+        try (Transaction tx = store.createTransaction()) {
+            tx.getReadVersion();
+            tx.setVersionstampedKey(Versionstamps.packWithVersionstamp(b("vk/"), Tuple.from(Versionstamp.incomplete(0))), b("v"));
+            assertKv(KvException.ACCESSED_UNREADABLE, () -> tx.getRangeAsList(b("vk/"), b("vk0"), 0, false));
+            assertArrayEquals(b("x"), tx.get(b("vk/a")), "a key no stamp can give");
+            assertArrayEquals(b("y"), tx.get(b("vl")));
+            tx.commit();
+        }
+        assertEquals(2, readRange(b("vk/"), b("vk0")).size());
+    }
+
     @Test
     public void versionstampOperandsAreValidatedWhenWritten() {
         // ReadYourWritesTransaction::atomicOp: a versionstamped value shorter than its offset, or

@@ -30,6 +30,8 @@ import org.rocksdb.RocksIterator;
 final class EmbeddedTransaction implements Transaction {
     private enum State { OPEN, COMMITTING, DONE }
 
+    private static final byte[] HIGHEST_STAMP = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+
     private record PendingWatch(byte[] key, byte[] seen, CompletableFuture<Void> future) {}
 
     final EmbeddedKvStore store;
@@ -84,6 +86,7 @@ final class EmbeddedTransaction implements Transaction {
 
     private synchronized byte[] get(byte[] key, boolean snapshot) {
         ensureOpen();
+        if (writes.isUnreadable(key)) throw MergedRangeIterator.unreadable();
         WriteBuffer.Op op = writes.op(key);
         if (op instanceof WriteBuffer.SetOp s) return s.value();
         if (op == WriteBuffer.ClearOp.INSTANCE || (op == null && writes.isCleared(key))) return null;
@@ -155,7 +158,7 @@ final class EmbeddedTransaction implements Transaction {
         try {
             RocksIterator ri = store.db().newIterator(store.dataCf(), bounded);
             it = new MergedRangeIterator(this, ri, new AutoCloseable[] {ri, bounded, lower, upper},
-                    begin, e, limit, reverse, writes.snapshotOf(begin, e), new TreeMap<>(writes.cleared), start);
+                    begin, e, limit, reverse, writes.snapshotOf(begin, e), new TreeMap<>(writes.cleared), writes.unreadableIn(begin, e), start);
         } finally {
             store.exitNative();
         }
@@ -200,7 +203,7 @@ final class EmbeddedTransaction implements Transaction {
             for (int i : order) {
                 byte[] begin = ranges.get(i)[0];
                 MergedRangeIterator it = new MergedRangeIterator(this, ri, new AutoCloseable[0], begin, ends[i], limit, reverse,
-                        writes.snapshotOf(begin, ends[i]), writes.cleared, System.nanoTime());
+                        writes.snapshotOf(begin, ends[i]), writes.cleared, writes.unreadableIn(begin, ends[i]), System.nanoTime());
                 List<KeyValue> rows = new ArrayList<>();
                 try (it) {
                     it.forEachRemaining(rows::add);
@@ -296,8 +299,14 @@ final class EmbeddedTransaction implements Transaction {
         Versionstamps.fill(key, new byte[Versionstamps.TX_BYTES]); // validates the offset now, not mid-batch
         KvLimits.checkWritableKey(Arrays.copyOf(key, key.length - 4));
         KvLimits.checkValue(value);
-        // The key is known only at commit, so the sequencer adds its conflict range.
-        writes.versionstamped.add(new WriteBuffer.VersionstampedWrite(key.clone(), value.clone(), true, takeWriteConflict()));
+        // The key is known only at commit, so the sequencer adds its conflict range. Until then it
+        // may be any key from the lowest stamp this transaction can get (above its read version,
+        // if it has one, as FDB bounds it) to the highest: that range is unreadable.
+        byte[] k = key.clone();
+        byte[] lowest = Versionstamps.fill(k, Versionstamps.txVersionstamp(Math.max(readVersion, 0), 0));
+        byte[] highest = Versionstamps.fill(k, HIGHEST_STAMP);
+        byte[] end = Keys.compare(Keys.keyAfter(highest), Keys.SYSTEM_PREFIX) < 0 ? Keys.keyAfter(highest) : Keys.SYSTEM_PREFIX;
+        writes.setVersionstampedKey(new WriteBuffer.VersionstampedKey(k, value.clone(), lowest, takeWriteConflict()), end);
         size += key.length + value.length;
     }
 
@@ -308,7 +317,7 @@ final class EmbeddedTransaction implements Transaction {
         Versionstamps.fill(value, new byte[Versionstamps.TX_BYTES]);
         KvLimits.checkValue(Arrays.copyOf(value, value.length - 4));
         byte[] k = key.clone();
-        writes.versionstamped.add(new WriteBuffer.VersionstampedWrite(k, value.clone(), false, false));
+        writes.setVersionstampedValue(k, value.clone());
         writeConflict(k);
         size += key.length + value.length;
     }

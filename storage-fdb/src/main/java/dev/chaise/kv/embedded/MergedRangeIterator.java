@@ -35,6 +35,8 @@ final class MergedRangeIterator implements RangeIterator {
     private final boolean reverse;
     private final Iterator<Map.Entry<byte[], WriteBuffer.Op>> local;
     private final TreeMap<byte[], byte[]> cleared;
+    /** This transaction's unreadable ranges within the range (versionstamped writes): reading into one is 1036. */
+    private final TreeMap<byte[], byte[]> unreadable;
     private Map.Entry<byte[], WriteBuffer.Op> localPeek;
     private KeyValue next;
     private byte[] lastSeen;
@@ -51,7 +53,8 @@ final class MergedRangeIterator implements RangeIterator {
     private String endedBecause;
 
     MergedRangeIterator(EmbeddedTransaction tx, RocksIterator rocks, AutoCloseable[] natives, byte[] begin, byte[] end, int limit, boolean reverse,
-                        NavigableMap<byte[], WriteBuffer.Op> localRange, TreeMap<byte[], byte[]> cleared, long createdAt) {
+                        NavigableMap<byte[], WriteBuffer.Op> localRange, TreeMap<byte[], byte[]> cleared,
+                        TreeMap<byte[], byte[]> unreadable, long createdAt) {
         this.tx = tx;
         this.rocks = rocks;
         this.natives = natives;
@@ -61,6 +64,7 @@ final class MergedRangeIterator implements RangeIterator {
         this.reverse = reverse;
         this.local = (reverse ? localRange.descendingMap() : localRange).entrySet().iterator();
         this.cleared = cleared;
+        this.unreadable = unreadable;
         this.localPeek = local.hasNext() ? local.next() : null;
         // The iterator may be bounded to this range or shared by several reads (natives then
         // owns nothing), so positions are checked against the range, not only isValid().
@@ -137,6 +141,7 @@ final class MergedRangeIterator implements RangeIterator {
                     case WriteBuffer.SetOp s -> s.value();
                     case WriteBuffer.ClearOp c2 -> null;
                     case WriteBuffer.AtomicOp a -> a.applyTo(base);
+                    case WriteBuffer.StampedOp st -> throw unreadable(); // its range is unreadable too; this is belt and braces
                 };
                 if (v != null) {
                     emit(e.getKey(), v);
@@ -173,11 +178,21 @@ final class MergedRangeIterator implements RangeIterator {
     }
 
     private void emit(byte[] key, byte[] value) {
+        // Every key between the last row and this one was read: none of it may be unreadable.
+        if (!unreadable.isEmpty() && (reverse ? Keys.compare(unreadable.lastEntry().getValue(), key) > 0
+                : Keys.compare(unreadable.firstKey(), key) <= 0)) {
+            throw unreadable();
+        }
         next = new KeyValue(key, value);
         lastSeen = key;
     }
 
+    static KvException unreadable() {
+        return new KvException(KvException.ACCESSED_UNREADABLE, "accessed_unreadable: read or wrote an unreadable key");
+    }
+
     private void finish(boolean ranOffEnd) {
+        if (ranOffEnd && !unreadable.isEmpty()) throw unreadable();
         done = true;
         exhausted = ranOffEnd;
         close();

@@ -68,7 +68,7 @@ final class Sequencer implements AutoCloseable {
      * appends what needs the commit's moment (atomic operations, versionstamps).
      */
     record Encoded(WriteBatchEncoder batch, List<byte[]> touchedKeys, List<byte[][]> touchedRanges,
-                   List<Map.Entry<byte[], WriteBuffer.AtomicOp>> atomics) {}
+                   List<Map.Entry<byte[], WriteBuffer.Op>> atCommit) {}
 
     record Result(long version, int order) {}
 
@@ -408,7 +408,7 @@ final class Sequencer implements AutoCloseable {
         WriteBatchEncoder wb = new WriteBatchEncoder(64 * (w.points.size() + runKeys + w.versionstamped.size() + w.cleared.size()));
         List<byte[]> keys = new ArrayList<>(w.points.size() + runKeys + w.versionstamped.size());
         List<byte[][]> ranges = new ArrayList<>(w.cleared.size());
-        List<Map.Entry<byte[], WriteBuffer.AtomicOp>> atomics = new ArrayList<>(2);
+        List<Map.Entry<byte[], WriteBuffer.Op>> atCommit = new ArrayList<>(2);
         for (Map.Entry<byte[], byte[]> c : w.cleared.entrySet()) {
             wb.deleteRange(dataCfId, c.getKey(), c.getValue());
             ranges.add(new byte[][] {c.getKey(), c.getValue()});
@@ -418,7 +418,8 @@ final class Sequencer implements AutoCloseable {
             switch (e.getValue()) {
                 case WriteBuffer.SetOp s -> put(wb, e.getKey(), s.value());
                 case WriteBuffer.ClearOp c -> put(wb, e.getKey(), null);
-                case WriteBuffer.AtomicOp a -> atomics.add(Map.entry(e.getKey(), a));
+                case WriteBuffer.AtomicOp a -> atCommit.add(e);
+                case WriteBuffer.StampedOp st -> atCommit.add(e);
             }
             keys.add(e.getKey());
         }
@@ -428,25 +429,30 @@ final class Sequencer implements AutoCloseable {
                 keys.add(run.keys()[i]);
             }
         }
-        return new Encoded(wb, keys, ranges, atomics);
+        return new Encoded(wb, keys, ranges, atCommit);
     }
 
     /**
      * Adds what needs the commit's moment: atomic operations on the latest values (every
-     * transaction resolved before this one is already in RocksDB), and versionstamped writes.
+     * transaction resolved before this one is already in RocksDB), versionstamped values (with the
+     * mutations made on them since), and versionstamped keys.
      * Their write-conflict ranges come separately (the transaction's list, as in FDB), except for
      * stamped keys, known only here: those are returned, to be recorded once the write succeeded.
      */
     private List<byte[]> apply(WriteBuffer w, Encoded encoded, byte[] stamp, List<byte[]> touchedKeys) throws RocksDBException {
         List<byte[]> stampedConflicts = new ArrayList<>(0);
         WriteBatchEncoder wb = encoded.batch();
-        for (Map.Entry<byte[], WriteBuffer.AtomicOp> a : encoded.atomics()) {
-            put(wb, a.getKey(), a.getValue().applyTo(store.db().get(store.dataCf(), a.getKey())));
+        for (Map.Entry<byte[], WriteBuffer.Op> e : encoded.atCommit()) {
+            byte[] value = switch (e.getValue()) {
+                case WriteBuffer.AtomicOp a -> a.applyTo(store.db().get(store.dataCf(), e.getKey()));
+                case WriteBuffer.StampedOp st -> st.valueFor(stamp);
+                default -> throw new IllegalStateException("not a commit-time operation: " + e.getValue());
+            };
+            put(wb, e.getKey(), value);
         }
-        for (WriteBuffer.VersionstampedWrite v : w.versionstamped) {
-            byte[] key = v.stampInKey() ? Versionstamps.fill(v.key(), stamp) : v.key();
-            byte[] value = v.stampInKey() ? v.value() : Versionstamps.fill(v.value(), stamp);
-            put(wb, key, value);
+        for (WriteBuffer.VersionstampedKey v : w.versionstamped) {
+            byte[] key = Versionstamps.fill(v.key(), stamp);
+            put(wb, key, v.value());
             if (v.writeConflict()) stampedConflicts.add(key);
             touchedKeys.add(key);
         }

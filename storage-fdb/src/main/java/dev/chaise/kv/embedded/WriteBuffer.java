@@ -2,6 +2,7 @@ package dev.chaise.kv.embedded;
 
 import dev.chaise.kv.Keys;
 import dev.chaise.kv.MutationType;
+import dev.chaise.kv.Versionstamps;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -10,8 +11,14 @@ import java.util.TreeMap;
 /**
  * A transaction's uncommitted writes, kept so reads see them (read-your-writes) and so the
  * sequencer can apply them: first the cleared ranges, then the point operations and runs, then
- * the versionstamped writes. A point write made before a range clear is dropped by the clear, so
+ * the versionstamped keys. A point write made before a range clear is dropped by the clear, so
  * that order reproduces the transaction's own order.
+ *
+ * <p>Versionstamps, as FDB's read-your-writes layer keeps them: a versionstamped value is a point
+ * operation like a set, so a later set, clear or mutation of the key acts on it in order; its key
+ * is <b>unreadable</b> (1036 accessed_unreadable) until a clear covers it. A versionstamped key
+ * cannot be placed before commit: the range of keys it may become is unreadable, and a later
+ * clear covering its lowest possible key drops it.
  *
  * <p>A <b>run</b> is one {@code setAll} of ascending keys kept as two arrays rather than a map
  * entry per key: a document body is a dozen KVs whose span nothing else in the transaction
@@ -22,7 +29,7 @@ import java.util.TreeMap;
  */
 final class WriteBuffer {
 
-    sealed interface Op permits SetOp, ClearOp, AtomicOp {}
+    sealed interface Op permits SetOp, ClearOp, AtomicOp, StampedOp {}
 
     record SetOp(byte[] value) implements Op {}
 
@@ -37,10 +44,23 @@ final class WriteBuffer {
         }
     }
 
+    /** A versionstamped value ({@code template}: placeholder and trailing offset), then mutations made on it since. */
+    record StampedOp(byte[] template, List<Mutation> then) implements Op {
+        byte[] valueFor(byte[] stamp) {
+            byte[] v = Versionstamps.fill(template, stamp);
+            for (Mutation m : then) v = Atomics.apply(m.type(), v, m.param());
+            return v;
+        }
+    }
+
     record Mutation(MutationType type, byte[] param) {}
 
-    /** {@code writeConflict}: for a stamped key, whether the resolved key is a write-conflict range. */
-    record VersionstampedWrite(byte[] key, byte[] value, boolean stampInKey, boolean writeConflict) {}
+    /**
+     * A versionstamped key: {@code lowest} is the key it takes with the lowest stamp it can get,
+     * where FDB keeps it (a clear covering it drops it); {@code writeConflict}: whether the resolved
+     * key is a write-conflict range.
+     */
+    record VersionstampedKey(byte[] key, byte[] value, byte[] lowest, boolean writeConflict) {}
 
     /** A run's keys, ascending and distinct, and their values. */
     record Run(byte[][] keys, byte[][] values) {
@@ -62,7 +82,9 @@ final class WriteBuffer {
     final TreeMap<byte[], Run> runs = new TreeMap<>(Keys::compare);
     /** Disjoint, coalesced cleared ranges: begin to end. */
     final TreeMap<byte[], byte[]> cleared = new TreeMap<>(Keys::compare);
-    final List<VersionstampedWrite> versionstamped = new ArrayList<>();
+    final List<VersionstampedKey> versionstamped = new ArrayList<>();
+    /** Disjoint, coalesced ranges this transaction may not read (1036): begin to end. */
+    final TreeMap<byte[], byte[]> unreadable = new TreeMap<>(Keys::compare);
 
     void set(byte[] key, byte[] value) {
         dissolve(key, key);
@@ -127,25 +149,83 @@ final class WriteBuffer {
     void clear(byte[] key) {
         dissolve(key, key);
         points.put(key, ClearOp.INSTANCE);
+        if (!unreadable.isEmpty()) subtract(unreadable, key, Keys.keyAfter(key));
     }
 
     void clear(byte[] begin, byte[] end) {
         if (Keys.compare(begin, end) >= 0) return;
         dissolve(begin, end); // a run ending exactly at end is dissolved too: harmless
         points.subMap(begin, true, end, false).clear();
+        add(cleared, begin, end);
+        if (!unreadable.isEmpty()) subtract(unreadable, begin, end);
+        versionstamped.removeIf(v -> Keys.compare(v.lowest(), begin) >= 0 && Keys.compare(v.lowest(), end) < 0);
+    }
+
+    /** A versionstamped value: an operation on the key, which becomes unreadable. */
+    void setVersionstampedValue(byte[] key, byte[] template) {
+        dissolve(key, key);
+        points.put(key, new StampedOp(template, new ArrayList<>(1)));
+        add(unreadable, key, Keys.keyAfter(key));
+    }
+
+    /** A versionstamped key, which may become any key of {@code [lowest, end)}: those become unreadable. */
+    void setVersionstampedKey(VersionstampedKey v, byte[] end) {
+        versionstamped.add(v);
+        if (Keys.compare(v.lowest(), end) < 0) add(unreadable, v.lowest(), end);
+    }
+
+    /** Adds {@code [begin, end)} to a map of disjoint ranges, merging what it touches. */
+    private static void add(TreeMap<byte[], byte[]> ranges, byte[] begin, byte[] end) {
         byte[] b = begin, e = end;
-        Map.Entry<byte[], byte[]> before = cleared.floorEntry(b);
+        Map.Entry<byte[], byte[]> before = ranges.floorEntry(b);
         if (before != null && Keys.compare(before.getValue(), b) >= 0) {
             b = before.getKey();
             if (Keys.compare(before.getValue(), e) > 0) e = before.getValue();
         }
         // Absorb every range that starts inside [b, e].
         Map.Entry<byte[], byte[]> next;
-        while ((next = cleared.ceilingEntry(b)) != null && Keys.compare(next.getKey(), e) <= 0) {
+        while ((next = ranges.ceilingEntry(b)) != null && Keys.compare(next.getKey(), e) <= 0) {
             if (Keys.compare(next.getValue(), e) > 0) e = next.getValue();
-            cleared.remove(next.getKey());
+            ranges.remove(next.getKey());
         }
-        cleared.put(b, e);
+        ranges.put(b, e);
+    }
+
+    /** Removes {@code [begin, end)} from a map of disjoint ranges, keeping what lies outside it. */
+    private static void subtract(TreeMap<byte[], byte[]> ranges, byte[] begin, byte[] end) {
+        Map.Entry<byte[], byte[]> before = ranges.lowerEntry(begin);
+        if (before != null && Keys.compare(before.getValue(), begin) > 0) {
+            ranges.put(before.getKey(), begin);
+            if (Keys.compare(before.getValue(), end) > 0) ranges.put(end, before.getValue());
+        }
+        Map.Entry<byte[], byte[]> in;
+        while ((in = ranges.ceilingEntry(begin)) != null && Keys.compare(in.getKey(), end) < 0) {
+            ranges.remove(in.getKey());
+            if (Keys.compare(in.getValue(), end) > 0) ranges.put(end, in.getValue());
+        }
+    }
+
+    boolean isUnreadable(byte[] key) {
+        return inRanges(unreadable, key);
+    }
+
+    /** The unreadable ranges meeting {@code [begin, end)}, clipped to it (a copy: later writes do not change it). */
+    TreeMap<byte[], byte[]> unreadableIn(byte[] begin, byte[] end) {
+        TreeMap<byte[], byte[]> out = new TreeMap<>(Keys::compare);
+        if (unreadable.isEmpty()) return out;
+        Map.Entry<byte[], byte[]> first = unreadable.lowerEntry(begin);
+        if (first != null && Keys.compare(first.getValue(), begin) > 0) out.put(begin, min(first.getValue(), end));
+        for (Map.Entry<byte[], byte[]> r : unreadable.subMap(begin, true, end, false).entrySet()) out.put(r.getKey(), min(r.getValue(), end));
+        return out;
+    }
+
+    private static byte[] min(byte[] a, byte[] b) {
+        return Keys.compare(a, b) <= 0 ? a : b;
+    }
+
+    private static boolean inRanges(TreeMap<byte[], byte[]> ranges, byte[] key) {
+        Map.Entry<byte[], byte[]> e = ranges.floorEntry(key);
+        return e != null && Keys.compare(key, e.getValue()) < 0;
     }
 
     void mutate(MutationType type, byte[] key, byte[] param) {
@@ -154,6 +234,8 @@ final class WriteBuffer {
         Mutation m = new Mutation(type, param);
         if (existing instanceof SetOp s) {
             put(key, Atomics.apply(type, s.value(), param));
+        } else if (existing instanceof StampedOp st) {
+            st.then().add(m); // applied to the stamped value at commit, as FDB applies its mutations in order
         } else if (existing == ClearOp.INSTANCE || (existing == null && isCleared(key))) {
             put(key, Atomics.apply(type, null, param));
         } else if (existing instanceof AtomicOp a) {
@@ -176,8 +258,7 @@ final class WriteBuffer {
     }
 
     boolean isCleared(byte[] key) {
-        Map.Entry<byte[], byte[]> e = cleared.floorEntry(key);
-        return e != null && Keys.compare(key, e.getValue()) < 0;
+        return inRanges(cleared, key);
     }
 
     boolean isEmpty() {

@@ -150,6 +150,40 @@ class JobQueueTest {
         }
     }
 
+    /**
+     * The lost wakeup of issue 15: the job finishes after awaitState read it running and while the
+     * watch on its record is being armed. The engine's WATCH_ARM hook forces that moment.
+     */
+    @Test
+    void aJobFinishingWhileItsWaiterArmsTheWatchWakesTheWaiter() throws Exception {
+        java.util.concurrent.atomic.AtomicReference<Runnable> atArm = new java.util.concurrent.atomic.AtomicReference<>();
+        try (KvStore kv = store(FaultInjection.hooked(p -> {
+            if (p != FaultInjection.Point.WATCH_ARM) return;
+            Runnable r = atArm.getAndSet(null);
+            if (r != null) r.run();
+        }))) {
+            JobQueue q = new JobQueue(kv);
+            q.add("t", "j", Json.NODES.objectNode());
+            JobQueue.Lease lease = q.accept("t", Duration.ZERO).orElseThrow();
+            atArm.set(() -> {
+                Thread finisher = Thread.ofPlatform().start(() -> q.finish(lease, Json.NODES.objectNode().put("ok", true)));
+                try {
+                    finisher.join(10_000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            // A woken waiter returns at once; one that missed the change waits its whole timeout, then re-reads.
+            Duration timeout = Duration.ofSeconds(20);
+            long start = System.nanoTime();
+            Optional<JobQueue.Job> done = q.awaitState("t", "j", JobQueue.State.FINISHED, timeout);
+            Duration waited = Duration.ofNanos(System.nanoTime() - start);
+            assertTrue(atArm.get() == null, "the job finished while the waiter armed its watch");
+            assertTrue(done.isPresent() && done.get().data().get("ok").asBoolean());
+            assertTrue(waited.compareTo(timeout.dividedBy(2)) < 0, "the waiter was woken, not timed out: it waited " + waited);
+        }
+    }
+
     @Test
     void aPoolRunsEveryJobAndReportsFailures() throws Exception {
         try (KvStore kv = store(FaultInjection.NONE)) {

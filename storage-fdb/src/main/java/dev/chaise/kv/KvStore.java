@@ -48,6 +48,15 @@ public interface KvStore extends AutoCloseable {
         return 1_000;
     }
 
+    /**
+     * Whether this process is the store's only user (the embedded engine: RocksDB locks its
+     * directory), so that anything a previous process left in progress is orphaned at open.
+     * False for a shared cluster.
+     */
+    default boolean singleProcess() {
+        return false;
+    }
+
     /** Every wait of this store, by name. */
     StoreTimer timer();
 

@@ -159,6 +159,12 @@ public final class EmbeddedKvStore implements KvStore {
         return options.isInMemory() ? "embedded-memory" : "embedded";
     }
 
+    /** RocksDB's lock on its directory (or an in-memory store's single owner) lets one process in. */
+    @Override
+    public boolean singleProcess() {
+        return true;
+    }
+
     public EmbeddedOptions options() {
         return options;
     }

@@ -37,8 +37,10 @@ import java.util.concurrent.TimeoutException;
  * <pre>
  * (2, Type)
  * ├── 0 PENDING, Versionstamp, JobId = ""                        oldest first; taking one clears it
- * ├── 1 JOB, JobId = (State, DataJson, LeaseId, Activity, Again)  State: "pending" | "running" | "finished"
+ * ├── 1 JOB, JobId = (State, DataJson, LeaseId, Activity, Again, Node)
+ * │                                                              State: "pending" | "running" | "finished"
  * │                                                              Activity: versionstamp of the last update
+ * │                                                              Node: the server holding the lease
  * └── 2 NOTIFY = int64 LE                                        bumped by every add: idle workers watch it
  * </pre>
  *
@@ -47,23 +49,36 @@ import java.util.concurrent.TimeoutException;
  * the activity monitor of any server re-reads running jobs and re-queues one whose Activity has not
  * changed over a whole activity timeout, measured on its own clock, so no two servers need agreeing
  * clocks (couch_jobs' scheme). The old worker's next update then fails with {@link LeaseLostException}.
+ *
+ * <p>A crashed server's jobs need not wait for that timeout: {@link #requeueOrphans}, called as a
+ * node's workers start, re-queues at once every running job that cannot have a live worker. On a
+ * store with one process (the embedded engine) that is every running job; on a shared cluster,
+ * those held under this node's name, which a restarted server takes back.
  */
 public final class JobQueue {
 
     public enum State { PENDING, RUNNING, FINISHED }
 
-    /** A job as stored. */
-    public record Job(String type, String id, State state, JsonNode data, String leaseId) {}
+    /** A job as stored; {@code node} holds the lease of a running job. */
+    public record Job(String type, String id, State state, JsonNode data, String leaseId, String node) {}
 
     /** The right to run one job, held by the worker that accepted it. */
     public record Lease(String type, String jobId, String leaseId, JsonNode data) {}
 
     private final KvStore kv;
     private final byte[] root;
+    private final String node;
 
+    /** A queue for a store with one process, where the node's name does not matter. */
     public JobQueue(KvStore kv) {
+        this(kv, "local");
+    }
+
+    /** @param node this server's name: on a shared cluster, unique among the servers and kept across restarts */
+    public JobQueue(KvStore kv, String node) {
         this.kv = kv;
         this.root = KeySpace.jobsPrefix();
+        this.node = node;
     }
 
     private byte[] key(String type, Object... items) {
@@ -76,24 +91,35 @@ public final class JobQueue {
         return Tuple.fromBytes(k, root.length, k.length - root.length);
     }
 
-    private record Record(State state, String data, String leaseId, Versionstamp activity, boolean again) {}
+    private record Record(State state, String data, String leaseId, Versionstamp activity, boolean again, String node) {
+        Job job(String type, String id) {
+            return new Job(type, id, state, parse(data), leaseId, node);
+        }
+    }
 
     private Record read(ReadTransaction tx, String type, String jobId) {
         byte[] v = tx.get(key(type, JOB, jobId));
-        if (v == null) return null;
-        Tuple t = Tuple.fromBytes(v);
-        return new Record(State.valueOf(t.getString(0)), t.getString(1), t.getString(2),
-                t.get(3) == null ? null : t.getVersionstamp(3), t.getBoolean(4));
+        return v == null ? null : decode(v);
     }
 
-    /** Writes a job record; with {@code touch} its Activity becomes this transaction's versionstamp. */
+    private static Record decode(byte[] v) {
+        Tuple t = Tuple.fromBytes(v);
+        return new Record(State.valueOf(t.getString(0)), t.getString(1), t.getString(2),
+                t.get(3) == null ? null : t.getVersionstamp(3), t.getBoolean(4), t.size() > 5 ? t.getString(5) : null);
+    }
+
+    /**
+     * Writes a job record; with {@code touch} its Activity becomes this transaction's versionstamp.
+     * A running job is held by this node.
+     */
     private void write(Transaction tx, String type, String jobId, State state, String data, String leaseId, boolean touch, boolean again) {
         byte[] k = key(type, JOB, jobId);
+        String holder = state == State.RUNNING ? node : null;
         if (touch) {
             tx.setVersionstampedValue(k, Versionstamps.packWithVersionstamp(new byte[0],
-                    Tuple.from(state.name(), data, leaseId, Versionstamp.incomplete(0), again)));
+                    Tuple.from(state.name(), data, leaseId, Versionstamp.incomplete(0), again, holder)));
         } else {
-            tx.set(k, Tuple.from(state.name(), data, leaseId, null, again).pack());
+            tx.set(k, Tuple.from(state.name(), data, leaseId, null, again, holder).pack());
         }
     }
 
@@ -128,7 +154,7 @@ public final class JobQueue {
             } else if (r.state == State.PENDING) {
                 write(tx, type, jobId, State.PENDING, json, null, false, false);
             } else {
-                tx.set(key(type, JOB, jobId), Tuple.from(r.state.name(), r.data, r.leaseId, r.activity, true).pack());
+                tx.set(key(type, JOB, jobId), Tuple.from(r.state.name(), r.data, r.leaseId, r.activity, true, r.node).pack());
             }
             return Boolean.TRUE;
         }, tx -> Optional.empty()); // after a 1021, adding again finds the job pending or running: no second queue entry
@@ -239,20 +265,52 @@ public final class JobQueue {
     }
 
     public Optional<Job> get(String type, String jobId) {
-        return kv.run(tx -> Optional.ofNullable(read(tx, type, jobId)).map(r -> new Job(type, jobId, r.state, parse(r.data), r.leaseId)));
+        return kv.run(tx -> Optional.ofNullable(read(tx, type, jobId)).map(r -> r.job(type, jobId)));
     }
 
     public List<Job> list(String type) {
         return kv.run(tx -> {
             byte[][] r = range(type, JOB);
             List<Job> out = new ArrayList<>();
-            for (KeyValue kv : tx.getRangeAsList(r[0], r[1], 0, false)) {
-                String id = unpack(kv.key()).getString(2);
-                Record rec = read(tx, type, id);
-                out.add(new Job(type, id, rec.state, parse(rec.data), rec.leaseId));
+            for (KeyValue kv : tx.getRangeAsList(r[0], r[1], 0, false)) out.add(decode(kv.value()).job(type, unpack(kv.key()).getString(2)));
+            return out;
+        });
+    }
+
+    /**
+     * Re-queues, at once, the running jobs whose worker cannot be alive: on a store with one
+     * process ({@link KvStore#singleProcess}), every running job, since this process has taken none
+     * yet; on a shared cluster, those held by this node, which must have crashed or stopped before
+     * finishing them. Call it before this node's workers start.
+     *
+     * @return how many jobs were re-queued
+     */
+    public int requeueOrphans(String type) {
+        boolean all = kv.singleProcess();
+        List<String> orphans = kv.run(tx -> {
+            byte[][] r = range(type, JOB);
+            List<String> out = new ArrayList<>();
+            for (KeyValue kv : tx.snapshot().getRangeAsList(r[0], r[1], 0, false)) {
+                Record rec = decode(kv.value());
+                if (rec.state == State.RUNNING && (all || node.equals(rec.node))) out.add(unpack(kv.key()).getString(2));
             }
             return out;
         });
+        int requeued = 0;
+        for (String id : orphans) {
+            boolean done = kv.run(tx -> {
+                Record rec = read(tx, type, id);
+                if (rec == null || rec.state != State.RUNNING || !(all || node.equals(rec.node))) return false;
+                write(tx, type, id, State.PENDING, rec.data, null, false, false);
+                enqueue(tx, type, id);
+                return true;
+            }, tx -> {
+                Record rec = read(tx, type, id); // after a 1021: pending again means that attempt did it
+                return rec != null && rec.state == State.PENDING ? Optional.of(true) : Optional.empty();
+            });
+            if (done) requeued++;
+        }
+        return requeued;
     }
 
     /** Waits until the job is in {@code state} (woken by a watch on its record); empty on timeout. */
@@ -262,7 +320,7 @@ public final class JobQueue {
             record Seen(Job job, CompletableFuture<Void> watch) {}
             Seen s = kv.run(tx -> {
                 Record r = read(tx, type, jobId);
-                if (r != null && r.state == state) return new Seen(new Job(type, jobId, r.state, parse(r.data), r.leaseId), null);
+                if (r != null && r.state == state) return new Seen(r.job(type, jobId), null);
                 return new Seen(null, tx.watch(key(type, JOB, jobId)));
             });
             if (s.job != null) return Optional.of(s.job);

@@ -13,7 +13,9 @@ import org.slf4j.LoggerFactory;
  * Platform threads that take jobs of one type from a {@link JobQueue} and run them, plus the
  * type's activity monitor. A handler reports progress through {@link JobQueue#update} (which also
  * proves it alive); it returns the job's result, or throws, which finishes the job with an
- * {@code error} result. On {@link #close} the threads are interrupted and every job still held is
+ * {@code error} result. At start it takes back the orphans of its type ({@link
+ * JobQueue#requeueOrphans}): jobs a crash left running are queued again at once, not after the
+ * activity timeout. On {@link #close} the threads are interrupted and every job still held is
  * given back ({@link JobQueue#release}): pending at once for another server, not after the
  * activity timeout.
  */
@@ -33,6 +35,8 @@ public final class JobWorkerPool implements AutoCloseable {
     /** @param activityTimeout how long a running job may go without an update before it is taken over */
     public JobWorkerPool(JobQueue queue, String type, int workers, Duration activityTimeout, Handler handler) {
         this.queue = queue;
+        int orphans = queue.requeueOrphans(type);
+        if (orphans > 0) log.info("re-queued {} {} job(s) left running by a previous process", orphans, type);
         for (int i = 0; i < workers; i++) {
             threads.add(Thread.ofPlatform().name("jobs-" + type + "-" + i).daemon().start(() -> work(queue, type, handler)));
         }

@@ -184,6 +184,70 @@ class JobQueueTest {
         }
     }
 
+    /**
+     * kill -9 leaves a job running with nobody working on it. The embedded engine has one process,
+     * so at the next open every running job is an orphan: the pool takes it again at once, where it
+     * used to wait for the activity timeout (an hour here, a minute in the server).
+     */
+    @Test
+    void aJobLeftRunningByACrashedProcessIsTakenAgainAtOnce(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir))) {
+            JobQueue q = new JobQueue(kv);
+            q.add("t", "crashed", Json.NODES.objectNode().put("n", 1));
+            q.add("t", "waiting", Json.NODES.objectNode().put("n", 2));
+            q.accept("t", Duration.ZERO).orElseThrow(); // the process dies while running it
+        }
+        try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir))) {
+            JobQueue q = new JobQueue(kv);
+            assertEquals(JobQueue.State.RUNNING, q.get("t", "crashed").orElseThrow().state(), "left running by the dead process");
+            AtomicInteger runs = new AtomicInteger();
+            try (JobWorkerPool pool = new JobWorkerPool(q, "t", 1, Duration.ofHours(1), (queue, lease) -> {
+                runs.incrementAndGet();
+                return Json.NODES.objectNode().put("done", lease.data().get("n").asInt());
+            })) {
+                for (String id : List.of("crashed", "waiting")) {
+                    Optional<JobQueue.Job> j = q.awaitState("t", id, JobQueue.State.FINISHED, Duration.ofSeconds(30));
+                    assertTrue(j.isPresent(), id + " finished without waiting for the hour-long activity timeout");
+                }
+            }
+            assertEquals(2, runs.get());
+        }
+    }
+
+    /** On a shared cluster only the restarted node's own jobs are orphans; another node's are alive. */
+    @Test
+    void onASharedStoreARestartedNodeTakesBackOnlyItsOwnJobs() {
+        try (KvStore embedded = store(FaultInjection.NONE)) {
+            KvStore shared = new KvStore() { // the embedded engine, claiming to be shared as a cluster is
+                public dev.chaise.kv.Transaction createTransaction() {
+                    return embedded.createTransaction();
+                }
+
+                public dev.chaise.kv.StoreTimer timer() {
+                    return embedded.timer();
+                }
+
+                public String backendName() {
+                    return "shared";
+                }
+
+                public void close() {}
+            };
+            JobQueue a = new JobQueue(shared, "node-a");
+            JobQueue b = new JobQueue(shared, "node-b");
+            a.add("t", "j1", Json.NODES.objectNode());
+            a.add("t", "j2", Json.NODES.objectNode());
+            String heldByA = a.accept("t", Duration.ZERO).orElseThrow().jobId();
+            String heldByB = b.accept("t", Duration.ZERO).orElseThrow().jobId();
+            assertEquals("node-a", a.get("t", heldByA).orElseThrow().node());
+            JobQueue restartedA = new JobQueue(shared, "node-a");
+            assertEquals(1, restartedA.requeueOrphans("t"));
+            assertEquals(JobQueue.State.PENDING, a.get("t", heldByA).orElseThrow().state());
+            assertEquals(JobQueue.State.RUNNING, a.get("t", heldByB).orElseThrow().state(), "node-b is alive: its job is its own");
+            assertEquals(heldByA, restartedA.accept("t", Duration.ZERO).orElseThrow().jobId());
+        }
+    }
+
     @Test
     void aPoolRunsEveryJobAndReportsFailures() throws Exception {
         try (KvStore kv = store(FaultInjection.NONE)) {

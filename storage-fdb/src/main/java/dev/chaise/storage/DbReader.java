@@ -76,6 +76,17 @@ public final class DbReader {
         return new StoredDoc(id, br.leaf(), br.deleted(), body, withBranches ? branches(id) : null, b.sequence());
     }
 
+    /**
+     * The stored body of the live revision {@code rev}, without reading its revision record: for a
+     * write hook in the transaction that just rewrote that record with a versionstamp, which is
+     * unreadable until commit (FDB raises 1036 on reading it).
+     */
+    public ObjectNode body(String id, RevId rev) {
+        ObjectNode body = DocumentBodies.read(tx, db, id, rev, false);
+        timer.increment(StorageCounts.DOCUMENTS_READ);
+        return body == null ? Json.NODES.objectNode() : body;
+    }
+
     /** The winner of a document, or null if it never existed. One reverse range read, limit 1. */
     public DocInfo winner(String id) {
         List<Branch> last = RevisionsSubspace.lastBranches(tx, db, id, 1);

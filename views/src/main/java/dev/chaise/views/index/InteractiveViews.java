@@ -61,9 +61,9 @@ public final class InteractiveViews implements DocumentWriteHook {
             ViewIndexer.indexDoc(tx, c.db(), ddoc, c.docId(), c.newWinner().toString(), null);
             return;
         }
-        ObjectNode body = c.newBody() != null ? c.newBody() : c.reader().get(c.docId(), c.newWinner(), false).body();
-        // The winner's key holds a versionstamp this transaction cannot read back (FDB raises 1036
-        // on reading it): read the other branches around it; the change names it.
+        ObjectNode body = c.newBody() != null ? c.newBody() : c.reader().body(c.docId(), c.newWinner());
+        // The winner's revision record holds a versionstamp this transaction cannot read back (FDB
+        // raises 1036 on reading it): read its body alone, and the other branches around it.
         List<EditBranch> branches = new ArrayList<>(c.reader().branchesBeside(c.docId(), c.newWinner()));
         branches.add(new EditBranch(c.newWinner(), false, List.of()));
         ObjectNode doc = ViewIndexer.mapDoc(new StoredDoc(c.docId(), c.newWinner(), false, body, branches, null));

@@ -15,14 +15,16 @@ import java.util.function.Consumer;
  */
 final class FdbRangeIterator implements RangeIterator {
     private final AsyncIterator<com.apple.foundationdb.KeyValue> it;
+    private final KeyPrefix prefix;
     private final StoreTimer timer;
     private final Consumer<FdbRangeIterator> onClose;
     private long waitedNanos;
     private Boolean more;
     private boolean closed;
 
-    FdbRangeIterator(AsyncIterator<com.apple.foundationdb.KeyValue> it, StoreTimer timer, Consumer<FdbRangeIterator> onClose) {
+    FdbRangeIterator(AsyncIterator<com.apple.foundationdb.KeyValue> it, KeyPrefix prefix, StoreTimer timer, Consumer<FdbRangeIterator> onClose) {
         this.it = it;
+        this.prefix = prefix;
         this.timer = timer;
         this.onClose = onClose;
     }
@@ -55,7 +57,7 @@ final class FdbRangeIterator implements RangeIterator {
         if (!hasNext()) throw new NoSuchElementException();
         more = null;
         com.apple.foundationdb.KeyValue kv = it.next(); // ready: onHasNext completed
-        return new KeyValue(kv.getKey(), kv.getValue());
+        return new KeyValue(prefix.strip(kv.getKey()), kv.getValue());
     }
 
     @Override

@@ -23,15 +23,16 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The seam over one fdb-java transaction. FoundationDB itself provides the semantics; this class
- * times every wait, maps errors to {@link KvException}, and raises the size and key-range errors
+ * times every wait, maps errors to {@link KvException}, raises the size and key-range errors
  * synchronously where the embedded engine raises them (FDB's C API would report some of them only
- * at commit).
+ * at commit), and places every key under the store's {@link KeyPrefix}.
  */
 final class FdbTransaction implements Transaction {
     /** FDB's 2021; the embedded engine raises the same code for a versionstamp before commit. */
 
     private final com.apple.foundationdb.Transaction tr;
     private final StoreTimer timer;
+    private final KeyPrefix prefix;
     private final Reads reads;
     private final Reads snapshotReads;
     private final Set<FdbRangeIterator> iterators = ConcurrentHashMap.newKeySet();
@@ -47,8 +48,13 @@ final class FdbTransaction implements Transaction {
     private volatile boolean noWriteConflictNext;
 
     FdbTransaction(com.apple.foundationdb.Transaction tr, StoreTimer timer) {
+        this(tr, timer, KeyPrefix.NONE);
+    }
+
+    FdbTransaction(com.apple.foundationdb.Transaction tr, StoreTimer timer, KeyPrefix prefix) {
         this.tr = tr;
         this.timer = timer;
+        this.prefix = prefix;
         this.reads = new Reads(tr);
         this.snapshotReads = new Reads(tr.snapshot());
     }
@@ -90,7 +96,7 @@ final class FdbTransaction implements Transaction {
         boolean blind = takeNoWriteConflict();
         call(() -> {
             blindIf(blind);
-            tr.set(key, value);
+            tr.set(prefix.add(key), value);
         });
     }
 
@@ -102,7 +108,7 @@ final class FdbTransaction implements Transaction {
         call(() -> {
             for (KeyValue kv : kvs) {
                 blindIf(blind);
-                tr.set(kv.key(), kv.value());
+                tr.set(prefix.add(kv.key()), kv.value());
             }
         });
     }
@@ -114,7 +120,7 @@ final class FdbTransaction implements Transaction {
         boolean blind = takeNoWriteConflict();
         call(() -> {
             blindIf(blind);
-            tr.clear(key);
+            tr.clear(prefix.add(key));
         });
     }
 
@@ -128,7 +134,7 @@ final class FdbTransaction implements Transaction {
         boolean blind = takeNoWriteConflict();
         call(() -> {
             blindIf(blind);
-            tr.clear(begin, end);
+            tr.clear(prefix.add(begin), prefix.add(end));
         });
     }
 
@@ -141,7 +147,7 @@ final class FdbTransaction implements Transaction {
         boolean blind = takeNoWriteConflict();
         call(() -> {
             blindIf(blind);
-            tr.mutate(t, key, param);
+            tr.mutate(t, prefix.add(key), param);
         });
     }
 
@@ -155,7 +161,7 @@ final class FdbTransaction implements Transaction {
         boolean blind = takeNoWriteConflict();
         call(() -> {
             blindIf(blind);
-            tr.mutate(com.apple.foundationdb.MutationType.SET_VERSIONSTAMPED_KEY, key, value);
+            tr.mutate(com.apple.foundationdb.MutationType.SET_VERSIONSTAMPED_KEY, prefix.addToVersionstampedKey(key), value);
         });
     }
 
@@ -168,7 +174,7 @@ final class FdbTransaction implements Transaction {
         boolean blind = takeNoWriteConflict();
         call(() -> {
             blindIf(blind);
-            tr.mutate(com.apple.foundationdb.MutationType.SET_VERSIONSTAMPED_VALUE, key, value);
+            tr.mutate(com.apple.foundationdb.MutationType.SET_VERSIONSTAMPED_VALUE, prefix.add(key), value);
         });
     }
 
@@ -193,21 +199,21 @@ final class FdbTransaction implements Transaction {
     public void addReadConflictRange(byte[] begin, byte[] end) {
         ensureOpen();
         KvLimits.checkRange(begin, end);
-        call(() -> tr.addReadConflictRange(begin, end));
+        call(() -> tr.addReadConflictRange(prefix.add(begin), prefix.add(end)));
     }
 
     @Override
     public void addWriteConflictRange(byte[] begin, byte[] end) {
         ensureOpen();
         KvLimits.checkRange(begin, end);
-        call(() -> tr.addWriteConflictRange(begin, end));
+        call(() -> tr.addWriteConflictRange(prefix.add(begin), prefix.add(end)));
     }
 
     @Override
     public CompletableFuture<Void> watch(byte[] key) {
         ensureOpen();
         KvLimits.checkWritableKey(key);
-        CompletableFuture<Void> inner = call(() -> tr.watch(key));
+        CompletableFuture<Void> inner = call(() -> tr.watch(prefix.add(key)));
         CompletableFuture<Void> out = new CompletableFuture<>();
         inner.whenComplete((v, t) -> {
             if (t == null) out.complete(null);
@@ -278,6 +284,16 @@ final class FdbTransaction implements Transaction {
         }
     }
 
+    /**
+     * A read past the seam's {@code \xff} is 2004, as the embedded engine raises it when the read
+     * is made (under a prefix FDB itself would not notice: that key is an ordinary one of its).
+     */
+    private static void checkReadRange(byte[] begin, byte[] end) {
+        if (Keys.compare(begin, Keys.SYSTEM_PREFIX) > 0 || Keys.compare(end, Keys.SYSTEM_PREFIX) > 0) {
+            throw new KvException(KvException.KEY_OUTSIDE_LEGAL_RANGE, "key_outside_legal_range: key outside legal range");
+        }
+    }
+
     private void closeIterators() {
         for (FdbRangeIterator it : new ArrayList<>(iterators)) it.close();
     }
@@ -299,22 +315,23 @@ final class FdbTransaction implements Transaction {
         @Override
         public byte[] get(byte[] key) {
             ensureOpen();
-            return await(timer, StoreTimer.Waits.GET, () -> rt.get(key));
+            return await(timer, StoreTimer.Waits.GET, () -> rt.get(prefix.add(key)));
         }
 
         @Override
         public byte[] getKey(KeySelector selector) {
             ensureOpen();
-            com.apple.foundationdb.KeySelector s = FdbMapping.toFdb(selector);
-            return await(timer, StoreTimer.Waits.GET_KEY, () -> rt.getKey(s));
+            com.apple.foundationdb.KeySelector s = FdbMapping.toFdb(prefix.add(selector));
+            return prefix.resolved(await(timer, StoreTimer.Waits.GET_KEY, () -> rt.getKey(s)));
         }
 
         @Override
         public RangeIterator getRange(byte[] begin, byte[] end, int limit, boolean reverse) {
             ensureOpen();
+            checkReadRange(begin, end);
             // ITERATOR: small first batch, growing ones after; the right mode for a lazy cursor.
-            var source = call(() -> rt.getRange(begin, end, limit, reverse, StreamingMode.ITERATOR).iterator());
-            FdbRangeIterator it = new FdbRangeIterator(source, timer, iterators::remove);
+            var source = call(() -> rt.getRange(prefix.add(begin), prefix.add(end), limit, reverse, StreamingMode.ITERATOR).iterator());
+            FdbRangeIterator it = new FdbRangeIterator(source, prefix, timer, iterators::remove);
             iterators.add(it);
             return it;
         }
@@ -323,16 +340,17 @@ final class FdbTransaction implements Transaction {
         @Override
         public java.util.List<java.util.List<KeyValue>> getRanges(java.util.List<byte[][]> ranges, int limit, boolean reverse) {
             ensureOpen();
+            for (byte[][] r : ranges) checkReadRange(r[0], r[1]);
             var futures = call(() -> {
                 var fs = new ArrayList<CompletableFuture<java.util.List<com.apple.foundationdb.KeyValue>>>(ranges.size());
-                for (byte[][] r : ranges) fs.add(rt.getRange(r[0], r[1], limit, reverse, StreamingMode.WANT_ALL).asList());
+                for (byte[][] r : ranges) fs.add(rt.getRange(prefix.add(r[0]), prefix.add(r[1]), limit, reverse, StreamingMode.WANT_ALL).asList());
                 return fs;
             });
             await(timer, StoreTimer.Waits.RANGE_READ, () -> CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)));
             var out = new ArrayList<java.util.List<KeyValue>>(ranges.size());
             for (var f : futures) {
                 var rows = new ArrayList<KeyValue>();
-                for (var kv : f.join()) rows.add(new KeyValue(kv.getKey(), kv.getValue()));
+                for (var kv : f.join()) rows.add(new KeyValue(prefix.strip(kv.getKey()), kv.getValue()));
                 out.add(rows);
             }
             return out;

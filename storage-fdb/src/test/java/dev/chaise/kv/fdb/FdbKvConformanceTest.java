@@ -36,8 +36,9 @@ import org.testcontainers.utility.DockerImageName;
 /**
  * The conformance suite against a real FoundationDB cluster, found in this order:
  * <ol>
- *   <li>{@code FDB_CLUSTER_FILE}: that cluster. Every test CLEARS ITS WHOLE USER KEY SPACE, so
- *       never point it at a cluster holding data you want.</li>
+ *   <li>{@code FDB_CLUSTER_FILE}: that cluster. Every test clears the key space of the Directory
+ *       layer directories {@code chaise-conformance} and {@code chaise-conformance-other}, and
+ *       nothing else; still, point it at a throwaway cluster.</li>
  *   <li>a Docker engine: a throwaway {@code foundationdb/foundationdb} container (the client
  *       library libfdb_c must still be installed on this host).</li>
  *   <li>neither: every test is reported as skipped, with the reason.</li>
@@ -48,6 +49,7 @@ class FdbKvConformanceTest extends KvConformanceSuite {
     static final String IMAGE = System.getProperty("chaise.fdb.image", "foundationdb/foundationdb:7.3.69");
     /** So that an unreachable cluster fails the tests instead of hanging them. */
     private static final Duration TX_TIMEOUT = Duration.ofSeconds(30);
+    static final java.util.List<String> DIRECTORY = java.util.List.of("chaise-conformance");
 
     private static String clusterFile;
     private static String skipReason;
@@ -144,9 +146,13 @@ class FdbKvConformanceTest extends KvConformanceSuite {
     @Override
     protected KvStore newStore() {
         assumeTrue(skipReason == null, skipReason);
-        FdbKvStore store = FdbKvStore.open(clusterFile, TX_TIMEOUT);
+        return openCleared(DIRECTORY);
+    }
+
+    private static FdbKvStore openCleared(java.util.List<String> directory) {
+        FdbKvStore store = FdbKvStore.open(FdbKvStore.Options.defaults(clusterFile).withTransactionTimeout(TX_TIMEOUT).withDirectory(directory));
         store.run(tx -> {
-            tx.clear(Keys.EMPTY, Keys.SYSTEM_PREFIX);
+            tx.clear(Keys.EMPTY, Keys.SYSTEM_PREFIX); // the directory's key space only
             return null;
         });
         return store;
@@ -173,6 +179,31 @@ class FdbKvConformanceTest extends KvConformanceSuite {
                 return null;
             });
             assertTrue(store.timer().stat(dev.chaise.kv.StoreTimer.Waits.COMMIT).count() >= 2);
+        }
+    }
+
+    /** Two directories on one cluster: neither sees the other's keys, even through key selectors at its edges. */
+    @Test
+    void directoriesKeepTheirKeySpacesApart() {
+        try (KvStore a = newStore(); KvStore other = openCleared(java.util.List.of("chaise-conformance-other"))) {
+            a.run(tx -> {
+                tx.set(b("k"), b("a"));
+                return null;
+            });
+            other.run(tx -> {
+                tx.set(b("k"), b("other"));
+                tx.set(b("j"), b("other"));
+                return null;
+            });
+            a.run(tx -> {
+                java.util.List<dev.chaise.kv.KeyValue> all = tx.getRangeAsList(Keys.EMPTY, Keys.SYSTEM_PREFIX, 0, false);
+                assertEquals(1, all.size());
+                assertArrayEquals(b("a"), all.get(0).value());
+                assertArrayEquals(Keys.SYSTEM_PREFIX, tx.getKey(dev.chaise.kv.KeySelector.firstGreaterThan(b("k"))), "past the last key of this directory");
+                assertArrayEquals(Keys.EMPTY, tx.getKey(dev.chaise.kv.KeySelector.lastLessThan(b("k"))), "before its first");
+                return null;
+            });
+            assertEquals(2, other.run(tx -> tx.getRangeAsList(Keys.EMPTY, Keys.SYSTEM_PREFIX, 0, false)).size());
         }
     }
 

@@ -14,13 +14,13 @@ class FdbKvStoreUnavailableTest {
     void missingClientLibraryGivesAClearError() {
         Optional<String> problem = FdbKvStore.nativeClientProblem();
         assumeTrue(problem.isPresent(), "libfdb_c loads here, so there is no failure to check");
-        FdbUnavailableException e = assertThrows(FdbUnavailableException.class, () -> FdbKvStore.open(null));
+        FdbUnavailableException e = assertThrows(FdbUnavailableException.class, () -> FdbKvStore.open((String) null));
         assertTrue(e.getMessage().contains("libfdb_c"), e.getMessage());
         assertTrue(e.getMessage().contains("foundationdb-clients"), e.getMessage());
         assertTrue(e.getMessage().contains("storage = embedded"), e.getMessage());
         // The first cause is kept: later attempts see only NoClassDefFoundError from the JVM.
         assertTrue(e.getCause() instanceof LinkageError || e.getCause() instanceof com.apple.foundationdb.FDBException, String.valueOf(e.getCause()));
-        FdbUnavailableException again = assertThrows(FdbUnavailableException.class, () -> FdbKvStore.open(null));
+        FdbUnavailableException again = assertThrows(FdbUnavailableException.class, () -> FdbKvStore.open((String) null));
         assertTrue(again.getCause() == e.getCause());
     }
 }

@@ -58,6 +58,43 @@ class FdbTransactionTest {
         assertEquals(List.of("options()", "option(30)", "set(a, 1)", "options()", "option(30)", "set(b, 2)", "clear(c)"), fake.calls);
     }
 
+    /** Under a directory's prefix: every key fdb sees is prefixed, every key the seam gets back is not. */
+    @Test
+    void everyKeyGoesUnderTheStoresPrefix() {
+        FakeFdbTransaction f = new FakeFdbTransaction();
+        FdbTransaction ptx = new FdbTransaction(f.transaction(), timer, new KeyPrefix(b("P")));
+        f.calls.clear(); // the wrapper takes fdb's snapshot view up front
+        ptx.set(b("k"), b("v"));
+        ptx.clear(b("c"));
+        ptx.clear(b("a"), b("b"));
+        ptx.mutate(MutationType.ADD, b("n"), new byte[] {1});
+        ptx.setVersionstampedValue(b("vv"), Versionstamps.packWithVersionstamp(new byte[0], Tuple.from(Versionstamp.incomplete(0))));
+        ptx.addReadConflictRange(b("r"), b("s"));
+        ptx.addWriteConflictRange(b("w"), b("x"));
+        ptx.watch(b("watched"));
+        ptx.get(b("g"));
+        assertEquals(List.of("set(Pk, v)", "clear(Pc)", "clear(Pa, Pb)", "mutate(ADD, Pn, \\x01)"), f.calls.subList(0, 4));
+        assertTrue(f.calls.get(4).startsWith("mutate(SET_VERSIONSTAMPED_VALUE, Pvv, "), f.calls.get(4));
+        assertEquals(List.of("addReadConflictRange(Pr, Ps)", "addWriteConflictRange(Pw, Px)", "watch(Pwatched)", "get(Pg)"), f.calls.subList(5, 9));
+
+        byte[] operand = Versionstamps.packWithVersionstamp(b("ch/"), Tuple.from(Versionstamp.incomplete(0)));
+        f.calls.clear();
+        ptx.setVersionstampedKey(operand, b("v"));
+        assertEquals("mutate(SET_VERSIONSTAMPED_KEY, " + dev.chaise.kv.Keys.printable(new KeyPrefix(b("P")).addToVersionstampedKey(operand)) + ", v)",
+                f.calls.get(0));
+
+        f.rangeRows = List.of(new com.apple.foundationdb.KeyValue(b("Pa1"), b("1")), new com.apple.foundationdb.KeyValue(b("Pa2"), b("2")));
+        f.calls.clear();
+        List<KeyValue> rows = ptx.getRangeAsList(b("a"), b("b"), 0, false);
+        assertEquals(List.of("getRange(Pa, Pb, 0, false, ITERATOR)"), f.calls);
+        assertEquals(List.of("a1", "a2"), rows.stream().map(kv -> new String(kv.key(), StandardCharsets.ISO_8859_1)).toList());
+        List<List<KeyValue>> many = ptx.getRanges(List.<byte[][]>of(new byte[][] {b("a"), b("b")}), 0, false);
+        assertEquals("a1", new String(many.get(0).get(0).key(), StandardCharsets.ISO_8859_1));
+        // The fake resolves a selector to its own key: under the prefix, stripped back.
+        assertArrayEquals(b("s"), ptx.getKey(KeySelector.firstGreaterOrEqual(b("s"))));
+        assertCode(KvException.KEY_OUTSIDE_LEGAL_RANGE, () -> ptx.getRange(b("a"), b("\u00ff\u0000"), 0, false));
+    }
+
     @Test
     void limitsAreCheckedBeforeFdbSeesTheWrite() {
         byte[] bigKey = new byte[KvLimits.MAX_KEY_BYTES + 1];

@@ -66,6 +66,7 @@ public final class ErrorMapper {
         if (e instanceof JacksonException) return new Mapped(400, "bad_request", INVALID_JSON, List.of());
         // The client stopped sending its body; nobody will read this answer.
         if (e instanceof ResponseStream.ClientGoneException) return new Mapped(400, "bad_request", "The request body did not arrive", List.of());
+        if (dev.chaise.storage.StoreAvailability.unavailable(e)) return new Mapped(503, "service unavailable", e.getMessage(), List.of());
         log.error("unexpected failure in {}", req == null ? "request" : req, e);
         String reason = e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
         return new Mapped(500, "unknown_error", reason, List.of());

@@ -27,6 +27,19 @@ class ErrorMapperTest {
         }
     }
 
+    /** An unreachable cluster, a timeout, the retry limit, a store that stopped writing: 503, as CouchDB answers a cluster that cannot serve. */
+    @Test
+    void anUnavailableStoreIs503() {
+        for (int code : new int[] {1031, 1037, 1510, 1025}) {
+            ErrorMapper.Mapped m = ErrorMapper.map(new dev.chaise.kv.KvException(code, "why"), null);
+            assertEquals(503, m.status(), "" + code);
+            assertEquals("service unavailable", m.error());
+        }
+        ErrorMapper.Mapped gaveUp = ErrorMapper.map(dev.chaise.kv.KvException.retryLimitReached(dev.chaise.kv.KvException.notCommitted(), 100), null);
+        assertEquals(503, gaveUp.status());
+        assertEquals(500, ErrorMapper.map(new dev.chaise.kv.KvException(4100, "internal_error: a bug"), null).status(), "a bug is not unavailability");
+    }
+
     @Test
     void jsonErrorsAreInvalidUtf8Json() {
         for (String bad : new String[] {"{", "[1,]", "\"\\ud800\"", "1e400", "{} {}"}) {

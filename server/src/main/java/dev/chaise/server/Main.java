@@ -236,12 +236,27 @@ public final class Main {
         });
     }
 
+    /**
+     * The fdb backend's settings from {@code [chaise]}: {@code fdb_cluster_file} (default FDB's own),
+     * {@code fdb_transaction_timeout_ms} (10000; 0 for none), {@code fdb_retry_limit} (100) and
+     * {@code fdb_directory}, the Directory layer path of Chaise's key space ({@code chaise}; names
+     * separated by {@code /}; empty for the cluster's whole key space). The embedded engine has
+     * none of these: its process owns its directory.
+     */
+    static FdbKvStore.Options fdbOptions(IniConfig config) {
+        FdbKvStore.Options d = FdbKvStore.Options.defaults(config.get("chaise", "fdb_cluster_file").filter(f -> !f.isBlank()).orElse(null));
+        return d.withTransactionTimeout(Duration.ofMillis(config.get("chaise", "fdb_transaction_timeout_ms").map(Long::parseLong)
+                        .orElse(d.transactionTimeout().toMillis())))
+                .withRetryLimit(config.get("chaise", "fdb_retry_limit").map(Integer::parseInt).orElse(d.retryLimit()))
+                .withDirectory(config.get("chaise", "fdb_directory").map(FdbKvStore.Options::directoryPath).orElse(d.directory()));
+    }
+
     static KvStore openStorage(IniConfig config) {
         String backend = config.get("chaise", "storage", "embedded");
         return switch (backend) {
             case "embedded" -> EmbeddedKvStore.open(EmbeddedOptions.onDisk(Path.of(config.get("chaise", "data_dir", "./data")).toAbsolutePath()));
             case "embedded-memory" -> EmbeddedKvStore.open(EmbeddedOptions.inMemory());
-            case "fdb" -> FdbKvStore.open(config.get("chaise", "fdb_cluster_file").filter(f -> !f.isBlank()).orElse(null));
+            case "fdb" -> FdbKvStore.open(fdbOptions(config));
             default -> throw new IllegalArgumentException("[chaise] storage must be embedded, embedded-memory or fdb, not " + backend);
         };
     }

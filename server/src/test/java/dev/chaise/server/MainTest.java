@@ -49,6 +49,28 @@ class MainTest {
     }
 
     @Test
+    void fdbSettingsComeFromTheChaiseSection() {
+        var d = Main.fdbOptions(IniConfig.parse("", "empty"));
+        assertEquals(null, d.clusterFile());
+        assertEquals(java.time.Duration.ofSeconds(10), d.transactionTimeout());
+        assertEquals(100, d.retryLimit());
+        assertEquals(java.util.List.of("chaise"), d.directory());
+        var c = Main.fdbOptions(IniConfig.parse("""
+                [chaise]
+                fdb_cluster_file = /etc/foundationdb/fdb.cluster
+                fdb_transaction_timeout_ms = 2500
+                fdb_retry_limit = 7
+                fdb_directory = apps/chaise-prod
+                """, "t.ini"));
+        assertEquals("/etc/foundationdb/fdb.cluster", c.clusterFile());
+        assertEquals(java.time.Duration.ofMillis(2500), c.transactionTimeout());
+        assertEquals(7, c.retryLimit());
+        assertEquals(java.util.List.of("apps", "chaise-prod"), c.directory());
+        assertEquals(java.util.List.of(), Main.fdbOptions(IniConfig.parse("[chaise]\nfdb_directory =\n", "t.ini")).directory(),
+                "empty: the cluster's whole key space");
+    }
+
+    @Test
     void plainTextAdminsAreHashedAndWrittenBack(@TempDir Path dir) throws Exception {
         Path f = dir.resolve("local.ini");
         Files.writeString(f, "[admins]\nadmin = hunter2\nkept = -pbkdf2:sha256-ab,cd,10\n");

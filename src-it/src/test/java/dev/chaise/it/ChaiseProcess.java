@@ -105,6 +105,12 @@ final class ChaiseProcess implements AutoCloseable {
         if (!server.waitFor(60, TimeUnit.SECONDS)) server.destroyForcibly().waitFor();
     }
 
+    /** kill -9: no shutdown hook, no flush, no close. */
+    void kill() throws InterruptedException {
+        server.destroyForcibly(); // SIGKILL on Linux
+        server.waitFor(20, TimeUnit.SECONDS);
+    }
+
     /**
      * Runs a node script of this module against the server to its end (at most {@code minutes}),
      * its output relayed into the build log and kept in {@code target/{logName}}; the lines it

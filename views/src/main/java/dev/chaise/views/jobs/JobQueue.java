@@ -298,19 +298,23 @@ public final class JobQueue {
         });
         int requeued = 0;
         for (String id : orphans) {
-            boolean done = kv.run(tx -> {
-                Record rec = read(tx, type, id);
-                if (rec == null || rec.state != State.RUNNING || !(all || node.equals(rec.node))) return false;
-                write(tx, type, id, State.PENDING, rec.data, null, false, false);
-                enqueue(tx, type, id);
-                return true;
-            }, tx -> {
-                Record rec = read(tx, type, id); // after a 1021: pending again means that attempt did it
-                return rec != null && rec.state == State.PENDING ? Optional.of(true) : Optional.empty();
-            });
-            if (done) requeued++;
+            if (requeueIf(type, id, rec -> all || node.equals(rec.node))) requeued++;
         }
         return requeued;
+    }
+
+    /** Puts a running job back in the queue if {@code stillOrphaned} holds for it in the re-queuing transaction. */
+    private boolean requeueIf(String type, String id, java.util.function.Predicate<Record> stillOrphaned) {
+        return kv.run(tx -> {
+            Record rec = read(tx, type, id);
+            if (rec == null || rec.state != State.RUNNING || !stillOrphaned.test(rec)) return false;
+            write(tx, type, id, State.PENDING, rec.data, null, false, false);
+            enqueue(tx, type, id);
+            return true;
+        }, tx -> {
+            Record rec = read(tx, type, id); // after a 1021: pending again means that attempt did it
+            return rec != null && rec.state == State.PENDING ? Optional.of(true) : Optional.empty();
+        });
     }
 
     /** Waits until the job is in {@code state} (woken by a watch on its record); empty on timeout. */
@@ -358,17 +362,7 @@ public final class JobQueue {
         int requeued = 0;
         for (String id : stale) {
             Versionstamp was = now.get(id);
-            boolean done = kv.run(tx -> {
-                Record rec = read(tx, type, id);
-                if (rec == null || rec.state != State.RUNNING || !was.equals(rec.activity)) return false; // alive after all
-                write(tx, type, id, State.PENDING, rec.data, null, false, false);
-                enqueue(tx, type, id);
-                return true;
-            }, tx -> {
-                Record rec = read(tx, type, id); // after a 1021: pending again means that attempt did it
-                return rec != null && rec.state == State.PENDING ? Optional.of(true) : Optional.empty();
-            });
-            if (done) {
+            if (requeueIf(type, id, rec -> was.equals(rec.activity))) { // else alive after all
                 requeued++;
                 now.remove(id);
             }

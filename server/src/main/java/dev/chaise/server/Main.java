@@ -96,7 +96,7 @@ public final class Main {
         long jsTimeout = config.get("couchdb", "os_process_timeout").map(Long::parseLong).orElse(5000L);
         GraalJsEngine js = GraalJsEngine.create(new GraalJsEngine.Options(Duration.ofMillis(jsTimeout), GraalJsEngine.Options.defaults().poolSize()));
         ViewService views = new ViewService(storage, js).enableInteractiveViews()
-                .useJobQueue(new JobQueue(store, nodeName(config)), 2, Duration.ofSeconds(60));
+                .useJobQueue(new JobQueue(store, http.nodeName()), 2, Duration.ofSeconds(60)); // build jobs are held under [chaise] node_name
         // CouchDB's background indexer; 0 turns it off (indexes are then built by queries only).
         long autoupdateMs = config.get("chaise", "view_autoupdate_delay_ms").map(Long::parseLong).orElse(1000L);
         if (autoupdateMs > 0) views.enableAutoUpdate(Duration.ofMillis(autoupdateMs));
@@ -219,21 +219,6 @@ public final class Main {
         } catch (java.io.IOException e) {
             return "unknown";
         }
-    }
-
-    /**
-     * {@code [chaise] node_name}, default the host's name: the name this server holds view build
-     * jobs under, so that on a shared FoundationDB cluster a restarted server takes back its own.
-     * Each server sharing a cluster needs its own, kept across restarts.
-     */
-    static String nodeName(IniConfig config) {
-        return config.get("chaise", "node_name").orElseGet(() -> {
-            try {
-                return java.net.InetAddress.getLocalHost().getHostName();
-            } catch (java.io.IOException e) {
-                return "chaise";
-            }
-        });
     }
 
     /**

@@ -9,13 +9,14 @@
 # repository and installed there once. Environment:
 #   POUCHDB_GIT      where to clone from (default https://github.com/pouchdb/pouchdb.git; a local mirror works)
 #   POUCHDB_CACHE    cache directory (default ${XDG_CACHE_HOME:-~/.cache}/chaise/pouchdb-suite)
-#   SUITE            integration (default) or mapreduce: PouchDB's tests/<SUITE> (TESTING.md's
-#                    TYPE=mapreduce ADAPTERS=http run, which puts every view on the server)
+#   SUITE            integration (default), mapreduce or find: PouchDB's tests/<SUITE> (TESTING.md's
+#                    TYPE=mapreduce ADAPTERS=http run, which puts every view on the server; and
+#                    TYPE=find PLUGINS=pouchdb-find ADAPTERS=http, every Mango query on the server)
 #   ADAPTERS         PouchDB's adapter for the databases tests create (default memory for
-#                    integration, whose tests pair it with an http one; http for mapreduce)
+#                    integration, whose tests pair it with an http one; http for mapreduce and find)
 #   GREP             only tests whose names match (mocha --grep); default "http" for integration:
 #                    the suites that talk to the server (local-only suites test PouchDB, not
-#                    Chaise); none for mapreduce
+#                    Chaise); none for mapreduce and find
 #   SUITE_TIMEOUT    mocha's per-test timeout in ms (default 20000)
 # Prints mocha's report, then a line "pouchdb-suite: passing N failing M pending P".
 #
@@ -34,7 +35,8 @@ version="$(node -p "require('$here/package-lock.json').packages['node_modules/po
 case "$SUITE" in
   integration) : "${ADAPTERS:=memory}" "${GREP=http}" ;;
   mapreduce) : "${ADAPTERS:=http}" "${GREP=}" ;;
-  *) echo "pouchdb-suite: SUITE must be integration or mapreduce, not $SUITE" >&2; exit 2 ;;
+  find) : "${ADAPTERS:=http}" "${GREP=}" ;;
+  *) echo "pouchdb-suite: SUITE must be integration, mapreduce or find, not $SUITE" >&2; exit 2 ;;
 esac
 : "${SUITE_TIMEOUT:=20000}"
 dir="$POUCHDB_CACHE/pouchdb-$version"
@@ -55,6 +57,15 @@ export COUCH_HOST="${CHAISE_URL/:\/\//://$CHAISE_ADMIN:$password@}"
 export SERVER=couchdb-master CLIENT=node ADAPTERS VIEW_ADAPTERS=memory
 
 cd "$dir"
+# The find suite needs the plugin it tests; its files sit one level down (test-suite-1, ...), and
+# test-suite-1's setup file gives every file the per-test database the others expect.
+setup=()
+files=(tests/"$SUITE"/test.*.js)
+if [ "$SUITE" = find ]; then
+  export PLUGINS=pouchdb-find
+  setup=(tests/find/test-suite-1/test.aaa-setup.js)
+  files=(tests/find/*/test.*.js)
+fi
 # bin/test-node.sh without the CORS setup Node does not need: mocha over tests/$SUITE, not
 # stopping at the first failure, plus the "down server" some tests expect on port 3010.
 down_pid=""
@@ -66,12 +77,12 @@ trap '[ -n "$down_pid" ] && kill "$down_pid" 2>/dev/null || true' EXIT
 # hook, and mocha then stops the whole run, so one file's crash must not hide the others' results.
 total_pass=0 total_fail=0 total_pending=0
 summary=()
-for file in tests/"$SUITE"/test.*.js; do
-  case "$file" in */test.aa.setup.js|*/test.setup_global_hooks.js) continue ;; esac
+for file in "${files[@]}"; do
+  case "$file" in */test.aa.setup.js|*/test.setup_global_hooks.js|*/test.aaa-setup.js) continue ;; esac
   report="$(mktemp)"
   set +e
   ./node_modules/.bin/mocha --exit --timeout "$SUITE_TIMEOUT" --require=./tests/integration/node.setup.js \
-    --reporter=spec --grep="$GREP" tests/integration/test.setup_global_hooks.js "$file" 2>&1 | tee "$report"
+    --reporter=spec --grep="$GREP" tests/integration/test.setup_global_hooks.js "${setup[@]}" "$file" 2>&1 | tee "$report"
   set -e
   count() { grep -Eo "^ +[0-9]+ $1" "$report" | grep -Eo '[0-9]+' || echo 0; }
   p="$(count passing)" f="$(count failing)" n="$(count pending)"

@@ -34,20 +34,25 @@ public final class Selector {
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
     private static final Set<String> UNSUPPORTED = Set.of("$where", "$geoWithin", "$geoIntersects", "$near", "$nearSphere");
 
-    private sealed interface Node permits And, Or, Not, Nor, Named, Field, Op, Sub, Text {}
+    sealed interface Node permits And, Or, Not, Nor, Named, Field, Op, Sub, Text {}
 
-    private record And(List<Node> args) implements Node {}
+    record And(List<Node> args) implements Node {}
 
-    private record Or(List<Node> args) implements Node {}
+    record Or(List<Node> args) implements Node {}
 
-    private record Not(Node arg) implements Node {}
+    record Not(Node arg) implements Node {}
 
-    private record Nor(List<Node> args) implements Node {}
+    record Nor(List<Node> args) implements Node {}
 
     /** A member name before it is split into a path. */
-    private record Named(String name, Node cond) implements Node {}
+    record Named(String name, Node cond) implements Node {}
 
-    private record Field(List<String> path, Node cond) implements Node {}
+    /** @param name the path as Mango spells it (names joined by dots, escapes kept): what indexes and sorts name */
+    record Field(String name, List<String> path, Node cond) implements Node {
+        boolean isId() {
+            return name.equals("_id");
+        }
+    }
 
     /**
      * A terminal operator; {@code regex} is compiled once for {@code $regex}, with RE2/J: matching
@@ -55,13 +60,13 @@ public final class Selector {
      * takes exponential time on {@code (a+)+b}). RE2 has no backreferences or lookaround: such a
      * pattern is refused as a bad argument (docs/compatibility.md).
      */
-    private record Op(String op, JsonNode arg, Pattern regex) implements Node {}
+    record Op(String op, JsonNode arg, Pattern regex) implements Node {}
 
     /** {@code $elemMatch}, {@code $allMatch}, {@code $keyMapMatch}: a selector applied to elements or keys. */
-    private record Sub(String op, Node sel) implements Node {}
+    record Sub(String op, Node sel) implements Node {}
 
     /** {@code $text}, which only a text index can answer; Mango's matcher lets it pass. */
-    private record Text(JsonNode arg) implements Node {}
+    record Text(JsonNode arg) implements Node {}
 
     private final Node root; // null: the empty selector, which matches everything
 
@@ -75,7 +80,7 @@ public final class Selector {
             throw new MangoException("invalid_selector_json", "Selector must be a JSON object, not: " + json);
         }
         if (json.isEmpty()) return new Selector(null);
-        Node n = normNegations(normFields(normOps(json), List.of()));
+        Node n = normNegations(normFields(normOps(json), List.of(), ""));
         if (n instanceof Field f && f.path().isEmpty()) {
             throw new MangoException("invalid_selector", "One or more conditions is missing a field name.");
         }
@@ -193,22 +198,22 @@ public final class Selector {
 
     // ---------------------------------------------------------------- step 2: field paths
 
-    private static Node normFields(Node n, List<String> path) {
+    private static Node normFields(Node n, List<String> path, String name) {
         return switch (n) {
-            case And a -> new And(a.args().stream().map(x -> normFields(x, path)).toList());
-            case Or o -> new Or(o.args().stream().map(x -> normFields(x, path)).toList());
-            case Nor o -> new Nor(o.args().stream().map(x -> normFields(x, path)).toList());
-            case Not x -> new Not(normFields(x.arg(), path));
-            case Sub s -> new Field(path, new Sub(s.op(), normFields(s.sel(), List.of())));
+            case And a -> new And(a.args().stream().map(x -> normFields(x, path, name)).toList());
+            case Or o -> new Or(o.args().stream().map(x -> normFields(x, path, name)).toList());
+            case Nor o -> new Nor(o.args().stream().map(x -> normFields(x, path, name)).toList());
+            case Not x -> new Not(normFields(x.arg(), path, name));
+            case Sub s -> new Field(name, path, new Sub(s.op(), normFields(s.sel(), List.of(), "")));
             case Text t -> {
                 if (!path.isEmpty()) throw badField(NODES.objectNode().set("$default", NODES.objectNode().set("$text", t.arg())));
                 yield t;
             }
-            case Op op -> new Field(path, op);
+            case Op op -> new Field(name, path, op);
             case Named f -> {
                 List<String> p = new ArrayList<>(path);
                 p.addAll(parseField(f.name()));
-                yield normFields(f.cond(), List.copyOf(p));
+                yield normFields(f.cond(), List.copyOf(p), name.isEmpty() ? f.name() : name + "." + f.name());
             }
             case Field f -> f;
         };
@@ -271,7 +276,7 @@ public final class Selector {
                 default -> new Not(op);
             };
             case Sub s -> new Not(s);
-            case Field f -> new Field(f.path(), negate(f.cond()));
+            case Field f -> new Field(f.name(), f.path(), negate(f.cond()));
             case Named f -> new Named(f.name(), negate(f.cond()));
         };
     }
@@ -301,7 +306,8 @@ public final class Selector {
                 Object found = lookup(v, f.path());
                 if (found == NOT_FOUND) yield f.cond() instanceof Op op && op.op().equals("$exists") && !op.arg().booleanValue();
                 if (found == BAD_PATH) yield false;
-                yield match(f.cond(), (JsonNode) found, cmp);
+                // Mango compares _id as Erlang terms, not by view collation (PouchDB's test.issue66).
+                yield match(f.cond(), (JsonNode) found, f.isId() ? RawOrder::compare : cmp);
             }
             case Op op -> matchOp(op, v, cmp);
             case Sub s -> matchSub(s, v, cmp);
@@ -326,6 +332,12 @@ public final class Selector {
             }
         }
         return cur;
+    }
+
+    /** The value at {@code path} (array positions as numbers), or null if it is missing or the path runs through a scalar. */
+    static JsonNode get(JsonNode doc, List<String> path) {
+        Object v = lookup(doc, path);
+        return v instanceof JsonNode n ? n : null;
     }
 
     private static int arrayIndex(String seg) {
@@ -451,6 +463,150 @@ public final class Selector {
         return a.equals(b);
     }
 
+    // ---------------------------------------------------------------- what index selection reads
+
+    /** The normalized tree, null for the empty selector; for the planner. */
+    Node root() {
+        return root;
+    }
+
+    /** Field names the selector's conditions name at the top ({@code mango_selector:fields}), in order, repeats kept. */
+    List<String> fields() {
+        List<String> out = new ArrayList<>();
+        if (root != null) fields(root, out);
+        return out;
+    }
+
+    private static void fields(Node n, List<String> out) {
+        switch (n) {
+            case And a -> a.args().forEach(x -> fields(x, out));
+            case Or o -> o.args().forEach(x -> fields(x, out));
+            case Nor o -> o.args().forEach(x -> fields(x, out));
+            case Field f -> out.add(f.name());
+            case Text t -> out.add("$default");
+            default -> { }
+        }
+    }
+
+    /**
+     * Whether every matching document has each of {@code required} ({@code has_required_fields}):
+     * seen through {@code $and}, and through {@code $or} when every branch requires the field;
+     * {@code $exists: false} requires nothing.
+     */
+    boolean hasRequiredFields(List<String> required) {
+        if (root == null) return required.isEmpty();
+        return remaining(List.of(root), new ArrayList<>(required)).isEmpty();
+    }
+
+    private static List<String> remaining(List<Node> nodes, List<String> required) {
+        if (required.isEmpty() || nodes.isEmpty()) return required;
+        Node first = nodes.getFirst();
+        List<Node> rest = nodes.subList(1, nodes.size());
+        return switch (first) {
+            case And a -> remaining(rest, remaining(a.args(), required));
+            case Or o -> {
+                java.util.TreeSet<String> left = new java.util.TreeSet<>();
+                for (Node x : o.args()) left.addAll(remaining(List.of(x), new ArrayList<>(required)));
+                yield remaining(rest, new ArrayList<>(left));
+            }
+            case Field f -> {
+                if (!(f.cond() instanceof Op op && op.op().equals("$exists") && !op.arg().booleanValue())) required.remove(f.name());
+                yield remaining(rest, required);
+            }
+            case Text t -> {
+                required.remove("$default");
+                yield remaining(rest, required);
+            }
+            default -> remaining(rest, required);
+        };
+    }
+
+    /** Whether the selector pins {@code field} to one value ({@code $eq}) at the top or under {@code $and}. */
+    boolean isConstantField(String field) {
+        return root != null && constant(root, field);
+    }
+
+    private static boolean constant(Node n, String field) {
+        return switch (n) {
+            case And a -> a.args().stream().anyMatch(x -> constant(x, field));
+            case Field f -> f.name().equals(field) && f.cond() instanceof Op op && op.op().equals("$eq");
+            default -> false;
+        };
+    }
+
+    private static final Set<String> INDEXABLE = Set.of("$lt", "$lte", "$eq", "$gt", "$gte", "$beginsWith", "$exists");
+
+    /**
+     * Fields a view index can narrow its scan by ({@code indexable_fields}): those under
+     * {@code $and} with a comparison, {@code $beginsWith} or {@code $exists}; nothing under
+     * {@code $or}, {@code $in} or a negation. Sorted by their UTF-8 bytes, without repeats.
+     */
+    List<String> indexableFields() {
+        java.util.TreeSet<String> out = new java.util.TreeSet<>(RawOrder::compareStrings);
+        if (root != null) indexable(root, out);
+        return List.copyOf(out);
+    }
+
+    private static void indexable(Node n, java.util.Set<String> out) {
+        switch (n) {
+            case And a -> a.args().forEach(x -> indexable(x, out));
+            case Field f -> {
+                if (f.cond() instanceof Op op && INDEXABLE.contains(op.op())) out.add(f.name());
+            }
+            default -> { }
+        }
+    }
+
+    /** A {@code $text} search, which only a text index answers. */
+    boolean isTextSearch() {
+        return root != null && text(root);
+    }
+
+    private static boolean text(Node n) {
+        return switch (n) {
+            case Text t -> true;
+            case And a -> a.args().stream().anyMatch(Selector::text);
+            case Or o -> o.args().stream().anyMatch(Selector::text);
+            case Nor o -> o.args().stream().anyMatch(Selector::text);
+            case Not x -> text(x.arg());
+            default -> false;
+        };
+    }
+
+    /**
+     * Mango's "noop range": a selector that is only {@code $and: []} or {@code $or: []} reads
+     * nothing ({@code mango_cursor:maybe_noop_range}), though the matcher would accept every
+     * document.
+     */
+    boolean noopRange() {
+        return (root instanceof And a && a.args().isEmpty()) || (root instanceof Or o && o.args().isEmpty());
+    }
+
+    /**
+     * The range of values of {@code field} that matching documents can have, from the comparisons
+     * under {@code $and} (Mango's {@code mango_idx_view:range}, by view collation); null when the
+     * comparisons contradict each other (empty).
+     */
+    ColumnRange range(String field) {
+        ColumnRange r = ColumnRange.ALL;
+        return root == null ? r : range(root, field, r);
+    }
+
+    private static ColumnRange range(Node n, String field, ColumnRange r) {
+        return switch (n) {
+            case And a -> {
+                ColumnRange x = r;
+                for (Node arg : a.args()) {
+                    x = range(arg, field, x);
+                    if (x == null) break;
+                }
+                yield x;
+            }
+            case Field f when f.name().equals(field) && f.cond() instanceof Op op -> r.narrow(op.op(), op.arg());
+            default -> r;
+        };
+    }
+
     // ---------------------------------------------------------------- rendering
 
     private static JsonNode json(Node n) {
@@ -460,7 +616,7 @@ public final class Selector {
             case Nor o -> NODES.objectNode().set("$nor", array(o.args()));
             case Not x -> NODES.objectNode().set("$not", json(x.arg()));
             case Named f -> NODES.objectNode().set(f.name(), json(f.cond()));
-            case Field f -> NODES.objectNode().set(String.join(".", f.path()), json(f.cond()));
+            case Field f -> NODES.objectNode().set(f.name(), json(f.cond()));
             case Op op -> NODES.objectNode().set(op.op(), op.arg());
             case Sub s -> NODES.objectNode().set(s.op(), json(s.sel()));
             case Text t -> NODES.objectNode().set("$default", NODES.objectNode().set("$text", t.arg()));

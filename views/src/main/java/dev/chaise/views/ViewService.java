@@ -83,7 +83,8 @@ public final class ViewService implements AutoCloseable {
      * database index themselves into its interactive indexes, in their own transactions.
      */
     public ViewService enableInteractiveViews() {
-        if (js != null) storage.addWriteHook(new InteractiveViews(js));
+        // Mango's indexes need no JavaScript engine; JavaScript ones without an engine are not maintained.
+        storage.addWriteHook(new InteractiveViews(ddoc -> js == null && !DesignDoc.QUERY.equals(ddoc.language()) ? null : mapProgram(ddoc)));
         return this;
     }
 
@@ -337,6 +338,7 @@ public final class ViewService implements AutoCloseable {
     }
 
     private MapProgram mapProgram(DesignDoc ddoc) {
+        if (DesignDoc.QUERY.equals(ddoc.language())) return new dev.chaise.views.mango.MangoMapProgram(ddoc); // Mango's JSON indexes, in Java
         if (js == null) throw new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "No JavaScript engine is configured.");
         if (!"javascript".equals(ddoc.language())) {
             throw new ViewException(ViewException.Kind.INVALID_DESIGN_DOC, "unknown_query_language", ddoc.language());
@@ -399,6 +401,15 @@ public final class ViewService implements AutoCloseable {
             rows = Views.reduce(reader.mapRows(db, sig, viewId, q, false), reducer, plan.groupLevel());
         }
         return new Result(true, null, null, seq, lazyUpdate(Views.skipLimit(rows, q.skip(), q.limit()), q, db, ddoc), program);
+    }
+
+    /**
+     * Makes the design document's indexes ready for a read that is not a view query (Mango's
+     * {@code _find}): an interactive index is always current once its background build is done;
+     * another is brought up to date when {@code update}, else read as it is.
+     */
+    public void prepare(Database db, DesignDoc ddoc, boolean update) {
+        if (!interactiveReady(db, ddoc) && update) refresh(db, ddoc);
     }
 
     /** {@code update=lazy}: answer from the index as it is, then bring it up to date. */

@@ -24,7 +24,10 @@ import java.util.TreeMap;
 public record DesignDoc(String id, String language, List<View> views, JsonNode lib, boolean interactive,
                         boolean localSeq, boolean includeDesign, boolean autoupdate, String signature) {
 
-    /** One view: its map source and its reduce (a built-in name like {@code _sum}, JS source, or null). */
+    /**
+     * One view: its map source and its reduce (a built-in name like {@code _sum}, JS source, or
+     * null). For {@link #QUERY} design documents {@code map} is the whole view object as canonical JSON.
+     */
     public record View(String name, String map, String reduce) {
         public boolean builtinReduce() {
             return reduce != null && reduce.startsWith("_");
@@ -33,6 +36,9 @@ public record DesignDoc(String id, String language, List<View> views, JsonNode l
 
     /** The on-disk format of indexes; a new one builds every index again. */
     static final int FORMAT = 2; // 2: per-key counts for every view
+
+    /** Mango's language: views are index definitions (objects), not functions; see {@code views.mango.JsonIndex}. */
+    public static final String QUERY = "query";
 
     public static final List<String> BUILTIN_REDUCES = List.of("_count", "_sum", "_stats", "_approx_count_distinct");
 
@@ -81,7 +87,15 @@ public record DesignDoc(String id, String language, List<View> views, JsonNode l
                 JsonNode v = e.getValue();
                 if (!v.isObject()) throw invalid("View " + e.getKey() + " must be an object");
                 JsonNode map = v.get("map");
-                if (map == null || !map.isTextual()) throw invalid("View " + e.getKey() + " must have a `map` string");
+                String mapText;
+                if (QUERY.equals(lang)) {
+                    // The whole view (map, options) is the definition; its canonical JSON keeps the signature stable.
+                    if (map == null || !map.isObject()) throw invalid("View " + e.getKey() + " must have a `map` object");
+                    mapText = canonical(v).toString();
+                } else {
+                    if (map == null || !map.isTextual()) throw invalid("View " + e.getKey() + " must have a `map` string");
+                    mapText = map.textValue();
+                }
                 JsonNode red = v.get("reduce");
                 String reduce = null;
                 if (red != null && !red.isNull()) {
@@ -89,7 +103,7 @@ public record DesignDoc(String id, String language, List<View> views, JsonNode l
                     reduce = red.textValue().strip();
                     if (reduce.startsWith("_")) reduce = builtinReduce(reduce);
                 }
-                views.put(e.getKey(), new View(e.getKey(), map.textValue(), reduce));
+                views.put(e.getKey(), new View(e.getKey(), mapText, reduce));
             }
         }
         JsonNode options = body.get("options");

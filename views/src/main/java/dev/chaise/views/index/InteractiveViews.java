@@ -10,7 +10,6 @@ import dev.chaise.storage.DocumentWriteHook;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.rev.EditBranch;
 import dev.chaise.views.js.JsEngine;
-import dev.chaise.views.js.JsFunctionException;
 import dev.chaise.views.js.MapProgram;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,12 +28,18 @@ import org.slf4j.LoggerFactory;
 public final class InteractiveViews implements DocumentWriteHook {
     private static final Logger log = LoggerFactory.getLogger(InteractiveViews.class);
 
-    private final JsEngine js;
+    /** Opens a design document's map program on this thread, or gives null when none can run here. */
+    public interface Programs {
+        MapProgram open(DesignDoc ddoc);
+    }
+
+    private final Programs programs;
     /** Definitions read once per transaction: a bulk write runs the hook per document. */
     private final Map<Transaction, List<MapIndexSubspace.Definition>> perTransaction = new WeakHashMap<>();
 
-    public InteractiveViews(JsEngine js) {
-        this.js = js;
+    /** @param programs JavaScript for JavaScript design documents, Java for Mango's (ViewService's map programs) */
+    public InteractiveViews(Programs programs) {
+        this.programs = programs;
     }
 
     @Override
@@ -73,7 +78,15 @@ public final class InteractiveViews implements DocumentWriteHook {
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
-        try (MapProgram program = js.mapProgram(new JsEngine.MapSource(ddoc.id(), ddoc.maps(), ddoc.lib()))) {
+        MapProgram opened;
+        try {
+            opened = programs.open(ddoc);
+        } catch (ViewException e) {
+            log.warn("interactive index {} of {} does not compile: {}", d.sig(), d.ddocId(), e.reason());
+            return;
+        }
+        if (opened == null) return;
+        try (MapProgram program = opened) {
             List<dev.chaise.views.js.MapOutcome> outcomes = program.map(json);
             for (dev.chaise.views.js.MapOutcome o : outcomes) {
                 if (o instanceof dev.chaise.views.js.MapOutcome.Failed f && JsEngine.stoppedByEngine(f.error())) {
@@ -81,8 +94,6 @@ public final class InteractiveViews implements DocumentWriteHook {
                 }
             }
             ViewIndexer.indexDoc(tx, c.db(), ddoc, c.docId(), c.newWinner().toString(), outcomes);
-        } catch (JsFunctionException e) {
-            log.warn("interactive index {} of {} does not compile: {}", d.sig(), d.ddocId(), e.reason());
         }
     }
 

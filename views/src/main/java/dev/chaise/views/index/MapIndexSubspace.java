@@ -326,6 +326,11 @@ public final class MapIndexSubspace {
                 Tuple.from(keyJson, valueJson).pack());
     }
 
+    /** The key every row of a view starts with: continuations relative to it name no signature. */
+    public static byte[] viewPrefix(DbHandle db, String sig, int viewId) {
+        return db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, MAP_RANGE, (long) viewId);
+    }
+
     /** Every row of a view. */
     public static byte[][] viewRange(DbHandle db, String sig, int viewId) {
         return db.space().range(VIEWS, DATA, sig, MAP_RANGE, (long) viewId);

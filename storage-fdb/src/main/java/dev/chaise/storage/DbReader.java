@@ -87,6 +87,22 @@ public final class DbReader {
         return body == null ? Json.NODES.objectNode() : body;
     }
 
+    /**
+     * The winning revision with only the body's top-level {@code members} (a Mango projection
+     * reads just the fields it returns or matches on): one reverse read for the winner, then one
+     * range per member, issued together. Throws {@code not_found} as {@link #get} does.
+     */
+    public StoredDoc getMembers(String id, java.util.Collection<String> members, boolean withBranches) {
+        List<Branch> last = RevisionsSubspace.lastBranches(tx, db, id, 1);
+        if (last.isEmpty()) throw StorageException.notFound("missing");
+        Branch b = last.getFirst();
+        if (b.branch().deleted()) throw StorageException.notFound("deleted");
+        EditBranch br = b.branch();
+        ObjectNode body = members.isEmpty() ? Json.NODES.objectNode() : DocumentBodies.readMembers(tx, db, id, br.leaf(), false, members);
+        timer.increment(StorageCounts.DOCUMENTS_READ);
+        return new StoredDoc(id, br.leaf(), false, body, withBranches ? branches(id) : null, b.sequence());
+    }
+
     /** The winner of a document, or null if it never existed. One reverse range read, limit 1. */
     public DocInfo winner(String id) {
         List<Branch> last = RevisionsSubspace.lastBranches(tx, db, id, 1);

@@ -90,6 +90,24 @@ public final class DocumentBodies {
         tx.clear(prefix, end(prefix));
     }
 
+    /**
+     * Only the named top-level members of the body (RFC A keeps each member's leaves under one key
+     * prefix): one range per member, read together. Members the body lacks are left out.
+     */
+    static ObjectNode readMembers(ReadTransaction tx, DbHandle db, String docId, RevId rev, boolean deleted, java.util.Collection<String> members) {
+        byte[] prefix = prefix(db, docId, rev, deleted);
+        List<byte[][]> ranges = new ArrayList<>(members.size());
+        for (String m : members) {
+            if (!dev.chaise.kv.TupleBytes.wellFormed(m)) continue; // no stored body has such a name
+            byte[] key = Keys.concat(prefix, dev.chaise.kv.TupleBytes.wellFormedString(m));
+            ranges.add(new byte[][] {key, end(key)});
+        }
+        ranges.sort((a, b) -> Keys.compare(a[0], b[0])); // implode wants key order
+        List<KeyValue> kvs = new ArrayList<>();
+        for (List<KeyValue> part : tx.getRanges(ranges, 0, false)) kvs.addAll(part);
+        return ExplodedJson.implode(prefix, kvs.iterator());
+    }
+
     /** The body, or null if none is stored (a non-leaf revision, or a bare deletion). One range read. */
     static ObjectNode read(ReadTransaction tx, DbHandle db, String docId, RevId rev, boolean deleted) {
         byte[] prefix = prefix(db, docId, rev, deleted);

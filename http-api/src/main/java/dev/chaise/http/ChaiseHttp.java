@@ -100,7 +100,7 @@ public final class ChaiseHttp implements AutoCloseable {
         new PurgeHandlers(access, configStore).register(router);
         new NotImplementedHandlers(access).register(router);
         new FauxtonHandlers(configStore).register(router);
-        new MangoHandlers(access).register(router); // after: its GET _index replaces a 501
+        new MangoHandlers(views, access).register(router);
     }
 
     /** CouchDB's metrics that Chaise has, and every wait and count of the store's timer under chaise.store. */

@@ -60,7 +60,7 @@ public final class ErrorMapper {
         if (e instanceof HttpError h) return new Mapped(h.status(), h.error(), h.reason(), h.headers());
         if (e instanceof StorageException s) return new Mapped(status(s.kind()), s.error(), s.reason(), List.of());
         if (e instanceof ViewException v) return new Mapped(status(v.kind()), v.error(), v.reason(), List.of());
-        if (e instanceof dev.chaise.views.mango.MangoException m) return new Mapped(400, m.error(), m.reason(), List.of()); // every Mango error Chaise raises is a 400 in CouchDB
+        if (e instanceof dev.chaise.views.mango.MangoException m) return new Mapped(m.status(), m.error(), m.reason(), List.of());
         StorageException limit = StorageException.ofKvLimit(e);
         if (limit != null) return new Mapped(status(limit.kind()), limit.error(), limit.reason(), List.of());
         if (e instanceof JacksonException) return new Mapped(400, "bad_request", INVALID_JSON, List.of());

@@ -1,70 +1,114 @@
 package dev.chaise.http.handlers;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.http.Bodies;
+import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
 import dev.chaise.http.auth.Access;
 import dev.chaise.storage.json.Json;
+import dev.chaise.views.ViewService;
 import dev.chaise.views.mango.Find;
+import dev.chaise.views.mango.Mango;
+import dev.chaise.views.mango.MangoIndexes;
 
 /**
- * {@code POST /{db}/_find}, {@code _explain} and {@code GET /{db}/_index} on the special
- * {@code _all_docs} index ({@link Find}). Creating indexes ({@code POST _index}) stays 501
- * ({@link NotImplementedHandlers}).
+ * Mango: {@code POST /{db}/_find}, {@code _explain}, and the index endpoints ({@code GET} and
+ * {@code POST /{db}/_index}, {@code DELETE /{db}/_index/{ddoc}/json/{name}},
+ * {@code POST /{db}/_index/_bulk_delete}). Indexes are design documents, so changing them takes a
+ * database admin, as any design document write does.
  */
 public final class MangoHandlers {
     private final Access access;
+    private final ViewService views;
+    private final Mango mango;
 
-    public MangoHandlers(Access access) {
+    public MangoHandlers(ViewService views, Access access) {
         this.access = access;
+        this.views = views;
+        this.mango = new Mango(views);
     }
 
-    /** After {@link NotImplementedHandlers}: {@code GET _index} replaces its 501 there. */
     public void register(Router r) {
         r.add("POST", "/{db}/_find", this::find);
-        r.add("GET", "/{db}/_index", this::indexes);
         r.add("POST", "/{db}/_explain", this::explain);
+        r.add("GET", "/{db}/_index", this::indexes);
+        r.add("POST", "/{db}/_index", this::create);
+        r.add("POST", "/{db}/_index/_bulk_delete", this::bulkDelete);
+        r.add("DELETE", "/{db}/_index/{ddoc}/{type}/{name}", req -> delete(req, req.param("ddoc")));
+        r.add("DELETE", "/{db}/_index/_design/{ddoc}/{type}/{name}", req -> delete(req, "_design/" + req.param("ddoc")));
+        for (String method : new String[] {"GET", "POST", "PUT", "DELETE"}) {
+            r.add(method, "/{db}/_index/{rest...}", req -> {
+                access.database(req, req.param("db"), Access.Level.MEMBER);
+                throw HttpError.notFound("missing"); // CouchDB's answer for any other path under _index
+            });
+        }
     }
 
     private Response find(Request req) {
         Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
         Bodies.requireContentType(req, Response.JSON);
-        Find.Query q = Find.parse(Bodies.json(req));
-        Find.Result r = Find.run(db.db(), q);
+        JsonNode body = Bodies.json(req);
+        Find.Result r = mango.find(db.db(), body);
         ObjectNode out = Json.NODES.objectNode();
         ArrayNode list = out.putArray("docs");
         r.docs().forEach(d -> {
             ObjectNode readable = d instanceof ObjectNode o ? db.readableOrNull(o) : null; // _users: as the caller may see it
             if (readable != null) list.add(readable);
         });
+        // CouchDB's member order: docs, bookmark, execution_stats, warning (only when there is one).
         out.put("bookmark", r.bookmark());
-        out.put("warning", String.join("\n", r.warnings()));
-        if (q.executionStats()) {
+        if (body.path("execution_stats").asBoolean(false)) {
             ObjectNode s = out.putObject("execution_stats");
-            s.put("total_keys_examined", 0);
+            s.put("total_keys_examined", r.stats().keysExamined());
             s.put("total_docs_examined", r.stats().docsExamined());
-            s.put("total_quorum_docs_examined", 0);
+            s.put("total_quorum_docs_examined", r.stats().quorumDocsExamined());
             s.put("results_returned", r.stats().resultsReturned());
             s.put("execution_time_ms", r.stats().millis());
         }
+        if (!r.warnings().isEmpty()) out.put("warning", String.join("\n", r.warnings()));
         return Response.json(200, out);
     }
 
     private Response explain(Request req) {
         Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
         Bodies.requireContentType(req, Response.JSON);
-        com.fasterxml.jackson.databind.JsonNode body = Bodies.json(req);
-        return Response.json(200, Find.explain(db.name(), Find.parse(body), body));
+        return Response.json(200, mango.explain(db.db(), Bodies.json(req)));
     }
 
     private Response indexes(Request req) {
-        access.database(req, req.param("db"), Access.Level.MEMBER);
+        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        return Response.json(200, mango.indexes().listJson(db.db(), req.query("skip"), req.query("limit")));
+    }
+
+    private Response create(Request req) {
+        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        Bodies.requireContentType(req, Response.JSON);
+        JsonNode body = Bodies.json(req);
+        DocSupport.checkDesignWriter(db, "_design/");
+        MangoIndexes.Created c = mango.indexes().create(db.db(), body, DocSupport.validator(views, db));
         ObjectNode out = Json.NODES.objectNode();
-        out.put("total_rows", 1);
-        out.putArray("indexes").add(Find.specialIndex());
+        out.put("result", c.result());
+        out.put("id", c.id());
+        out.put("name", c.name());
         return Response.json(200, out);
+    }
+
+    private Response delete(Request req, String ddoc) {
+        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        DocSupport.checkDesignWriter(db, "_design/");
+        mango.indexes().delete(db.db(), ddoc, req.param("type"), req.param("name"), DocSupport.validator(views, db));
+        return Response.json(200, Json.NODES.objectNode().put("ok", true));
+    }
+
+    private Response bulkDelete(Request req) {
+        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        Bodies.requireContentType(req, Response.JSON);
+        JsonNode body = Bodies.json(req);
+        DocSupport.checkDesignWriter(db, "_design/");
+        return Response.json(200, mango.indexes().bulkDelete(db.db(), body, DocSupport.validator(views, db)));
     }
 }

@@ -30,8 +30,6 @@ public final class NotImplementedHandlers {
             new Missing("/_node/{node}/_versions", "node versions"));
 
     static final List<Missing> DATABASE = List.of(
-            new Missing("/{db}/_index", "creating Mango indexes (_find scans the special _all_docs index)"),
-            new Missing("/{db}/_index/{rest...}", "Mango indexes (_find scans the special _all_docs index)"),
             new Missing("/{db}/_shards", "shards"),
             new Missing("/{db}/_shards/{rest...}", "shards"),
             new Missing("/{db}/_sync_shards", "shards"),

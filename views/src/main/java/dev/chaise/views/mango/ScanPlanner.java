@@ -26,7 +26,8 @@ import java.util.List;
  * element, and its key is the whole array). {@code $and} intersects, {@code $or} unites (an
  * {@code $or} branch that does not narrow the column leaves it whole). Leading columns pinned to a
  * few points multiply into prefixes (at most {@link #MAX_RANGES} ranges); the first column that is
- * not, bounds each prefix's range, and later columns are left to the matcher.
+ * not, bounds each prefix's range, and later columns are left to the matcher. A column may mix
+ * both ({@code $in} with an array value): its points go on narrowing, its intervals end there.
  *
  * <p>The {@code _id} column compares as Erlang terms ({@link RawOrder}), not by collation, so only
  * its points (strings) narrow a JSON index's scan; a comparison with a value of another type
@@ -37,6 +38,8 @@ final class ScanPlanner {
     private static final byte ARRAY = 0x09;
     private static final byte OBJECT = 0x0A;
     private static final byte[] TOP = {(byte) 0xFF};
+
+    private static final Comparator<byte[]> BYTES = Arrays::compareUnsigned;
 
     private ScanPlanner() {}
 
@@ -79,52 +82,53 @@ final class ScanPlanner {
     /** The ranges of sort keys to read, in index order; empty when no document can match. */
     static List<KeyRange> plan(Selector selector, List<String> columns) {
         if (selector.noopRange()) return List.of();
-        List<byte[]> prefixes = new ArrayList<>();
-        prefixes.add(new byte[] {ARRAY});
-        List<ArrayNode> described = new ArrayList<>();
-        described.add(Json.NODES.arrayNode());
+        // Prefixes still open to narrowing by the next column, each with the values it stands for.
+        List<byte[]> open = new ArrayList<>();
+        List<ArrayNode> openValues = new ArrayList<>();
+        open.add(new byte[] {ARRAY});
+        openValues.add(Json.NODES.arrayNode());
+        List<KeyRange> out = new ArrayList<>();
         for (String column : columns) {
+            if (open.isEmpty()) break;
             Values v = selector.root() == null ? Values.ALL : values(selector.root(), column);
-            if (v.intervals().isEmpty()) return List.of();
-            if (v.all()) break;
-            if (v.points() && (long) prefixes.size() * v.intervals().size() <= MAX_RANGES) {
-                List<byte[]> next = new ArrayList<>();
-                List<ArrayNode> nextDescribed = new ArrayList<>();
-                for (int p = 0; p < prefixes.size(); p++) {
-                    for (Interval i : v.intervals()) {
-                        next.add(concat(prefixes.get(p), i.lo()));
-                        nextDescribed.add(described.get(p).deepCopy().add(i.loValue()));
+            if (v.all() || (long) open.size() * v.intervals().size() + out.size() > MAX_RANGES) break;
+            List<byte[]> next = new ArrayList<>();
+            List<ArrayNode> nextValues = new ArrayList<>();
+            for (int p = 0; p < open.size(); p++) {
+                for (Interval i : v.intervals()) {
+                    if (i.point()) {
+                        // A pinned value: the next column may narrow further.
+                        next.add(concat(open.get(p), i.lo()));
+                        nextValues.add(openValues.get(p).deepCopy().add(i.loValue()));
+                    } else {
+                        out.add(range(open.get(p), openValues.get(p), i));
                     }
                 }
-                prefixes = next;
-                described = nextDescribed;
-                continue;
             }
-            if ((long) prefixes.size() * v.intervals().size() > MAX_RANGES) break;
-            List<KeyRange> out = new ArrayList<>();
-            for (int p = 0; p < prefixes.size(); p++) {
-                for (Interval i : v.intervals()) {
-                    byte[] end = i.end();
-                    ObjectNode d = Json.NODES.objectNode();
-                    d.set("start_key", described.get(p).deepCopy().add(i.loValue() == null ? Json.NODES.textNode("<MIN>") : i.loValue()));
-                    d.put("inclusive_start", i.lo() == null || i.loInclusive());
-                    d.set("end_key", described.get(p).deepCopy().add(i.hiValue() == null ? Json.NODES.textNode("<MAX>") : i.hiValue()));
-                    d.put("inclusive_end", i.hi() == null || i.hiInclusive());
-                    out.add(new KeyRange(concat(prefixes.get(p), i.begin()), end == null ? concat(prefixes.get(p), TOP) : concat(prefixes.get(p), end), d));
-                }
-            }
-            return out;
+            open = next;
+            openValues = nextValues;
         }
-        List<KeyRange> out = new ArrayList<>();
-        for (int p = 0; p < prefixes.size(); p++) {
+        for (int p = 0; p < open.size(); p++) {
             ObjectNode d = Json.NODES.objectNode();
-            d.set("start_key", described.get(p));
+            d.set("start_key", openValues.get(p));
             d.put("inclusive_start", true);
-            d.set("end_key", described.get(p).deepCopy().add("<MAX>"));
+            d.set("end_key", openValues.get(p).deepCopy().add("<MAX>"));
             d.put("inclusive_end", true);
-            out.add(new KeyRange(prefixes.get(p), concat(prefixes.get(p), TOP), d));
+            out.add(new KeyRange(open.get(p), concat(open.get(p), TOP), d));
         }
+        out.sort((a, b) -> BYTES.compare(a.begin(), b.begin())); // disjoint, so this is index order
         return out;
+    }
+
+    /** The keys under {@code prefix} whose next column lies in {@code i}. */
+    private static KeyRange range(byte[] prefix, ArrayNode values, Interval i) {
+        byte[] end = i.end();
+        ObjectNode d = Json.NODES.objectNode();
+        d.set("start_key", values.deepCopy().add(i.loValue() == null ? Json.NODES.textNode("<MIN>") : i.loValue()));
+        d.put("inclusive_start", i.lo() == null || i.loInclusive());
+        d.set("end_key", values.deepCopy().add(i.hiValue() == null ? Json.NODES.textNode("<MAX>") : i.hiValue()));
+        d.put("inclusive_end", i.hi() == null || i.hiInclusive());
+        return new KeyRange(concat(prefix, i.begin()), concat(prefix, end == null ? TOP : end), d);
     }
 
     /** The values {@code column} can have in a document the node matches. */
@@ -277,7 +281,6 @@ final class ScanPlanner {
         return ViewKeyCodec.encode(v);
     }
 
-    private static final Comparator<byte[]> BYTES = Arrays::compareUnsigned;
 
     /** Compares lower bounds: open first, then by value, inclusive before exclusive. */
     private static int compareLo(Interval a, Interval b) {

@@ -504,6 +504,9 @@ public final class Selector {
         List<Node> rest = nodes.subList(1, nodes.size());
         return switch (first) {
             case And a -> remaining(rest, remaining(a.args(), required));
+            // CouchDB counts an empty $or as requiring every field, yet it matches every document: an
+            // index it picks that way misses documents without its columns. It requires nothing here.
+            case Or o when o.args().isEmpty() -> remaining(rest, required);
             case Or o -> {
                 java.util.TreeSet<String> left = new java.util.TreeSet<>();
                 for (Node x : o.args()) left.addAll(remaining(List.of(x), new ArrayList<>(required)));

@@ -59,8 +59,12 @@ final class IndexNames {
     }
 
     static String sha1Hex(byte[] bytes) {
+        return HexFormat.of().formatHex(sha1(bytes));
+    }
+
+    static byte[] sha1(byte[] bytes) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(bytes));
+            return MessageDigest.getInstance("SHA-1").digest(bytes);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

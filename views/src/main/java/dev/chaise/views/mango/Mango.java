@@ -63,10 +63,9 @@ public final class Mango {
         Bookmark bookmark = Bookmark.decode(q.bookmark());
         Planner.Choice choice = Planner.choose(q.selector(), Sort.names(q.sort()), q.useIndex(), q.allowFallback(), indexes.list(db), false);
         MangoIndex index = choice.index();
-        if (bookmark != null && !bookmark.index().equals(index.id())) {
+        if (bookmark != null && !bookmark.isOn(index)) {
             // A later page stays on the index its first page ran on, while that can still serve the query.
-            index = choice.usable().stream().filter(i -> i.id().equals(bookmark.index())).findFirst()
-                    .orElseThrow(() -> Bookmark.invalid(q.bookmark()));
+            index = choice.usable().stream().filter(bookmark::isOn).findFirst().orElseThrow(() -> Bookmark.invalid(q.bookmark()));
         }
         Run run = new Run(db, q, index, bookmark);
         boolean nothing = q.limit() == 0 || q.selector().noopRange() || (index == choice.index() && choice.empty());
@@ -128,7 +127,7 @@ public final class Mango {
         /** A matching row: skipped, or kept; either way the bookmark moves past it. */
         void take(ObjectNode doc, int range, Cursor<?> cursor) {
             if (matched++ >= q.skip()) out.add(doc);
-            last = new Bookmark(index.id(), range, cursor.continuation());
+            last = new Bookmark(Bookmark.tag(index), range, cursor.continuation());
         }
 
         /** Where range {@code k} (in scan order) starts: skipped before the bookmark, resumed at it. */
@@ -168,9 +167,15 @@ public final class Mango {
 
         void json() {
             JsonIndex ji = index.json();
-            DesignDoc ddoc = views.designDoc(db, ji.ddoc());
+            DesignDoc ddoc;
+            try {
+                ddoc = views.designDoc(db, ji.ddoc());
+            } catch (StorageException e) {
+                if (e.kind() == StorageException.Kind.NOT_FOUND) throw changed(ji);
+                throw e;
+            }
             int viewId = ddoc.viewIndex(ji.name());
-            if (viewId < 0) throw new MangoException(409, "conflict", "The index " + ji.name() + " changed while the query ran; try again.");
+            if (viewId < 0) throw changed(ji);
             views.prepare(db, ddoc, !q.readAsIs());
             String sig = ddoc.signature();
             DbHandle h = db.handle();
@@ -189,6 +194,10 @@ public final class Mango {
                 }));
                 drain(c, k);
             }
+        }
+
+        private static MangoException changed(JsonIndex ji) {
+            return new MangoException(409, "conflict", "The index " + ji.name() + " of " + ji.ddoc() + " changed while the query ran; try again.");
         }
 
         private ScanProperties props(boolean desc) {

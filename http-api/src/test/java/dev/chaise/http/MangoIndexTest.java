@@ -181,6 +181,7 @@ class MangoIndexTest {
         s.asAdmin("POST", "/mi/_find", "{\"selector\":{\"type\":\"a\"},\"sort\":[{\"type\":\"asc\"},{\"score\":\"desc\"}]}")
                 .error(400, "unsupported_mixed_sort", null);
         s.asAdmin("POST", "/mi/_find", "{\"selector\":{\"type\":\"a\"},\"bookmark\":\"AAAA\"}").error(400, "invalid_bookmark", null);
+        s.asAdmin("POST", "/mi/_find", "{\"selector\":{\"$text\":\"alpha\"}}").error(501, "index_not_implemented", null); // not "every document"
     }
 
     @Test

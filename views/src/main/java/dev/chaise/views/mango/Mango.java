@@ -60,6 +60,7 @@ public final class Mango {
     public Find.Result find(Database db, JsonNode body) {
         long start = System.nanoTime();
         Find.Query q = Find.parse(body);
+        noTextSearch(q);
         Bookmark bookmark = Bookmark.decode(q.bookmark());
         Planner.Choice choice = Planner.choose(q.selector(), Sort.names(q.sort()), q.useIndex(), q.allowFallback(), indexes.list(db), false);
         MangoIndex index = choice.index();
@@ -260,11 +261,23 @@ public final class Mango {
         return out;
     }
 
+    /**
+     * {@code $text} needs a text index. CouchDB without its search service runs such a query on
+     * the special index, where {@code $text} matches every document: an answer that only looks
+     * right. Chaise says it cannot.
+     */
+    private static void noTextSearch(Find.Query q) {
+        if (q.selector().isTextSearch()) {
+            throw new MangoException(501, "index_not_implemented", "Chaise has no full-text search: $text needs a text index, which it does not build");
+        }
+    }
+
     // ---------------------------------------------------------------- _explain
 
     /** {@code _explain}: CouchDB 3.5's answer, plus {@code ranges}, the key ranges Chaise reads. */
     public ObjectNode explain(Database db, JsonNode body) {
         Find.Query q = Find.parse(body);
+        noTextSearch(q);
         Planner.Choice c = Planner.choose(q.selector(), Sort.names(q.sort()), q.useIndex(), q.allowFallback(), indexes.list(db), true);
         ObjectNode out = Json.NODES.objectNode();
         out.put("dbname", db.name());

@@ -27,8 +27,11 @@ import com.google.re2j.PatternSyntaxException;
  * {@code {"$not": {"a": {"$gt": 1}}}} does not match a document without {@code a}: a terminal on
  * a missing field is false, except {@code $exists: false}.
  *
- * <p>Comparisons use CouchDB's JSON collation; pass another {@link Comparator} to
- * {@link #matches(JsonNode, Comparator)} to use the ICU one. Immutable and thread-safe.
+ * <p>Comparisons use CouchDB's view collation, except under a field named {@code _id}, which
+ * compares in Erlang's term order ({@link RawOrder}) as Mango's {@code cmp_raw} does; pass another
+ * {@link Comparator} to {@link #matches(JsonNode, Comparator)} for the rest. It also answers what
+ * CouchDB's index selection asks of a selector ({@link #fields}, {@link #hasRequiredFields},
+ * {@link #isConstantField}, {@link #indexableFields}, {@link #range}). Immutable and thread-safe.
  */
 public final class Selector {
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;

@@ -110,6 +110,20 @@ public final class Main {
                 log.info("JavaScript engine warmed on {} documents in {} ms", n, (System.nanoTime() - t0) / 1_000_000);
             });
         }
+        // Likewise the index build and query path of Mango: a first _find after a restart builds its
+        // index interpreted unless this has run. 0 turns it off.
+        int mangoWarmupDocs = config.get("chaise", "mango_warmup_docs").map(Integer::parseInt).orElse(20_000);
+        if (mangoWarmupDocs > 0) {
+            Thread.ofPlatform().name("mango-warmup").daemon().priority(Thread.MIN_PRIORITY).start(() -> {
+                long t0 = System.nanoTime();
+                try {
+                    int n = dev.chaise.views.mango.Mango.warmUp(mangoWarmupDocs);
+                    log.info("Mango index builds and queries warmed on {} documents in {} ms", n, (System.nanoTime() - t0) / 1_000_000);
+                } catch (RuntimeException e) {
+                    log.warn("Mango warm-up failed", e);
+                }
+            });
+        }
         ChaiseHttp server;
         try {
             server = new ChaiseHttp(http, storage, views, live, List.of()).start();

@@ -338,7 +338,7 @@ public final class ViewService implements AutoCloseable {
     }
 
     private MapProgram mapProgram(DesignDoc ddoc) {
-        if (DesignDoc.QUERY.equals(ddoc.language())) return new dev.chaise.views.mango.MangoMapProgram(ddoc); // Mango's JSON indexes, in Java
+        if (DesignDoc.QUERY.equals(ddoc.language())) return mangoProgram(ddoc); // Mango's JSON indexes, in Java
         if (js == null) throw new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "No JavaScript engine is configured.");
         if (!"javascript".equals(ddoc.language())) {
             throw new ViewException(ViewException.Kind.INVALID_DESIGN_DOC, "unknown_query_language", ddoc.language());
@@ -348,6 +348,14 @@ public final class ViewService implements AutoCloseable {
         } catch (JsFunctionException e) {
             throw new ViewException(ViewException.Kind.COMPILATION_ERROR, e.error(), e.reason());
         }
+    }
+
+    /** Mango's map programs are stateless: one per signature serves every thread and every write. */
+    private final ConcurrentHashMap<String, MapProgram> mangoPrograms = new ConcurrentHashMap<>();
+
+    private MapProgram mangoProgram(DesignDoc ddoc) {
+        if (mangoPrograms.size() > 1000) mangoPrograms.clear();
+        return mangoPrograms.computeIfAbsent(ddoc.signature(), k -> new dev.chaise.views.mango.MangoMapProgram(ddoc));
     }
 
     /** Runs a view query: updates the index as {@code update} asks, then streams the rows. */

@@ -50,34 +50,32 @@ public final class InteractiveViews implements DocumentWriteHook {
         synchronized (perTransaction) {
             defs = perTransaction.computeIfAbsent(tx, t -> MapIndexSubspace.definitions(t, c.db()));
         }
-        for (MapIndexSubspace.Definition d : defs) index(tx, c, d);
+        String[] json = {null}; // the document as map functions see it: read and rendered once for every index
+        for (MapIndexSubspace.Definition d : defs) index(tx, c, d, json);
     }
 
-    private void index(Transaction tx, Change c, MapIndexSubspace.Definition d) {
-        DesignDoc ddoc;
-        try {
-            ddoc = DesignDoc.parse(d.ddocId(), Json.MAPPER.readTree(d.json()));
-        } catch (JsonProcessingException | ViewException e) {
-            log.warn("interactive index {} of {} has an unreadable definition", d.sig(), d.ddocId(), e);
-            return;
+    /** Parsed definitions by signature: a signature names one definition, and a bulk write would parse it per document. */
+    private final Map<String, DesignDoc> parsed = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private void index(Transaction tx, Change c, MapIndexSubspace.Definition d, String[] docJson) {
+        DesignDoc ddoc = parsed.get(d.sig());
+        if (ddoc == null) {
+            try {
+                ddoc = DesignDoc.parse(d.ddocId(), Json.MAPPER.readTree(d.json()));
+            } catch (JsonProcessingException | ViewException e) {
+                log.warn("interactive index {} of {} has an unreadable definition", d.sig(), d.ddocId(), e);
+                return;
+            }
+            if (parsed.size() > 1000) parsed.clear();
+            parsed.put(d.sig(), ddoc);
         }
         boolean design = c.docId().startsWith(DocumentJson.DESIGN_PREFIX);
         if (c.newDeleted() || (design && !ddoc.includeDesign())) {
             ViewIndexer.indexDoc(tx, c.db(), ddoc, c.docId(), c.newWinner().toString(), null);
             return;
         }
-        ObjectNode body = c.newBody() != null ? c.newBody() : c.reader().body(c.docId(), c.newWinner());
-        // The winner's revision record holds a versionstamp this transaction cannot read back (FDB
-        // raises 1036 on reading it): read its body alone, and the other branches around it.
-        List<EditBranch> branches = new ArrayList<>(c.reader().branchesBeside(c.docId(), c.newWinner()));
-        branches.add(new EditBranch(c.newWinner(), false, List.of()));
-        ObjectNode doc = ViewIndexer.mapDoc(new StoredDoc(c.docId(), c.newWinner(), false, body, branches, null));
-        String json;
-        try {
-            json = Json.MAPPER.writeValueAsString(doc);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(e);
-        }
+        if (docJson[0] == null) docJson[0] = docJson(c);
+        String json = docJson[0];
         MapProgram opened;
         try {
             opened = programs.open(ddoc);
@@ -94,6 +92,20 @@ public final class InteractiveViews implements DocumentWriteHook {
                 }
             }
             ViewIndexer.indexDoc(tx, c.db(), ddoc, c.docId(), c.newWinner().toString(), outcomes);
+        }
+    }
+
+    private static String docJson(Change c) {
+        ObjectNode body = c.newBody() != null ? c.newBody() : c.reader().body(c.docId(), c.newWinner());
+        // The winner's revision record holds a versionstamp this transaction cannot read back (FDB
+        // raises 1036 on reading it): read its body alone, and the other branches around it.
+        List<EditBranch> branches = new ArrayList<>(c.reader().branchesBeside(c.docId(), c.newWinner()));
+        branches.add(new EditBranch(c.newWinner(), false, List.of()));
+        ObjectNode doc = ViewIndexer.mapDoc(new StoredDoc(c.docId(), c.newWinner(), false, body, branches, null));
+        try {
+            return Json.MAPPER.writeValueAsString(doc);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
         }
     }
 

@@ -81,11 +81,11 @@ public final class MangoBench {
                         round, pct(s, 50), pct(s, 90), pct(p, 50), pct(p, 90), wrong, (cpu() - cpu) / 1e3 / (2.0 * queries));
             }
             if (bulk) {
+                ViewService interactiveViews = new ViewService(store, null).enableInteractiveViews(); // one write hook for the store
+                Mango m = new Mango(interactiveViews);
                 for (int indexes : new int[] {0, 3, 0, 3}) {
                     Database d = store.create("bulk" + indexes + "-" + System.nanoTime());
                     if (indexes > 0) {
-                        ViewService v = new ViewService(store, null).enableInteractiveViews();
-                        Mango m = new Mango(v);
                         for (String f : List.of("[\"type\",\"score\"]", "[\"name\"]", "[\"n\"]")) {
                             m.indexes().create(d, json("{\"index\":{\"fields\":" + f + "},\"interactive\":true}"), DocumentValidator.NONE);
                         }

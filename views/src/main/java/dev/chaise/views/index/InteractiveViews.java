@@ -91,15 +91,18 @@ public final class InteractiveViews implements DocumentWriteHook {
                     throw new ViewException(ViewException.Kind.OS_PROCESS_ERROR, "interactive view of " + ddoc.id() + ": " + f.reason());
                 }
             }
-            ViewIndexer.indexDoc(tx, c.db(), ddoc, c.docId(), c.newWinner().toString(), outcomes);
+            // A document that never existed has no rows yet: no read of its old ones (a range read per index).
+            ViewIndexer.indexDoc(tx, c.db(), ddoc, c.docId(), c.newWinner().toString(), outcomes, c.oldWinner() == null);
         }
     }
 
     private static String docJson(Change c) {
         ObjectNode body = c.newBody() != null ? c.newBody() : c.reader().body(c.docId(), c.newWinner());
         // The winner's revision record holds a versionstamp this transaction cannot read back (FDB
-        // raises 1036 on reading it): read its body alone, and the other branches around it.
-        List<EditBranch> branches = new ArrayList<>(c.reader().branchesBeside(c.docId(), c.newWinner()));
+        // raises 1036 on reading it): read its body alone, and the other branches around it. A new
+        // document has no other branch, so nothing to read.
+        List<EditBranch> branches = c.oldWinner() == null ? new ArrayList<>()
+                : new ArrayList<>(c.reader().branchesBeside(c.docId(), c.newWinner()));
         branches.add(new EditBranch(c.newWinner(), false, List.of()));
         ObjectNode doc = ViewIndexer.mapDoc(new StoredDoc(c.docId(), c.newWinner(), false, body, branches, null));
         try {

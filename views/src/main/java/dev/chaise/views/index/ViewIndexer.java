@@ -295,8 +295,13 @@ public final class ViewIndexer {
      * @param outcomes the map results per view, or null to remove the document (deleted)
      */
     public static void indexDoc(Transaction tx, DbHandle db, DesignDoc ddoc, String docId, String rev, List<MapOutcome> outcomes) {
+        indexDoc(tx, db, ddoc, docId, rev, outcomes, false);
+    }
+
+    /** @param newDoc the document never existed before this write: it has no rows or errors to clear, so none are read */
+    public static void indexDoc(Transaction tx, DbHandle db, DesignDoc ddoc, String docId, String rev, List<MapOutcome> outcomes, boolean newDoc) {
         MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(ddoc.views().size());
-        indexDoc(tx, db, ddoc, docId, rev, encode(outcomes, ddoc.views().size()), deltas, false);
+        indexDoc(tx, db, ddoc, docId, rev, encode(outcomes, ddoc.views().size()), deltas, newDoc);
         deltas.flush(tx, db, ddoc.signature());
     }
 

@@ -92,7 +92,14 @@ public final class MangoBench {
                     }
                     long c = cpu();
                     long a = System.nanoTime();
+                    var before = kv.timer().snapshot();
                     load(d, docs, 0);
+                    var after = kv.timer().snapshot();
+                    for (String k : List.of("count.COMMITS", "count.RETRIES", "count.CONFLICTS")) {
+                        long x = after.containsKey(k) ? after.get(k).count() : 0;
+                        long y = before.containsKey(k) ? before.get(k).count() : 0;
+                        System.out.print(k + "=" + (x - y) + " ");
+                    }
                     double sec = (System.nanoTime() - a) / 1e9;
                     System.out.printf("bulk into a database with %d interactive JSON indexes: %.0f docs/s, %.1f us CPU per doc%n", indexes, docs / sec,
                             (cpu() - c) / 1e3 / docs);

@@ -328,7 +328,7 @@ public final class MapIndexSubspace {
 
     /** The key every row of a view starts with: continuations relative to it name no signature. */
     public static byte[] viewPrefix(DbHandle db, String sig, int viewId) {
-        return db.space().pack(DatabaseSubspace.VIEWS, DATA, sig, MAP_RANGE, (long) viewId);
+        return db.space().pack(VIEWS, DATA, sig, MAP_RANGE, (long) viewId);
     }
 
     /** Every row of a view. */

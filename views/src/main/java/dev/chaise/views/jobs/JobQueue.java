@@ -160,6 +160,27 @@ public final class JobQueue {
         }, tx -> Optional.empty()); // after a 1021, adding again finds the job pending or running: no second queue entry
     }
 
+    /**
+     * Submits a job unless one with this id is pending or running (a finished one is queued
+     * again). For submitters that several servers run at once, such as the replicator's
+     * {@code _replicator} watcher: the second server's add changes nothing.
+     *
+     * @return whether the job was queued
+     */
+    public boolean addIfAbsent(String type, String jobId, JsonNode data) {
+        String json = data.toString();
+        return kv.run(tx -> {
+            Record r = read(tx, type, jobId);
+            if (r != null && r.state != State.FINISHED) return Boolean.FALSE;
+            write(tx, type, jobId, State.PENDING, json, null, false, false);
+            enqueue(tx, type, jobId);
+            return Boolean.TRUE;
+        }, tx -> {
+            Record r = read(tx, type, jobId); // after a 1021: our record there means that attempt queued it
+            return r != null && r.state != State.FINISHED && json.equals(r.data) ? Optional.of(Boolean.TRUE) : Optional.empty();
+        });
+    }
+
     /** Takes the oldest pending job, waiting up to {@code maxWait} for one; empty if none came. */
     public Optional<Lease> accept(String type, Duration maxWait) {
         long deadline = System.nanoTime() + maxWait.toNanos();

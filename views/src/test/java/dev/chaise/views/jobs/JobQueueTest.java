@@ -272,4 +272,22 @@ class JobQueueTest {
             assertEquals(20, runs.get());
         }
     }
+
+    /** Several servers submitting the same job: it is queued and run once; once finished it may be queued again. */
+    @Test
+    void addIfAbsentQueuesOnceUntilFinished() throws Exception {
+        try (KvStore kv = store(new FaultInjection(0.1, 0.02, 0.1, 0.5, 5))) {
+            JobQueue q = new JobQueue(kv);
+            assertTrue(q.addIfAbsent("r", "job", Json.NODES.objectNode().put("v", 1)));
+            assertEquals(false, q.addIfAbsent("r", "job", Json.NODES.objectNode().put("v", 2)), "pending: left alone");
+            JobQueue.Lease l = q.accept("r", Duration.ofSeconds(1)).orElseThrow();
+            assertEquals(1, l.data().get("v").asInt(), "the first submission's data");
+            assertEquals(false, q.addIfAbsent("r", "job", Json.NODES.objectNode().put("v", 3)), "running: left alone");
+            q.finish(l, Json.NODES.objectNode());
+            assertEquals(JobQueue.State.FINISHED, q.get("r", "job").orElseThrow().state(), "no second run was asked for");
+            assertTrue(q.accept("r", Duration.ofMillis(100)).isEmpty(), "nothing else queued");
+            assertTrue(q.addIfAbsent("r", "job", Json.NODES.objectNode().put("v", 4)), "finished: queued again");
+            assertEquals(4, q.accept("r", Duration.ofSeconds(1)).orElseThrow().data().get("v").asInt());
+        }
+    }
 }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.http.ErrorMapper;
 import dev.chaise.http.HttpError;
+import dev.chaise.replicator.MultipartStream;
 import dev.chaise.storage.Database;
 import dev.chaise.storage.StoredAttachment;
 import dev.chaise.storage.json.Json;
@@ -31,6 +32,14 @@ final class MultipartRelated {
     record Parsed(JsonNode doc, Map<String, StoredAttachment> stored) {}
 
     static Parsed read(String contentType, InputStream body, Sink sink) {
+        try {
+            return parse(contentType, body, sink);
+        } catch (MultipartStream.Malformed e) {
+            throw HttpError.badRequest(e.getMessage());
+        }
+    }
+
+    private static Parsed parse(String contentType, InputStream body, Sink sink) {
         MultipartStream parts = new MultipartStream(body, MultipartStream.boundary(contentType));
         if (parts.nextPart() == null) throw HttpError.badRequest("The multipart body has no parts.");
         JsonNode doc;

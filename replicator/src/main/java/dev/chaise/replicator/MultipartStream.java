@@ -1,6 +1,5 @@
-package dev.chaise.http.handlers;
+package dev.chaise.replicator;
 
-import dev.chaise.http.HttpError;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -12,9 +11,17 @@ import java.util.Map;
 /**
  * A MIME multipart body read as it arrives (RFC 2046): parts one after another, each content a
  * stream that ends at the next delimiter, so a part of any size passes through a 64 KB window.
- * Malformed bodies are 400 {@code bad_request}.
+ * Malformed bodies throw {@link Malformed}. The server reads replicated documents with it, the
+ * replicator reads {@code open_revs} responses with it.
  */
-final class MultipartStream {
+public final class MultipartStream {
+    /** A body that is not the multipart it claims to be (the HTTP API answers 400 bad_request). */
+    public static final class Malformed extends RuntimeException {
+        Malformed(String message) {
+            super(message, null, false, false);
+        }
+    }
+
     private static final int WINDOW = 64 * 1024;
 
     private final InputStream in;
@@ -28,7 +35,7 @@ final class MultipartStream {
     private boolean closed;
     private Content current;
 
-    MultipartStream(InputStream in, String boundary) {
+    public MultipartStream(InputStream in, String boundary) {
         this.in = in;
         this.delimiter = ("\r\n--" + boundary).getBytes(StandardCharsets.ISO_8859_1);
         this.buf = new byte[WINDOW + delimiter.length];
@@ -39,7 +46,7 @@ final class MultipartStream {
     }
 
     /** The boundary parameter of a multipart Content-Type. */
-    static String boundary(String contentType) {
+    public static String boundary(String contentType) {
         for (String p : contentType.split(";")) {
             String t = p.strip();
             if (t.toLowerCase(Locale.ROOT).startsWith("boundary=")) {
@@ -48,14 +55,14 @@ final class MultipartStream {
                 if (!b.isEmpty()) return b;
             }
         }
-        throw HttpError.badRequest("The multipart body needs a boundary.");
+        throw new Malformed("The multipart body needs a boundary.");
     }
 
     /**
      * Moves to the next part and returns its headers (names lower case), or null after the
      * closing delimiter. The previous part's content, if unread, is skipped.
      */
-    Map<String, String> nextPart() {
+    public Map<String, String> nextPart() {
         if (closed) return null;
         if (!started) {
             drain(new Content()); // the preamble, up to the first delimiter
@@ -64,26 +71,26 @@ final class MultipartStream {
             drain(content());
         }
         // After a delimiter: "--" closes the body; otherwise padding, then CRLF.
-        if (!fill(2)) throw HttpError.badRequest("The multipart body is not closed.");
+        if (!fill(2)) throw new Malformed("The multipart body is not closed.");
         if (buf[pos] == '-' && buf[pos + 1] == '-') {
             closed = true;
             return null;
         }
         String padding = line();
-        if (!padding.isBlank()) throw HttpError.badRequest("Malformed multipart delimiter.");
+        if (!padding.isBlank()) throw new Malformed("Malformed multipart delimiter.");
         Map<String, String> headers = new LinkedHashMap<>();
         for (String l = line(); !l.isEmpty(); l = line()) {
             int colon = l.indexOf(':');
-            if (colon <= 0) throw HttpError.badRequest("Malformed multipart part header.");
+            if (colon <= 0) throw new Malformed("Malformed multipart part header.");
             headers.put(l.substring(0, colon).strip().toLowerCase(Locale.ROOT), l.substring(colon + 1).strip());
-            if (headers.size() > 100) throw HttpError.badRequest("Too many multipart part headers.");
+            if (headers.size() > 100) throw new Malformed("Too many multipart part headers.");
         }
         inPart = true;
         return headers;
     }
 
     /** The current part's content, up to the next delimiter. Read it before asking for the next part. */
-    InputStream content() {
+    public InputStream content() {
         if (!inPart) throw new IllegalStateException("no part");
         return current == null ? current = new Content() : current;
     }
@@ -100,7 +107,7 @@ final class MultipartStream {
     private String line() {
         StringBuilder sb = new StringBuilder();
         while (true) {
-            if (!fill(1)) throw HttpError.badRequest("The multipart body ends inside a part's headers.");
+            if (!fill(1)) throw new Malformed("The multipart body ends inside a part's headers.");
             byte b = buf[pos++];
             if (b == '\n') {
                 int n = sb.length();
@@ -108,7 +115,7 @@ final class MultipartStream {
                 return sb.toString();
             }
             sb.append((char) (b & 0xff));
-            if (sb.length() > 8192) throw HttpError.badRequest("A multipart part header is too long.");
+            if (sb.length() > 8192) throw new Malformed("A multipart part header is too long.");
         }
     }
 
@@ -159,7 +166,7 @@ final class MultipartStream {
             if (at >= 0) {
                 safe = at - pos;
             } else {
-                if (eof && lim - pos < delimiter.length) throw HttpError.badRequest("The multipart body is not closed.");
+                if (eof && lim - pos < delimiter.length) throw new Malformed("The multipart body is not closed.");
                 safe = lim - pos - (delimiter.length - 1); // a delimiter may begin in the tail
             }
             if (safe == 0 && at >= 0) {

@@ -1,11 +1,10 @@
-package dev.chaise.http.handlers;
+package dev.chaise.replicator;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import dev.chaise.http.HttpError;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
@@ -66,12 +65,12 @@ class MultipartStreamTest {
 
     @Test
     void malformedBodiesAre400() {
-        assertThrows(HttpError.class, () -> {
+        assertThrows(MultipartStream.Malformed.class, () -> {
             MultipartStream m = new MultipartStream(new ByteArrayInputStream("--q\r\n\r\nunclosed".getBytes()), "q");
             m.nextPart();
             m.content().readAllBytes();
         });
-        assertThrows(HttpError.class, () -> new MultipartStream(new ByteArrayInputStream("no delimiter".getBytes()), "q").nextPart());
-        assertThrows(HttpError.class, () -> MultipartStream.boundary("multipart/related"));
+        assertThrows(MultipartStream.Malformed.class, () -> new MultipartStream(new ByteArrayInputStream("no delimiter".getBytes()), "q").nextPart());
+        assertThrows(MultipartStream.Malformed.class, () -> MultipartStream.boundary("multipart/related"));
     }
 }

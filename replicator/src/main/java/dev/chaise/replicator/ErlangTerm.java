@@ -1,0 +1,167 @@
+package dev.chaise.replicator;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.ByteArrayOutputStream;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Erlang's external term format, as {@code term_to_binary(T, [{minor_version, 1}])} writes it:
+ * the bytes CouchDB hashes into a replication id ({@link ReplicationId}). Only the terms those ids
+ * are made of: atoms (Latin-1, {@code ATOM_EXT}), binaries, strings (lists of bytes), lists,
+ * tuples, integers, floats, and JSON as jiffy decodes it.
+ */
+final class ErlangTerm {
+    /** An atom such as {@code remote} or {@code undefined}. */
+    record Atom(String name) {}
+
+    /** A tuple of terms. */
+    record Tuple(List<Object> items) {
+        static Tuple of(Object... items) {
+            return new Tuple(List.of(items));
+        }
+    }
+
+    /** A string: Erlang's list of bytes, as {@code binary_to_list} of its UTF-8 bytes makes it. */
+    record Str(String text) {}
+
+    static final Atom UNDEFINED = new Atom("undefined");
+
+    private ErlangTerm() {}
+
+    /**
+     * JSON as jiffy decodes it: objects {@code {[{Key, Value}]}} with binary keys in their order,
+     * strings as binaries, true/false/null atoms, integers and floats.
+     */
+    static Object ejson(JsonNode j) {
+        if (j == null || j.isNull()) return new Atom("null");
+        if (j.isBoolean()) return new Atom(j.booleanValue() ? "true" : "false");
+        if (j.isTextual()) return j.textValue().getBytes(StandardCharsets.UTF_8);
+        if (j.isIntegralNumber()) return j.bigIntegerValue();
+        if (j.isNumber()) return j.doubleValue();
+        if (j.isArray()) {
+            List<Object> items = new ArrayList<>(j.size());
+            for (JsonNode e : j) items.add(ejson(e));
+            return items;
+        }
+        List<Object> props = new ArrayList<>(j.size());
+        for (Map.Entry<String, JsonNode> e : j.properties()) props.add(Tuple.of(e.getKey().getBytes(StandardCharsets.UTF_8), ejson(e.getValue())));
+        return Tuple.of(props);
+    }
+
+    /** {@code term_to_binary(Term, [{minor_version, 1}])}. */
+    static byte[] encode(Object term) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(131);
+        write(out, term);
+        return out.toByteArray();
+    }
+
+    private static void write(ByteArrayOutputStream out, Object t) {
+        switch (t) {
+            case Atom a -> {
+                byte[] b = a.name().getBytes(StandardCharsets.ISO_8859_1);
+                out.write(100); // ATOM_EXT: what minor_version 1 writes for a Latin-1 atom
+                u16(out, b.length);
+                out.writeBytes(b);
+            }
+            case byte[] b -> {
+                out.write(109); // BINARY_EXT
+                u32(out, b.length);
+                out.writeBytes(b);
+            }
+            case String s -> write(out, s.getBytes(StandardCharsets.UTF_8));
+            case Str s -> {
+                byte[] b = s.text().getBytes(StandardCharsets.UTF_8);
+                List<Object> bytes = new ArrayList<>(b.length);
+                for (byte x : b) bytes.add(BigInteger.valueOf(x & 0xff));
+                write(out, bytes);
+            }
+            case Tuple tu -> {
+                int n = tu.items().size();
+                if (n < 256) {
+                    out.write(104); // SMALL_TUPLE_EXT
+                    out.write(n);
+                } else {
+                    out.write(105); // LARGE_TUPLE_EXT
+                    u32(out, n);
+                }
+                for (Object o : tu.items()) write(out, o);
+            }
+            case List<?> l -> writeList(out, l);
+            case Integer i -> write(out, BigInteger.valueOf(i));
+            case Long l -> write(out, BigInteger.valueOf(l));
+            case BigInteger i -> writeInteger(out, i);
+            case Double d -> {
+                out.write(70); // NEW_FLOAT_EXT
+                long bits = Double.doubleToLongBits(d);
+                for (int s = 56; s >= 0; s -= 8) out.write((int) (bits >>> s) & 0xff);
+            }
+            default -> throw new IllegalArgumentException("no Erlang term for " + t.getClass());
+        }
+    }
+
+    /** A list of small integers (0..255) is a STRING_EXT, as term_to_binary writes every such list. */
+    private static void writeList(ByteArrayOutputStream out, List<?> l) {
+        if (l.isEmpty()) {
+            out.write(106); // NIL_EXT
+            return;
+        }
+        boolean bytes = l.size() <= 65535;
+        for (Object o : l) {
+            BigInteger i = o instanceof BigInteger b ? b : o instanceof Integer x ? BigInteger.valueOf(x) : o instanceof Long x ? BigInteger.valueOf(x) : null;
+            if (i == null || i.signum() < 0 || i.compareTo(BigInteger.valueOf(255)) > 0) {
+                bytes = false;
+                break;
+            }
+        }
+        if (bytes) {
+            out.write(107); // STRING_EXT
+            u16(out, l.size());
+            for (Object o : l) out.write(((Number) o).intValue());
+            return;
+        }
+        out.write(108); // LIST_EXT
+        u32(out, l.size());
+        for (Object o : l) write(out, o);
+        out.write(106); // a proper list ends with NIL
+    }
+
+    private static void writeInteger(ByteArrayOutputStream out, BigInteger i) {
+        if (i.signum() >= 0 && i.compareTo(BigInteger.valueOf(255)) <= 0) {
+            out.write(97); // SMALL_INTEGER_EXT
+            out.write(i.intValue());
+        } else if (i.bitLength() < 32) {
+            out.write(98); // INTEGER_EXT
+            u32(out, i.intValue());
+        } else {
+            byte[] mag = i.abs().toByteArray(); // big-endian, maybe a leading 0
+            int start = mag[0] == 0 ? 1 : 0;
+            int n = mag.length - start;
+            if (n < 256) {
+                out.write(110); // SMALL_BIG_EXT
+                out.write(n);
+            } else {
+                out.write(111); // LARGE_BIG_EXT
+                u32(out, n);
+            }
+            out.write(i.signum() < 0 ? 1 : 0);
+            for (int k = mag.length - 1; k >= start; k--) out.write(mag[k]); // little-endian digits
+        }
+    }
+
+    private static void u16(ByteArrayOutputStream out, int v) {
+        out.write((v >>> 8) & 0xff);
+        out.write(v & 0xff);
+    }
+
+    private static void u32(ByteArrayOutputStream out, int v) {
+        out.write((v >>> 24) & 0xff);
+        out.write((v >>> 16) & 0xff);
+        out.write((v >>> 8) & 0xff);
+        out.write(v & 0xff);
+    }
+}

@@ -1,0 +1,458 @@
+package dev.chaise.replicator;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.storage.Cursor;
+import dev.chaise.storage.Database;
+import dev.chaise.storage.DocInfo;
+import dev.chaise.storage.DocUpdate;
+import dev.chaise.storage.DocumentJson;
+import dev.chaise.storage.ScanProperties;
+import dev.chaise.storage.Sequence;
+import dev.chaise.storage.StorageException;
+import dev.chaise.storage.StoredDoc;
+import dev.chaise.storage.UpdateResult;
+import dev.chaise.storage.json.Json;
+import dev.chaise.views.jobs.JobQueue;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@code _replicator} database, as CouchDB 3's document processor runs it: every server
+ * follows its changes; a document starts a replication job (submitted once, whichever server sees
+ * it first), an edit restarts it, a deletion stops it. States live in the scheduler, not in the
+ * document, except the terminal ones CouchDB 3 also writes back: {@code completed} (with the
+ * counters) and {@code failed} (a document that cannot be parsed, with the reason), so a restarted
+ * server does not run them again. {@code error} (the id cannot be computed yet: a user filter's
+ * source is unreachable) is retried with CouchDB's random exponential backoff.
+ *
+ * <p>Beyond CouchDB 3, a document may name local databases, as CouchDB 2 allowed: they are
+ * reached as the document's {@code user_ctx}, which a non-admin writer may only set to itself.
+ */
+public final class ReplicatorDocs {
+    private static final Logger log = LoggerFactory.getLogger(ReplicatorDocs.class);
+    public static final String DB = "_replicator";
+    public static final String OWNER = "owner";
+
+    /** What this server knows of a document that is not in a terminal state. */
+    record DocState(String state, String repId, String error, int errorCount, String lastUpdated, String startTime, long retryAtNanos) {}
+
+    private final Replicator r;
+    private final Map<String, DocState> states = new ConcurrentHashMap<>();
+
+    ReplicatorDocs(Replicator r) {
+        this.r = r;
+    }
+
+    // ---------------------------------------------------------------- writes by clients
+
+    /**
+     * CouchDB's {@code before_doc_update} for {@code _replicator}: the document gets its
+     * {@code owner}; a non-admin may not edit another user's document nor claim another
+     * {@code user_ctx}; a document that does not parse is refused (403 forbidden, the reason).
+     * Design and local documents, deletions and replicated writes pass.
+     */
+    public static ObjectNode beforeUpdate(String docId, ObjectNode body, boolean deleted, String userName, List<String> roles, boolean admin) {
+        if (docId == null || docId.startsWith(DocumentJson.DESIGN_PREFIX) || docId.startsWith(DocumentJson.LOCAL_PREFIX)) return body;
+        ObjectNode out = body;
+        JsonNode owner = body.get(OWNER);
+        if (owner == null || (owner.isNull() && admin)) {
+            out = body.deepCopy();
+            if (userName == null) out.putNull(OWNER);
+            else out.put(OWNER, userName);
+        } else if (!(owner.isTextual() && owner.textValue().equals(userName)) && !admin) {
+            throw new ReplicationException(403, "forbidden", "Can't update replication documents from other users.");
+        }
+        if (deleted || "failed".equals(body.path("_replication_state").asText(null))) return out;
+        if (!admin && body.has("user_ctx")) {
+            JsonNode ctx = body.get("user_ctx");
+            String name = ctx.path("name").isTextual() ? ctx.get("name").textValue() : null;
+            boolean ok = name == null || name.equals(userName);
+            for (JsonNode role : ctx.path("roles")) ok &= roles.contains(role.asText());
+            if (!ok) throw new ReplicationException(403, "forbidden", "A non-admin may only replicate as itself: user_ctx must name you and roles you have.");
+        }
+        try {
+            ReplicationSpec.parse(spec(out), user(out), new ReplicationSpec.Context("http://127.0.0.1:5984/", null, null, true, ReplicationSpec.Defaults.couchdb()));
+        } catch (ReplicationException e) {
+            throw new ReplicationException(403, "forbidden", e.reason());
+        }
+        return out;
+    }
+
+    /** The replication a document asks for: its body without the members CouchDB keeps for itself. */
+    static ObjectNode spec(ObjectNode doc) {
+        ObjectNode s = doc.deepCopy();
+        for (String k : List.of("_id", "_rev", "_deleted", "_revisions", "_attachments", "_conflicts", OWNER, "_replication_state",
+                "_replication_state_time", "_replication_state_reason", "_replication_id", "_replication_stats")) {
+            s.remove(k);
+        }
+        s.remove("cancel"); // a document cannot cancel another replication
+        return s;
+    }
+
+    /** user_ctx, as CouchDB 2 read it; none means anonymous. */
+    static ReplicationSpec.RepUser user(ObjectNode doc) {
+        JsonNode ctx = doc.get("user_ctx");
+        if (ctx == null || !ctx.isObject()) return ReplicationSpec.RepUser.NONE;
+        List<String> roles = new ArrayList<>();
+        for (JsonNode role : ctx.path("roles")) roles.add(role.asText());
+        return new ReplicationSpec.RepUser(ctx.path("name").isTextual() ? ctx.get("name").textValue() : null, roles);
+    }
+
+    // ---------------------------------------------------------------- following the database
+
+    private Database database() {
+        try {
+            return r.storage.open(DB);
+        } catch (StorageException e) {
+            if (e.kind() != StorageException.Kind.NOT_FOUND) throw e;
+            try {
+                log.info("creating the {} database", DB);
+                return r.storage.create(DB);
+            } catch (StorageException e2) {
+                if (e2.kind() != StorageException.Kind.FILE_EXISTS) throw e2;
+                return r.storage.open(DB);
+            }
+        }
+    }
+
+    /** The watcher: every change of {@code _replicator}, then a wait for the next write (or a rescan). */
+    void run() {
+        Sequence since = null;
+        Database db = null;
+        while (!Thread.currentThread().isInterrupted()) {
+            try {
+                if (db == null) db = database();
+                CompletableFuture<Void> watch = db.watchWrites();
+                try {
+                    Database d = db;
+                    Cursor<String> c = db.changes(since, ScanProperties.FORWARD, (reader, ch) -> ch.id());
+                    while (c.hasNext()) process(d, c.next());
+                    if (c.continuation() != null) since = Sequence.fromContinuation(c.continuation());
+                    retryErrors(d);
+                    await(watch, nextWake());
+                } finally {
+                    watch.cancel(false);
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (StorageException e) {
+                if (e.kind() == StorageException.Kind.NOT_FOUND) { // deleted: its jobs go, and it is made again
+                    db = null;
+                    since = null;
+                    for (String docId : List.copyOf(states.keySet())) removed(docId);
+                    continue;
+                }
+                log.warn("following {} failed", DB, e);
+                if (!sleep(5_000)) return;
+            } catch (RuntimeException e) {
+                log.warn("following {} failed", DB, e);
+                if (!sleep(5_000)) return;
+            }
+        }
+    }
+
+    private static boolean sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+            return true;
+        } catch (InterruptedException e) {
+            return false;
+        }
+    }
+
+    private long nextWake() {
+        long wake = r.config.docsRescan().toNanos();
+        long now = System.nanoTime();
+        for (DocState s : states.values()) if (s.state().equals("error")) wake = Math.min(wake, Math.max(0, s.retryAtNanos() - now));
+        return Math.max(TimeUnit.MILLISECONDS.toNanos(50), wake);
+    }
+
+    private static void await(CompletableFuture<Void> watch, long nanos) throws InterruptedException {
+        try {
+            watch.get(nanos, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException | ExecutionException | java.util.concurrent.CancellationException e) {
+            // look again anyway
+        }
+    }
+
+    private void retryErrors(Database db) {
+        long now = System.nanoTime();
+        for (Map.Entry<String, DocState> e : states.entrySet()) {
+            if (e.getValue().state().equals("error") && e.getValue().retryAtNanos() <= now) process(db, e.getKey());
+        }
+    }
+
+    private void process(Database db, String docId) {
+        if (docId.startsWith(DocumentJson.DESIGN_PREFIX)) return;
+        StoredDoc d;
+        try {
+            d = db.get(docId, null, false);
+        } catch (StorageException e) {
+            if (e.kind() != StorageException.Kind.NOT_FOUND || e.reason().equals("Database does not exist.")) throw e;
+            removed(docId);
+            return;
+        }
+        ObjectNode body = DocumentJson.render(d);
+        String terminal = body.path("_replication_state").asText("");
+        DocState prev = states.get(docId);
+        if (terminal.equals("completed") || terminal.equals("failed")) {
+            states.remove(docId);
+            if (prev != null && prev.repId() != null && terminal.equals("failed")) removeOwned(prev.repId(), docId);
+            return;
+        }
+        ReplicationSpec spec;
+        ObjectNode rep = spec(body);
+        try {
+            spec = ReplicationSpec.parse(rep, user(body), new ReplicationSpec.Context(r.config.loopbackBase(), null, null, true, r.config.defaults()));
+        } catch (ReplicationException e) {
+            failed(db, docId, e.reason(), prev);
+            return;
+        }
+        String id;
+        try {
+            id = r.fullId(spec);
+        } catch (ReplicationException e) {
+            int count = prev != null && prev.state().equals("error") ? prev.errorCount() + 1 : 1;
+            // error_backoff: a random wait in [1, 64 * 2^count] seconds, the exponent at most 12
+            long seconds = ThreadLocalRandom.current().nextLong(1, (64L << Math.min(count, 12)) + 1);
+            states.put(docId, new DocState("error", null, e.summary(), count, Replicator.now(), start(prev),
+                    System.nanoTime() + TimeUnit.SECONDS.toNanos(Math.min(seconds, r.config.backoffBase().toSeconds() * 2 + 1))));
+            if (prev != null && prev.repId() != null) removeOwned(prev.repId(), docId);
+            return;
+        }
+        if (prev != null && prev.repId() != null && !prev.repId().equals(id)) removeOwned(prev.repId(), docId);
+        Optional<JobQueue.Job> existing = r.queue.get(Replicator.JOB_TYPE, id);
+        if (existing.isPresent() && existing.get().state() != JobQueue.State.FINISHED) {
+            JsonNode owner = existing.get().data().path("doc_id");
+            if (!owner.isTextual() || !owner.textValue().equals(docId) || !existing.get().data().path("database").asText().equals(DB)) {
+                failed(db, docId, "Replication `" + id + "` specified by document `" + docId + "` already started, triggered by document `"
+                        + owner.asText() + "` from db `" + existing.get().data().path("database").asText() + "`", prev);
+                return;
+            }
+            if (!existing.get().data().path("rep").equals(rep)) { // the same replication with other options: restart it
+                r.removeJob(id);
+                existing = Optional.empty();
+            }
+        }
+        String base = id.indexOf('+') < 0 ? id : id.substring(0, id.indexOf('+'));
+        if (existing.isEmpty() || existing.get().state() == JobQueue.State.FINISHED) {
+            if (r.queue.addIfAbsent(Replicator.JOB_TYPE, id, r.jobData(spec, id, base, DB, docId))) {
+                log.info("Document `{}` triggered replication `{}`", docId, id);
+            }
+        }
+        states.put(docId, new DocState("scheduled", id, null, 0, Replicator.now(), start(prev), 0));
+    }
+
+    private static String start(DocState prev) {
+        return prev == null ? Replicator.now() : prev.startTime();
+    }
+
+    /** Stops a job if it is this document's. */
+    private void removeOwned(String repId, String docId) {
+        Optional<JobQueue.Job> j = r.queue.get(Replicator.JOB_TYPE, repId);
+        if (j.isPresent() && docId.equals(j.get().data().path("doc_id").asText(null))) r.removeJob(repId);
+    }
+
+    private void removed(String docId) {
+        DocState prev = states.remove(docId);
+        if (prev != null && prev.repId() != null) {
+            removeOwned(prev.repId(), docId);
+            log.info("Stopped replication `{}` because its document `{}` was deleted", prev.repId(), docId);
+        }
+        // a job this server never saw (submitted by another server) is found by its document
+        for (JobQueue.Job j : r.queue.list(Replicator.JOB_TYPE)) {
+            if (j.state() != JobQueue.State.FINISHED && docId.equals(j.data().path("doc_id").asText(null)) && DB.equals(j.data().path("database").asText(null))) {
+                r.removeJob(j.id());
+            }
+        }
+    }
+
+    /** update_failed: the document records {@code failed} and the reason; its replication does not run. */
+    private void failed(Database db, String docId, String reason, DocState prev) {
+        log.error("Error processing replication doc `{}` from `{}`: {}", docId, DB, reason);
+        if (prev != null && prev.repId() != null) removeOwned(prev.repId(), docId);
+        states.remove(docId);
+        updateDoc(db, docId, body -> {
+            body.put("_replication_state", "failed");
+            body.remove("_replication_stats");
+            body.put("_replication_state_reason", reason);
+        });
+    }
+
+    /** update_doc_completed: a one-shot replication's document records {@code completed} and its counters. */
+    void completed(String database, String docId, String repId, ObjectNode info, String startTime) {
+        Database db = database();
+        ObjectNode stats = info.deepCopy();
+        stats.put("start_time", startTime);
+        updateDoc(db, docId, body -> {
+            body.put("_replication_state", "completed");
+            body.remove("_replication_state_reason");
+            body.set("_replication_stats", stats);
+        });
+        states.remove(docId);
+    }
+
+    private interface Edit {
+        void apply(ObjectNode body);
+    }
+
+    /** Rewrites a document's state members as the replicator (no validate_doc_update), retrying conflicts. */
+    private static void updateDoc(Database db, String docId, Edit edit) {
+        for (int attempt = 0; attempt < 10; attempt++) {
+            StoredDoc d;
+            try {
+                d = db.get(docId, null, false);
+            } catch (StorageException e) {
+                return; // deleted meanwhile: nothing to record
+            }
+            ObjectNode body = d.body().deepCopy();
+            String before = body.path("_replication_state").asText(null);
+            edit.apply(body);
+            if (body.equals(d.body())) return;
+            if (!body.path("_replication_state").asText("").equals(before)) body.put("_replication_state_time", Replicator.now());
+            UpdateResult res = db.update(List.of(DocUpdate.edit(docId, d.rev(), false, body)), true).getFirst();
+            if (res.ok()) return;
+            if (res.error().kind() != StorageException.Kind.CONFLICT) {
+                log.error("could not record the state of replication document {}: {}", docId, res.error().reason());
+                return;
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- _scheduler/docs
+
+    /** {@code GET /_scheduler/docs[/_replicator]}: every document's replication, in id order. */
+    public ObjectNode docs(Set<String> wanted, int skip, int limit) {
+        Database db = database();
+        List<ObjectNode> rows = new ArrayList<>();
+        Cursor<ObjectNode> c = db.allDocs(Database.IdRange.ALL, ScanProperties.FORWARD, null, (reader, info) -> {
+            if (info.id().startsWith(DocumentJson.DESIGN_PREFIX)) return null;
+            return DocumentJson.render(reader.get(info.id(), info.rev(), false));
+        });
+        int total = 0;
+        while (c.hasNext()) {
+            ObjectNode doc = c.next();
+            total++;
+            ObjectNode row = row(doc);
+            if (row == null) continue;
+            if (!wanted.isEmpty() && !wanted.contains(row.path("state").asText())) continue;
+            rows.add(row);
+        }
+        ObjectNode out = Json.NODES.objectNode();
+        out.put("total_rows", total);
+        int offset = Math.min(skip, rows.size());
+        out.put("offset", offset);
+        var a = out.putArray("docs");
+        rows.subList(offset, Math.min(rows.size(), offset + Math.max(0, limit))).forEach(a::add);
+        return out;
+    }
+
+    /** {@code GET /_scheduler/docs/_replicator/{docid}}: 404 if there is no such document. */
+    public ObjectNode doc(String docId) {
+        Database db = database();
+        StoredDoc d;
+        try {
+            d = db.get(docId, null, false);
+        } catch (StorageException e) {
+            throw new ReplicationException(404, "not_found", "missing");
+        }
+        ObjectNode row = row(DocumentJson.render(d));
+        if (row == null) throw new ReplicationException(404, "not_found", "missing");
+        return row;
+    }
+
+    /** One document's row: from its terminal state, the scheduler, or what this server knows. */
+    private ObjectNode row(ObjectNode doc) {
+        String docId = doc.path("_id").asText();
+        String terminal = doc.path("_replication_state").asText("");
+        if (terminal.equals("completed") || terminal.equals("failed")) return fromDoc(doc, terminal);
+        DocState s = states.get(docId);
+        ObjectNode o = Json.NODES.objectNode();
+        o.put("doc_id", docId);
+        o.put("database", DB);
+        if (s != null && s.state().equals("scheduled")) {
+            o.put("id", s.repId());
+            o.put("node", r.config.nodeName());
+            ObjectNode job = r.jobSummary(s.repId());
+            if (job != null) {
+                o.setAll(job);
+                return o;
+            }
+            // submitted, not yet seen running, or done and its document not yet updated
+            o.set("source", Json.NODES.textNode(stripped(doc.get("source"))));
+            o.set("target", Json.NODES.textNode(stripped(doc.get("target"))));
+            o.put("state", "pending");
+            o.putNull("info");
+            o.put("error_count", 0);
+            o.put("last_updated", s.lastUpdated());
+            o.put("start_time", s.startTime());
+            return o;
+        }
+        o.putNull("id");
+        o.put("state", s == null ? "initializing" : s.state());
+        if (s != null && s.error() != null) o.putObject("info").put("error", s.error());
+        else o.putNull("info");
+        o.put("error_count", s == null ? 0 : s.errorCount());
+        o.put("node", r.config.nodeName());
+        o.put("last_updated", s == null ? Replicator.now() : s.lastUpdated());
+        o.put("start_time", s == null ? Replicator.now() : s.startTime());
+        return o;
+    }
+
+    /** info_from_doc: a terminal state as the document records it. */
+    private static ObjectNode fromDoc(ObjectNode doc, String state) {
+        ObjectNode o = Json.NODES.objectNode();
+        o.put("doc_id", doc.path("_id").asText());
+        o.put("database", DB);
+        o.putNull("id");
+        o.put("source", stripped(doc.get("source")));
+        o.put("target", stripped(doc.get("target")));
+        o.put("state", state);
+        if (state.equals("completed")) {
+            ObjectNode stats = doc.path("_replication_stats") instanceof ObjectNode st ? st.deepCopy() : Json.NODES.objectNode();
+            JsonNode start = stats.remove("start_time");
+            o.put("error_count", 0);
+            o.set("info", stats);
+            o.set("start_time", start == null ? Json.NODES.nullNode() : start);
+            o.set("last_updated", doc.path("_replication_state_time"));
+        } else {
+            o.put("error_count", 1);
+            o.putObject("info").put("error", doc.path("_replication_state_reason").asText(""));
+            o.set("start_time", doc.path("_replication_state_time"));
+            o.set("last_updated", doc.path("_replication_state_time"));
+        }
+        return o;
+    }
+
+    /** strip_url_creds: a URL without its password, a local name as is, anything else null. */
+    static String stripped(JsonNode endpoint) {
+        if (endpoint == null) return null;
+        try {
+            if (endpoint.isTextual() && !Endpoint.isUrl(endpoint.textValue())) return endpoint.textValue();
+            if (endpoint.isObject() && endpoint.path("url").isTextual() && !Endpoint.isUrl(endpoint.get("url").textValue())) return endpoint.get("url").textValue();
+            if (endpoint.isTextual()) return Endpoint.remote(endpoint.textValue(), null, null).url();
+            if (endpoint.isObject()) return Endpoint.remote(endpoint.path("url").asText(null), null, null).url();
+        } catch (ReplicationException e) {
+            return null;
+        }
+        return null;
+    }
+
+    static Duration age(String iso) {
+        return Duration.between(Instant.parse(iso), Instant.now());
+    }
+}

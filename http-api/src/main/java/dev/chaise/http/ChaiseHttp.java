@@ -19,6 +19,7 @@ import dev.chaise.http.handlers.NodeHandlers;
 import dev.chaise.http.handlers.NotImplementedHandlers;
 import dev.chaise.http.handlers.PurgeHandlers;
 import dev.chaise.http.handlers.ReplicationHandlers;
+import dev.chaise.http.handlers.ReplicatorHandlers;
 import dev.chaise.http.handlers.ServerHandlers;
 import dev.chaise.http.handlers.SessionHandlers;
 import dev.chaise.http.handlers.ViewHandlers;
@@ -45,6 +46,10 @@ public final class ChaiseHttp implements AutoCloseable {
     private final dev.chaise.http.metrics.Metrics metrics;
     private final StorageProbe probe;
     private volatile HttpServer server;
+    private final ViewService views;
+    private final String uuid;
+    private final ServerHandlers serverHandlers;
+    private volatile dev.chaise.replicator.Replicator replicator;
 
     /**
      * @param users directories consulted after the server admins (a {@code _users} database, later)
@@ -60,6 +65,7 @@ public final class ChaiseHttp implements AutoCloseable {
         this.config = config;
         this.storage = storage;
         this.configStore = configStore;
+        this.views = views;
         // Settings an admin may change over _config are read through this at each use.
         java.util.function.Supplier<HttpConfig> live = () -> HttpConfig.from(configStore, config);
         // The configured secret, else the one generated once and kept in storage (shared by every
@@ -82,7 +88,9 @@ public final class ChaiseHttp implements AutoCloseable {
         this.authenticator = new Authenticator(dirs, new SessionCookies(secret, () -> live.get().auth(), () -> System.currentTimeMillis() / 1000), configStore);
         this.probe = new StorageProbe(storage);
         this.metrics = metrics(configStore, storage, views);
-        new ServerHandlers(live, storage, uuid, views::activeTasks, probe::unusableReason).register(router);
+        this.uuid = uuid;
+        serverHandlers = new ServerHandlers(live, storage, uuid, views::activeTasks, probe::unusableReason);
+        serverHandlers.register(router);
         new SessionHandlers(authenticator).register(router);
         new NodeHandlers(live, configStore, metrics, () -> dev.chaise.http.metrics.SystemInfo.of(openConnections(), openChangesFeeds(),
                 storage.backendName(), storage.engineFigures())).register(router);
@@ -98,6 +106,7 @@ public final class ChaiseHttp implements AutoCloseable {
         new ViewHandlers(views, access).register(router);
         new AttachmentHandlers(views, access).register(router);
         new PurgeHandlers(access, configStore).register(router);
+        new ReplicatorHandlers(() -> replicator).register(router);
         new NotImplementedHandlers(access).register(router);
         new FauxtonHandlers(configStore).register(router);
         new MangoHandlers(views, access).register(router);
@@ -127,6 +136,23 @@ public final class ChaiseHttp implements AutoCloseable {
     public int openConnections() {
         HttpServer s = server;
         return s == null ? 0 : s.connections();
+    }
+
+    /** The server's uuid ({@code [couchdb] uuid}, else the deployment's): part of every replication id. */
+    public String uuid() {
+        return uuid;
+    }
+
+    /** How the replicator reaches this server's databases: with a request's checks, as the replication's user. */
+    public dev.chaise.replicator.LocalAccess localAccess() {
+        return new dev.chaise.http.handlers.ReplicatorAccess(storage, access, views);
+    }
+
+    /** Serves {@code _replicate}, {@code _scheduler} and replication tasks with {@code r} (before {@link #start()}). */
+    public ChaiseHttp replicator(dev.chaise.replicator.Replicator r) {
+        this.replicator = r;
+        serverHandlers.otherTasks(r::activeTasks);
+        return this;
     }
 
     public Router router() {

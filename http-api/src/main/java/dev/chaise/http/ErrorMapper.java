@@ -61,6 +61,8 @@ public final class ErrorMapper {
         if (e instanceof StorageException s) return new Mapped(status(s.kind()), s.error(), s.reason(), List.of());
         if (e instanceof ViewException v) return new Mapped(status(v.kind()), v.error(), v.reason(), List.of());
         if (e instanceof dev.chaise.views.mango.MangoException m) return new Mapped(m.status(), m.error(), m.reason(), List.of());
+        if (e instanceof dev.chaise.replicator.ReplicationException x) return new Mapped(x.status(), x.error(), x.reason(), List.of());
+        if (e instanceof dev.chaise.replicator.MultipartStream.Malformed m) return new Mapped(400, "bad_request", m.getMessage(), List.of());
         StorageException limit = StorageException.ofKvLimit(e);
         if (limit != null) return new Mapped(status(limit.kind()), limit.error(), limit.reason(), List.of());
         if (e instanceof JacksonException) return new Mapped(400, "bad_request", INVALID_JSON, List.of());

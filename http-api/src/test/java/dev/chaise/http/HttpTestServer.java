@@ -39,6 +39,7 @@ final class HttpTestServer implements AutoCloseable {
     final ChaiseHttp http;
     final dev.chaise.views.js.GraalJsEngine js;
     final dev.chaise.views.ViewService views;
+    final dev.chaise.replicator.Replicator replicator;
     final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     final String base;
 
@@ -59,8 +60,14 @@ final class HttpTestServer implements AutoCloseable {
         views = new dev.chaise.views.ViewService(docs, js).enableInteractiveViews()
                 .useJobQueue(new dev.chaise.views.jobs.JobQueue(kv), 2, java.time.Duration.ofSeconds(30));
         http = new ChaiseHttp(cfg, docs, views, config, List.of(testUsers));
+        ChaiseHttp h = http;
+        replicator = new dev.chaise.replicator.Replicator(docs, views, new dev.chaise.views.jobs.JobQueue(kv), http.localAccess(),
+                dev.chaise.replicator.Replicator.Config.defaults(http.uuid(), () -> "http://127.0.0.1:" + h.port() + "/")
+                        .withTimings(java.time.Duration.ofMillis(500), java.time.Duration.ofSeconds(5), java.time.Duration.ofMillis(500)));
+        http.replicator(replicator);
         extraRoutes.accept(http);
         http.start();
+        replicator.start();
         base = "http://127.0.0.1:" + http.port();
     }
 
@@ -116,6 +123,7 @@ final class HttpTestServer implements AutoCloseable {
     @Override
     public void close() {
         http.close();
+        replicator.close();
         views.close();
         js.close();
         docs.close();

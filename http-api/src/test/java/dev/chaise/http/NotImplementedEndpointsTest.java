@@ -22,12 +22,12 @@ class NotImplementedEndpointsTest {
 
     @Test
     void serverEndpoints() throws Exception {
-        for (String path : new String[] {"/_replicate", "/_scheduler/jobs", "/_scheduler/docs/_replicator/x", "/_reshard", "/_reshard/jobs",
+        for (String path : new String[] {"/_reshard", "/_reshard/jobs",
                 "/_cluster_setup", "/_search_analyze", "/_node/_local/_versions"}) {
             s.asAdmin("GET", path, null).error(501, "not_implemented", null);
             s.asAdmin("POST", path, "{}").error(501, "not_implemented", null);
         }
-        s.asAdmin("POST", "/_replicate", "{}").error(501, "not_implemented", "Not implemented by Chaise: server-side replication (Chaise is a replication peer: replicate with PouchDB or a CouchDB server)");
+        s.asAdmin("POST", "/_reshard", "{}").error(501, "not_implemented", "Not implemented by Chaise: resharding");
         s.asAdmin("GET", "/_node/_local/_config/admins", null).status(200); // the served neighbours still are
         for (String path : new String[] {"/_node/_local/_stats", "/_node/_local/_stats/couchdb/request_time", "/_node/_local/_system", "/_node/_local/_prometheus"}) {
             s.asAdmin("GET", path, null).status(200);

@@ -45,6 +45,9 @@ import java.util.concurrent.ThreadLocalRandom;
 final class HttpPeer implements Peer {
     private static final Set<String> RESTRICTED = Set.of("connection", "content-length", "expect", "host", "upgrade", "accept", "user-agent");
     private static final long MAX_WAIT_MS = 5 * 60_000;
+    /** Reads one value out of a longer stream (a changes row, last_seq). */
+    private static final com.fasterxml.jackson.databind.ObjectReader VALUE = Json.MAPPER.readerFor(JsonNode.class)
+            .without(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     private final HttpClient client;
     private final Endpoint.Remote ep;
@@ -345,12 +348,12 @@ final class HttpPeer implements Peer {
                 p.nextToken();
                 if (name.equals("results") && p.currentToken() == JsonToken.START_ARRAY) {
                     while (p.nextToken() == JsonToken.START_OBJECT) {
-                        JsonNode row = Json.MAPPER.readTree(p);
+                        JsonNode row = VALUE.readValue(p);
                         Change c = change(row);
                         if (c != null) sink.change(c);
                     }
                 } else if (name.equals("last_seq")) {
-                    lastSeq = Json.MAPPER.readTree(p);
+                    lastSeq = VALUE.readValue(p);
                 } else {
                     p.skipChildren();
                 }

@@ -46,26 +46,40 @@ final class LocalPeer implements Peer {
     /** Documents read per transaction when fetching. */
     static final int DOCS_PER_TRANSACTION = 50;
 
-    private final LocalAccess.LocalDb local;
-    private final Database db;
+    private final String name;
+    private final LocalAccess access;
+    private LocalAccess.LocalDb local;
+    private Database db;
     private final ViewService views;
     private final ReplicationSpec.RepUser user;
 
-    LocalPeer(LocalAccess.LocalDb local, ViewService views, ReplicationSpec.RepUser user) {
-        this.local = local;
-        this.db = local.db();
+    /** Opened on first use, so a replication checks its source before its target, as CouchDB does. */
+    LocalPeer(String name, LocalAccess access, ViewService views, ReplicationSpec.RepUser user) {
+        this.name = name;
+        this.access = access;
         this.views = views;
         this.user = user;
     }
 
+    private synchronized void opened(LocalAccess.LocalDb l) {
+        local = l;
+        db = l.db();
+    }
+
+    private synchronized Database open() {
+        if (db == null) opened(access.open(name, user));
+        return db;
+    }
+
     @Override
     public String uri() {
-        return db.name();
+        return name;
     }
 
     @Override
     public ObjectNode info() {
-        var i = guard(db::info);
+        open();
+        var i = guard(() -> db.info());
         ObjectNode o = Json.NODES.objectNode();
         o.put("db_name", i.name());
         o.put("update_seq", i.updateSeq() == null ? "0" : i.updateSeq().toHex());
@@ -75,7 +89,7 @@ final class LocalPeer implements Peer {
 
     @Override
     public void create(ObjectNode params) {
-        // opened by Replicator with LocalAccess.create
+        opened(access.create(name, user));
     }
 
     @Override
@@ -123,6 +137,7 @@ final class LocalPeer implements Peer {
 
     @Override
     public void changes(ChangesQuery q, ChangesSink sink) throws InterruptedException {
+        open();
         Sequence last = since(q.since());
         Set<String> ids = q.docIds() == null ? null : new HashSet<>(q.docIds());
         Selector selector = q.selector() == null ? null : Selector.parse(q.selector());
@@ -132,7 +147,7 @@ final class LocalPeer implements Peer {
             boolean designOnly = "_design".equals(q.filter());
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(q.timeoutMs());
             while (true) {
-                CompletableFuture<Void> watch = q.continuous() ? guard(db::watchWrites) : null;
+                CompletableFuture<Void> watch = q.continuous() ? guard(() -> db.watchWrites()) : null;
                 try {
                     int rows = test != null ? 100 : ScanProperties.ROWS_PER_TRANSACTION;
                     Sequence from = last;
@@ -469,11 +484,12 @@ final class LocalPeer implements Peer {
 
     /** A database deleted under a running replication is CouchDB's db_not_found. */
     private <T> T guard(java.util.function.Supplier<T> body) {
+        open();
         try {
             return body.get();
         } catch (StorageException e) {
             if (e.kind() == StorageException.Kind.NOT_FOUND && e.reason().equals("Database does not exist.")) {
-                throw new ReplicationException(404, "db_not_found", "could not open " + db.name());
+                throw new ReplicationException(404, "db_not_found", "could not open " + name);
             }
             if (e.kind() == StorageException.Kind.NOT_FOUND) throw new ReplicationException(404, "not_found", e.reason());
             throw e;

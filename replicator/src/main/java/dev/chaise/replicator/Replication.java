@@ -221,6 +221,7 @@ final class Replication {
 
     private void init() {
         ObjectNode srcInfo = source.info();
+        if (spec.createTarget()) target.create(spec.createTargetParams());
         ObjectNode tgtInfo = target.info();
         srcStartTime = srcInfo.path("instance_start_time").asText("0");
         tgtStartTime = tgtInfo.path("instance_start_time").asText("0");

@@ -60,10 +60,14 @@ public final class Replicator implements AutoCloseable {
      * @param activityTimeout how long a job's lease lasts without a heartbeat
      * @param heartbeat how often a running job proves it is alive and publishes its counters
      */
-    public record Config(String serverUuid, String nodeName, String loopbackBase, int maxJobs, Duration backoffBase,
+    public record Config(String serverUuid, String nodeName, java.util.function.Supplier<String> loopbackBase, int maxJobs, Duration backoffBase,
                          Duration healthThreshold, int maxHistory, Duration activityTimeout, Duration heartbeat,
                          ReplicationSpec.Defaults defaults, boolean verifySsl, Duration docsRescan) {
-        public static Config defaults(String serverUuid, String loopbackBase) {
+        public Config withTimings(Duration backoffBase, Duration activityTimeout, Duration heartbeat) {
+            return new Config(serverUuid, nodeName, loopbackBase, maxJobs, backoffBase, healthThreshold, maxHistory, activityTimeout, heartbeat, defaults, verifySsl, docsRescan);
+        }
+
+        public static Config defaults(String serverUuid, java.util.function.Supplier<String> loopbackBase) {
             return new Config(serverUuid, "nonode@nohost", loopbackBase, 500, Duration.ofSeconds(30), Duration.ofMinutes(2), 20,
                     Duration.ofSeconds(30), Duration.ofSeconds(5), ReplicationSpec.Defaults.couchdb(), false, Duration.ofSeconds(60));
         }
@@ -148,7 +152,7 @@ public final class Replicator implements AutoCloseable {
      */
     public Answer replicate(JsonNode body, ReplicationSpec.RepUser user, String authorization, String cookie) throws InterruptedException {
         ReplicationSpec spec = ReplicationSpec.parse(body, user,
-                new ReplicationSpec.Context(config.loopbackBase(), authorization == null ? "" : authorization, cookie == null ? "" : cookie, true, config.defaults()));
+                new ReplicationSpec.Context(config.loopbackBase().get(), authorization == null ? "" : authorization, cookie == null ? "" : cookie, true, config.defaults()));
         if (spec.cancel()) return cancel(spec.cancelId() != null ? spec.cancelId() : fullId(spec), user);
         String id = fullId(spec);
         String base = id.substring(0, id.indexOf('+') < 0 ? id.length() : id.indexOf('+'));
@@ -173,7 +177,7 @@ public final class Replicator implements AutoCloseable {
         int slash = f.indexOf('/');
         String ddoc = f.substring(0, slash);
         String name = f.substring(slash + 1);
-        try (Peer src = peer(spec.source(), spec, false)) {
+        try (Peer src = peer(spec.source(), spec)) {
             ObjectNode doc = src.getDoc("_design/" + ddoc);
             if (doc == null) {
                 throw new ReplicationException(404, "not_found", "Couldn't open document `_design/" + ddoc + "` from source database `" + src.uri() + "`: not_found");
@@ -253,15 +257,11 @@ public final class Replicator implements AutoCloseable {
 
     // ---------------------------------------------------------------- peers
 
-    /** Opens one side of a replication; {@code create} makes the target first ({@code create_target}). */
-    Peer peer(Endpoint e, ReplicationSpec spec, boolean create) {
+    /** One side of a replication; nothing is opened until the run asks (source first, then target, as CouchDB). */
+    Peer peer(Endpoint e, ReplicationSpec spec) {
         return switch (e) {
-            case Endpoint.Local l -> new LocalPeer(create ? access.create(l.db(), spec.user()) : access.open(l.db(), spec.user()), views, spec.user());
-            case Endpoint.Remote r -> {
-                HttpPeer p = new HttpPeer(http, r, spec.connectionTimeoutMs(), spec.retries());
-                if (create) p.create(spec.createTargetParams());
-                yield p;
-            }
+            case Endpoint.Local l -> new LocalPeer(l.db(), access, views, spec.user());
+            case Endpoint.Remote r -> new HttpPeer(http, r, spec.connectionTimeoutMs(), spec.retries());
         };
     }
 
@@ -432,7 +432,7 @@ public final class Replicator implements AutoCloseable {
             while (!stopped && !closed) {
                 ReplicationSpec spec;
                 try {
-                    spec = ReplicationSpec.parse(data.get("rep"), user(data), new ReplicationSpec.Context(config.loopbackBase(), null, null, true, config.defaults()));
+                    spec = ReplicationSpec.parse(data.get("rep"), user(data), new ReplicationSpec.Context(config.loopbackBase().get(), null, null, true, config.defaults()));
                 } catch (ReplicationException e) {
                     finish(error(e));
                     return;
@@ -444,8 +444,8 @@ public final class Replicator implements AutoCloseable {
                 Peer source = null;
                 Peer target = null;
                 try {
-                    source = peer(spec.source(), spec, false);
-                    target = peer(spec.target(), spec, spec.createTarget());
+                    source = peer(spec.source(), spec);
+                    target = peer(spec.target(), spec);
                     Replication r = new Replication(spec, data.path("base").asText(), source, target, stats, x -> {});
                     replication = r;
                     ObjectNode history = r.run();

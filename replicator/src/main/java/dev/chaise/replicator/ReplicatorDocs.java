@@ -217,7 +217,7 @@ public final class ReplicatorDocs {
         ReplicationSpec spec;
         ObjectNode rep = spec(body);
         try {
-            spec = ReplicationSpec.parse(rep, user(body), new ReplicationSpec.Context(r.config.loopbackBase(), null, null, true, r.config.defaults()));
+            spec = ReplicationSpec.parse(rep, user(body), new ReplicationSpec.Context(r.config.loopbackBase().get(), null, null, true, r.config.defaults()));
         } catch (ReplicationException e) {
             failed(db, docId, e.reason(), prev);
             return;

@@ -10,6 +10,7 @@ import dev.chaise.kv.KvStore;
 import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.kv.fdb.FdbKvStore;
+import dev.chaise.replicator.Replicator;
 import dev.chaise.storage.Storage;
 import dev.chaise.views.ViewService;
 import dev.chaise.views.jobs.JobQueue;
@@ -95,8 +96,9 @@ public final class Main {
         if (boolOf(config, "couchdb", "single_node", true)) SystemDatabases.ensure(storage);
         long jsTimeout = config.get("couchdb", "os_process_timeout").map(Long::parseLong).orElse(5000L);
         GraalJsEngine js = GraalJsEngine.create(new GraalJsEngine.Options(Duration.ofMillis(jsTimeout), GraalJsEngine.Options.defaults().poolSize()));
+        JobQueue jobs = new JobQueue(store, http.nodeName()); // jobs (builds, replications) are held under [chaise] node_name
         ViewService views = new ViewService(storage, js).enableInteractiveViews()
-                .useJobQueue(new JobQueue(store, http.nodeName()), 2, Duration.ofSeconds(60)); // build jobs are held under [chaise] node_name
+                .useJobQueue(jobs, 2, Duration.ofSeconds(60)); // build jobs are held under [chaise] node_name
         // CouchDB's background indexer; 0 turns it off (indexes are then built by queries only).
         long autoupdateMs = config.get("chaise", "view_autoupdate_delay_ms").map(Long::parseLong).orElse(1000L);
         if (autoupdateMs > 0) views.enableAutoUpdate(Duration.ofMillis(autoupdateMs));
@@ -125,8 +127,13 @@ public final class Main {
             });
         }
         ChaiseHttp server;
+        Replicator replicator;
         try {
-            server = new ChaiseHttp(http, storage, views, live, List.of()).start();
+            server = new ChaiseHttp(http, storage, views, live, List.of());
+            ChaiseHttp s = server;
+            replicator = new Replicator(storage, views, jobs, server.localAccess(), ReplicatorSettings.of(config, server.uuid(), http, s::port));
+            server.replicator(replicator).start();
+            replicator.start();
         } catch (Exception e) {
             log.error("cannot serve on {}:{}", http.bindAddress(), http.port(), e);
             views.close();
@@ -141,6 +148,7 @@ public final class Main {
         Shutdown shutdown = new Shutdown(() -> {
             log.info("stopping: no new connections; requests in flight have {} s to finish", drain.toSeconds());
             server.close(drain); // requests drained: every commit a request started has finished
+            replicator.close(); // runs stop with a last checkpoint; their jobs wait for their leases to run out
             views.close(); // build workers stop and give their jobs back
             js.close();
             storage.close();

@@ -79,11 +79,23 @@ public final class Access {
      * paths are server endpoints.
      */
     public Db database(Request req, String name, Level level) {
-        UserCtx u = req.user();
+        return database(req.user(), name, level, req);
+    }
+
+    /**
+     * {@link #database(Request, String, Level)} for work done as {@code u} outside a request (a
+     * replication reaching a local database): the same checks, without {@code _users}' exception
+     * for one's own document, which only a request can claim.
+     */
+    public Db database(UserCtx u, String name, Level level) {
+        return database(u, name, level, null);
+    }
+
+    private Db database(UserCtx u, String name, Level level, Request req) {
         if (name.startsWith("_") && !SYSTEM_DBS.contains(name)) requireServerAdmin(u);
         if (level == Level.SERVER_ADMIN) requireServerAdmin(u);
         // chttpd_auth_request: the users and replicator databases' listings and feeds are for server admins.
-        List<String> p = req.path();
+        List<String> p = req == null ? List.of() : req.path();
         if ((name.equals(UsersDatabase.NAME) || name.equals("_replicator")) && p.size() > 1
                 && (p.get(1).equals("_all_docs") || p.get(1).equals("_changes"))) {
             requireServerAdmin(u);

@@ -203,7 +203,7 @@ public final class Authenticator {
         return cookies.setCookie("", secure);
     }
 
-    static String cookieValue(Request req, String name) {
+    public static String cookieValue(Request req, String name) {
         String header = req.header("Cookie");
         if (header == null) return null;
         for (Cookie c : ServerCookieDecoder.LAX.decodeAll(header)) {

@@ -68,6 +68,12 @@ public final class BulkDocsHandler {
             }
             DocumentJson.Parsed p = DocSupport.beforeUpdate(users, db, DocumentJson.parse(doc, null)); // any failure fails the request, as CouchDB
             if (p.id() == null) p = p.withId(DocSupport.newId());
+            try {
+                p = DocSupport.replicatorRules(db, p, newEdits);
+            } catch (dev.chaise.replicator.ReplicationException e) {
+                items.add(new Item(p.id(), null, null, null, DocSupport.errorRow(p.id(), null, e.error(), e.reason())));
+                continue;
+            }
             if (!newEdits && p.rev() == null) {
                 throw HttpError.badRequest(DocSupport.NEEDS_REV);
             }

@@ -72,6 +72,18 @@ final class DocSupport {
         return body == p.body() ? p : p.withBody(body);
     }
 
+    /**
+     * {@code _replicator}'s rules for a client's write (CouchDB's before_doc_update): the document
+     * gets its owner, and one that does not parse as a replication is refused with 403. Replicated
+     * writes ({@code new_edits=false}) pass as they come, as in CouchDB.
+     */
+    static DocumentJson.Parsed replicatorRules(Access.Db db, DocumentJson.Parsed p, boolean newEdits) {
+        if (!newEdits || !db.name().equals(dev.chaise.replicator.ReplicatorDocs.DB)) return p;
+        ObjectNode body = dev.chaise.replicator.ReplicatorDocs.beforeUpdate(p.id(), p.body(), p.deleted(), db.user().name(), db.user().roles(),
+                db.security().isAdmin(db.user()));
+        return body == p.body() ? p : p.withBody(body);
+    }
+
     /** A design document's views must parse and compile before it is saved, as CouchDB checks them ({@link dev.chaise.views.ViewService#checkDesign}). */
     static void validateDesign(dev.chaise.views.ViewService views, DocumentJson.Parsed p) {
         if (p.id() != null && p.id().startsWith(DocumentJson.DESIGN_PREFIX) && !p.deleted()) views.checkDesign(p.id(), p.body());

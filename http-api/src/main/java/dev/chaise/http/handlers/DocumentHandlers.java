@@ -217,6 +217,7 @@ public final class DocumentHandlers {
         String rev = DocSupport.requestRev(req, p.rev() == null ? null : p.rev().toString());
         if (rev != null && p.rev() == null) p = p.withRev(RevId.parse(rev));
         if (!newEdits && p.rev() == null) throw HttpError.badRequest(DocSupport.NEEDS_REV);
+        p = DocSupport.replicatorRules(db, p, newEdits);
         DocSupport.checkDesignWriter(db, id);
         DocSupport.validateDesign(views, p);
         boolean batch = "ok".equals(req.query("batch"));
@@ -256,7 +257,7 @@ public final class DocumentHandlers {
         }
         DocumentJson.Parsed p = DocSupport.beforeUpdate(users, db, DocumentJson.parse(json, null));
         String id = p.id() != null ? p.id() : DocSupport.newId();
-        p = p.withId(id);
+        p = DocSupport.replicatorRules(db, p.withId(id), true);
         DocSupport.checkDesignWriter(db, id);
         DocSupport.validateDesign(views, p);
         boolean batch = "ok".equals(req.query("batch"));

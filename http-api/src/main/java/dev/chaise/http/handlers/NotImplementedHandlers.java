@@ -8,7 +8,7 @@ import java.util.List;
 /**
  * CouchDB 3 endpoints Chaise does not serve, answered 501 {@code not_implemented} for every method.
  * Without these routes {@code POST /db/_find} would be a 405 for a document named {@code _find},
- * and {@code GET /_scheduler/jobs} a 400 for a bad database name: answers that read like the
+ * and {@code GET /_reshard} a 400 for a bad database name: answers that read like the
  * client's mistake. Endpoints under a database check the database and the caller first, as the
  * real endpoint would. docs/compatibility.md lists them.
  */
@@ -19,8 +19,6 @@ public final class NotImplementedHandlers {
     record Missing(String pattern, String feature) {}
 
     static final List<Missing> SERVER = List.of(
-            new Missing("/_replicate", "server-side replication (Chaise is a replication peer: replicate with PouchDB or a CouchDB server)"),
-            new Missing("/_scheduler/{rest...}", "server-side replication"),
             new Missing("/_reshard", "resharding"),
             new Missing("/_reshard/{rest...}", "resharding"),
             new Missing("/_cluster_setup", "cluster setup"),

@@ -30,6 +30,8 @@ public final class ServerHandlers {
     private final Storage storage;
     private final String uuid;
     private final java.util.function.Supplier<List<dev.chaise.views.ActiveTasks.Info>> tasks;
+    /** Tasks of other kinds (replications), already in CouchDB's shape. */
+    private volatile java.util.function.Supplier<? extends List<?>> otherTasks = List::of;
 
     private final java.util.function.Supplier<String> unusable;
 
@@ -81,12 +83,19 @@ public final class ServerHandlers {
                 m.put("updated_on", t.updatedOn());
                 out.add(m);
             }
-            return Response.json(200, out);
+            List<Object> all = new java.util.ArrayList<>(out);
+            all.addAll(otherTasks.get());
+            return Response.json(200, all);
         });
         // Fauxton's release has no favicon.ico (its pages name their own icon).
         r.add("GET", "/favicon.ico", req -> {
             throw HttpError.notFound("missing");
         });
+    }
+
+    /** Adds tasks of another kind to {@code _active_tasks}. */
+    public void otherTasks(java.util.function.Supplier<? extends List<?>> supplier) {
+        this.otherTasks = supplier;
     }
 
     private Response welcome(Request req) {

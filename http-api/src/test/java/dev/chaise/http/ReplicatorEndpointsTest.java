@@ -28,6 +28,7 @@ class ReplicatorEndpointsTest {
     static void start() throws Exception {
         a = new HttpTestServer();
         b = new HttpTestServer();
+        a.asAdmin("PUT", "/_replicator", null).status(201);
     }
 
     @AfterAll

@@ -132,6 +132,7 @@ final class Replication {
      */
     ObjectNode run() throws InterruptedException {
         init();
+        refreshPendingNow();
         BlockingQueue<Object> queue = new ArrayBlockingQueue<>(Math.max(2, spec.workerBatchSize() * spec.workerProcesses() * 2));
         Object end = new Object();
         Thread reader = Thread.ofVirtual().name("replication-changes-" + baseId).unstarted(() -> readChanges(queue, end));

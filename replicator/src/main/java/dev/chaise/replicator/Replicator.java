@@ -62,14 +62,21 @@ public final class Replicator implements AutoCloseable {
      */
     public record Config(String serverUuid, String nodeName, java.util.function.Supplier<String> loopbackBase, int maxJobs, Duration backoffBase,
                          Duration healthThreshold, int maxHistory, Duration activityTimeout, Duration heartbeat,
-                         ReplicationSpec.Defaults defaults, boolean verifySsl, Duration docsRescan) {
+                         ReplicationSpec.Defaults defaults, boolean verifySsl, Duration docsRescan, boolean createReplicatorDb) {
         public Config withTimings(Duration backoffBase, Duration activityTimeout, Duration heartbeat) {
-            return new Config(serverUuid, nodeName, loopbackBase, maxJobs, backoffBase, healthThreshold, maxHistory, activityTimeout, heartbeat, defaults, verifySsl, docsRescan);
+            return new Config(serverUuid, nodeName, loopbackBase, maxJobs, backoffBase, healthThreshold, maxHistory, activityTimeout, heartbeat, defaults,
+                    verifySsl, docsRescan, createReplicatorDb);
+        }
+
+        /** Whether the watcher creates {@code _replicator} when it is missing (a server's first start) or waits for it. */
+        public Config withCreateReplicatorDb(boolean create) {
+            return new Config(serverUuid, nodeName, loopbackBase, maxJobs, backoffBase, healthThreshold, maxHistory, activityTimeout, heartbeat, defaults,
+                    verifySsl, docsRescan, create);
         }
 
         public static Config defaults(String serverUuid, java.util.function.Supplier<String> loopbackBase) {
             return new Config(serverUuid, "nonode@nohost", loopbackBase, 500, Duration.ofSeconds(30), Duration.ofMinutes(2), 20,
-                    Duration.ofSeconds(30), Duration.ofSeconds(5), ReplicationSpec.Defaults.couchdb(), false, Duration.ofSeconds(60));
+                    Duration.ofSeconds(30), Duration.ofSeconds(5), ReplicationSpec.Defaults.couchdb(), false, Duration.ofSeconds(60), false);
         }
     }
 
@@ -244,6 +251,7 @@ public final class Replicator implements AutoCloseable {
         if (docId == null) d.putNull("doc_id");
         else d.put("doc_id", docId);
         d.put("continuous", spec.continuous());
+        d.put("checkpoint_interval", spec.checkpointIntervalMs());
         String now = now();
         d.put("start_time", now);
         d.putArray("history").addObject().put("timestamp", now).put("type", "added");
@@ -633,7 +641,7 @@ public final class Replicator implements AutoCloseable {
             t.put("source", rep.sourceName());
             t.put("target", rep.targetName());
             t.put("continuous", r.data.path("continuous").asBoolean(false));
-            t.put("checkpoint_interval", ReplicationSpec.Defaults.couchdb().checkpointIntervalMs());
+            t.put("checkpoint_interval", r.data.path("checkpoint_interval").asLong(config.defaults().checkpointIntervalMs()));
             t.setAll(info(rep));
             long started = Instant.parse(r.data.path("start_time").asText(now())).getEpochSecond();
             t.put("started_on", started);

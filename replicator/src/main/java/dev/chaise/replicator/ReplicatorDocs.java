@@ -114,11 +114,13 @@ public final class ReplicatorDocs {
 
     // ---------------------------------------------------------------- following the database
 
+    /** The database, or null while it does not exist and this server is not the one to create it. */
     private Database database() {
         try {
             return r.storage.open(DB);
         } catch (StorageException e) {
             if (e.kind() != StorageException.Kind.NOT_FOUND) throw e;
+            if (!r.config.createReplicatorDb()) return null;
             try {
                 log.info("creating the {} database", DB);
                 return r.storage.create(DB);
@@ -136,6 +138,10 @@ public final class ReplicatorDocs {
         while (!Thread.currentThread().isInterrupted()) {
             try {
                 if (db == null) db = database();
+                if (db == null) { // not there (yet): look again now and then
+                    Thread.sleep(Math.min(2_000, r.config.docsRescan().toMillis()));
+                    continue;
+                }
                 CompletableFuture<Void> watch = db.watchWrites();
                 try {
                     Database d = db;
@@ -296,6 +302,7 @@ public final class ReplicatorDocs {
     /** update_doc_completed: a one-shot replication's document records {@code completed} and its counters. */
     void completed(String database, String docId, String repId, ObjectNode info, String startTime) {
         Database db = database();
+        if (db == null) return;
         ObjectNode stats = info.deepCopy();
         stats.put("start_time", startTime);
         updateDoc(db, docId, body -> {
@@ -338,6 +345,7 @@ public final class ReplicatorDocs {
     /** {@code GET /_scheduler/docs[/_replicator]}: every document's replication, in id order. */
     public ObjectNode docs(Set<String> wanted, int skip, int limit) {
         Database db = database();
+        if (db == null) throw new ReplicationException(404, "not_found", "Database does not exist.");
         List<ObjectNode> rows = new ArrayList<>();
         Cursor<ObjectNode> c = db.allDocs(Database.IdRange.ALL, ScanProperties.FORWARD, null, (reader, info) -> {
             if (info.id().startsWith(DocumentJson.DESIGN_PREFIX)) return null;
@@ -364,6 +372,7 @@ public final class ReplicatorDocs {
     /** {@code GET /_scheduler/docs/_replicator/{docid}}: 404 if there is no such document. */
     public ObjectNode doc(String docId) {
         Database db = database();
+        if (db == null) throw new ReplicationException(404, "not_found", "Database does not exist.");
         StoredDoc d;
         try {
             d = db.get(docId, null, false);

@@ -146,10 +146,21 @@ final class ChaiseProcess implements AutoCloseable {
 
     /** {@code npm ci} unless node_modules already matches package-lock.json. */
     static void installClients() throws Exception {
-        String lockHash = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(MODULE.resolve("package-lock.json"))));
-        Path stamp = MODULE.resolve("node_modules/.chaise-lock-sha256");
+        installNodeModules(MODULE, false);
+    }
+
+    /**
+     * {@code npm ci} in {@code dir} unless its node_modules already matches its package-lock.json;
+     * {@code ignoreScripts} skips install scripts (pouchdb-server's optional sqlite3 would otherwise
+     * be compiled; its leveldown ships prebuilt binaries).
+     */
+    static void installNodeModules(Path dir, boolean ignoreScripts) throws Exception {
+        String lockHash = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(dir.resolve("package-lock.json"))));
+        Path stamp = dir.resolve("node_modules/.chaise-lock-sha256");
         if (Files.exists(stamp) && Files.readString(stamp).equals(lockHash)) return;
-        Process npm = new ProcessBuilder(List.of("npm", "ci", "--no-audit", "--no-fund")).directory(MODULE.toFile()).redirectErrorStream(true).start();
+        List<String> cmd = new ArrayList<>(List.of("npm", "ci", "--no-audit", "--no-fund"));
+        if (ignoreScripts) cmd.add("--ignore-scripts");
+        Process npm = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
         relay(npm, new ArrayList<>());
         assertTrue(npm.waitFor(10, TimeUnit.MINUTES), "npm ci did not finish in 10 minutes");
         assertEquals(0, npm.exitValue(), "npm ci failed (node and npm must be installed; the npm registry must be reachable)");

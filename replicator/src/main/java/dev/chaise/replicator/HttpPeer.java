@@ -45,8 +45,19 @@ import java.util.concurrent.ThreadLocalRandom;
 final class HttpPeer implements Peer {
     private static final Set<String> RESTRICTED = Set.of("connection", "content-length", "expect", "host", "upgrade", "accept", "user-agent");
     private static final long MAX_WAIT_MS = 5 * 60_000;
+    /**
+     * JSON from peers, where an attachment may come inline as base64 from a peer that cannot send
+     * multipart (pouchdb-server): no cap on a string's length but the attachment size limit's.
+     */
+    private static final com.fasterxml.jackson.databind.ObjectMapper MAPPER = Json.MAPPER.copy();
+
+    static {
+        MAPPER.getFactory().setStreamReadConstraints(com.fasterxml.jackson.core.StreamReadConstraints.builder()
+                .maxStringLength(Integer.MAX_VALUE).maxNestingDepth(1000).build());
+    }
+
     /** Reads one value out of a longer stream (a changes row, last_seq). */
-    private static final com.fasterxml.jackson.databind.ObjectReader VALUE = Json.MAPPER.readerFor(JsonNode.class)
+    private static final com.fasterxml.jackson.databind.ObjectReader VALUE = MAPPER.readerFor(JsonNode.class)
             .without(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     private final HttpClient client;
@@ -75,7 +86,7 @@ final class HttpPeer implements Peer {
     private record Resp(int status, String contentType, InputStream body) {
         JsonNode json() {
             try (InputStream in = body) {
-                return Json.MAPPER.readTree(in);
+                return MAPPER.readTree(in);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
@@ -340,7 +351,7 @@ final class HttpPeer implements Peer {
     }
 
     private static void normal(InputStream in, ChangesSink sink) throws IOException, InterruptedException {
-        try (JsonParser p = Json.MAPPER.createParser(in)) {
+        try (JsonParser p = MAPPER.createParser(in)) {
             if (p.nextToken() != JsonToken.START_OBJECT) throw new IOException("not a changes response");
             JsonNode lastSeq = null;
             while (p.nextToken() == JsonToken.FIELD_NAME) {
@@ -366,7 +377,7 @@ final class HttpPeer implements Peer {
         BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
         for (String line = r.readLine(); line != null; line = r.readLine()) {
             if (line.isBlank()) continue; // heartbeat
-            JsonNode row = Json.MAPPER.readTree(line);
+            JsonNode row = MAPPER.readTree(line);
             if (row.has("last_seq")) {
                 sink.lastSeq(row.get("last_seq"));
                 return;
@@ -452,11 +463,9 @@ final class HttpPeer implements Peer {
     private boolean bulkGet(List<Wanted> wanted, List<ObjectNode> docs, List<Wanted> rest) {
         ObjectNode body = Json.NODES.objectNode();
         ArrayNode list = body.putArray("docs");
-        for (Wanted w : wanted) {
-            ObjectNode d = list.addObject().put("id", w.id()).put("rev", w.rev());
-            ArrayNode pas = d.putArray("atts_since");
-            w.possibleAncestors().forEach(pas::add);
-        }
+        // No atts_since: documents with attachments are fetched with open_revs, streamed, so
+        // their bodies need not come here too.
+        for (Wanted w : wanted) list.addObject().put("id", w.id()).put("rev", w.rev());
         Map<String, String> qs = new LinkedHashMap<>();
         qs.put("latest", "true");
         qs.put("revs", "true");
@@ -523,12 +532,12 @@ final class HttpPeer implements Peer {
                     if (pct.toLowerCase(Locale.ROOT).startsWith("multipart/related")) {
                         related(parts.content(), MultipartStream.boundary(pct), w, sink);
                     } else {
-                        JsonNode j = Json.MAPPER.readTree(parts.content());
+                        JsonNode j = MAPPER.readTree(parts.content());
                         if (j instanceof ObjectNode doc && doc.has("_id") && !pct.contains("error")) inline(doc, sink);
                     }
                 }
             } else {
-                for (JsonNode part : Json.MAPPER.readTree(in)) {
+                for (JsonNode part : MAPPER.readTree(in)) {
                     if (part.get("ok") instanceof ObjectNode doc) inline(doc, sink);
                 }
             }
@@ -561,7 +570,7 @@ final class HttpPeer implements Peer {
     private static void related(InputStream in, String boundary, Wanted w, FetchSink sink) throws IOException {
         MultipartStream parts = new MultipartStream(in, boundary);
         if (parts.nextPart() == null) return;
-        JsonNode j = Json.MAPPER.readTree(parts.content());
+        JsonNode j = MAPPER.readTree(parts.content());
         if (!(j instanceof ObjectNode doc)) return;
         List<AttachmentBody> bodies = new ArrayList<>();
         JsonNode atts = doc.get("_attachments");

@@ -157,7 +157,9 @@ public record ReplicationSpec(JsonNode json, Endpoint source, Endpoint target, R
         if (v == null || v.isNull()) throw ReplicationException.badRequest("Missing replicator database");
         if (v.isTextual()) {
             String s = v.textValue();
-            if (Endpoint.isUrl(s)) return Endpoint.remote(s, null, null);
+            // Another scheme is a URL the replicator cannot use, not a database name (CouchDB 3's
+            // _replicate would take it for a local name and answer db_not_found).
+            if (Endpoint.isUrl(s) || s.matches("[A-Za-z][A-Za-z0-9+.-]*://.*")) return Endpoint.remote(s, null, null);
             if (!ctx.localNames()) throw Endpoint.invalidUrl();
             return Endpoint.local(s, ctx.loopbackBase(), ctx.authorization(), ctx.cookie());
         }

@@ -173,7 +173,8 @@ public final class ReplicationHandlers {
             return row;
         }
         String id = w.id().textValue();
-        List<ObjectNode> parts = OpenRevs.read(r, id, w.revs(), revs, latest, DocSupport.attsSince(w.attsSince(), attachments));
+        // An empty atts_since asks for nothing more than attachments= does, as in CouchDB.
+        List<ObjectNode> parts = OpenRevs.read(r, id, w.revs(), revs, latest, DocSupport.attsSince(w.attsSince() != null && w.attsSince().isEmpty() ? null : w.attsSince(), attachments));
         // A missing document without a rev: CouchDB names the rev "undefined".
         if (parts.isEmpty()) out.add(error(w.id(), Json.NODES.textNode("undefined"), "not_found", "missing"));
         for (ObjectNode p : parts) {

@@ -40,8 +40,9 @@ async function waitUp(url, proc, what) {
 
 /** A Chaise server from the jar; `onDisk` keeps its data across kill and start, on the same port. */
 export class Chaise {
-  constructor(name, { onDisk = false, ini = '' } = {}) {
+  constructor(name, { onDisk = false, ini = '', jvmOpts = '' } = {}) {
     this.name = name;
+    this.jvmOpts = jvmOpts;
     this.onDisk = onDisk;
     this.extraIni = ini;
     this.password = 'pw' + Math.floor(Math.random() * 1e9);
@@ -54,7 +55,7 @@ export class Chaise {
     const ini = join(this.dir, 'local.ini');
     writeFileSync(ini, `[chaise]\n${storage}\njs_warmup_docs = 0\n${this.extraIni}\n[chttpd]\nbind_address = 127.0.0.1\nport = ${this.port}\n`);
     const log = openSync(join(LOGS, `replicator-${this.name}.log`), 'a');
-    this.proc = spawn(JAVA, ['--enable-native-access=ALL-UNNAMED', ...(process.env.CHAISE_JVM_OPTS ?? '').split(' ').filter(Boolean), '-jar', JAR, '--config', ini], {
+    this.proc = spawn(JAVA, ['--enable-native-access=ALL-UNNAMED', ...`${process.env.CHAISE_JVM_OPTS ?? ''} ${this.jvmOpts}`.split(' ').filter(Boolean), '-jar', JAR, '--config', ini], {
       env: { ...process.env, COUCHDB_USER: 'admin', COUCHDB_PASSWORD: this.password },
       stdio: ['ignore', log, log],
     });

@@ -62,21 +62,15 @@ public final class Replicator implements AutoCloseable {
      */
     public record Config(String serverUuid, String nodeName, java.util.function.Supplier<String> loopbackBase, int maxJobs, Duration backoffBase,
                          Duration healthThreshold, int maxHistory, Duration activityTimeout, Duration heartbeat,
-                         ReplicationSpec.Defaults defaults, boolean verifySsl, Duration docsRescan, boolean createReplicatorDb) {
+                         ReplicationSpec.Defaults defaults, boolean verifySsl, Duration docsRescan) {
         public Config withTimings(Duration backoffBase, Duration activityTimeout, Duration heartbeat) {
             return new Config(serverUuid, nodeName, loopbackBase, maxJobs, backoffBase, healthThreshold, maxHistory, activityTimeout, heartbeat, defaults,
-                    verifySsl, docsRescan, createReplicatorDb);
-        }
-
-        /** Whether the watcher creates {@code _replicator} when it is missing (a server's first start) or waits for it. */
-        public Config withCreateReplicatorDb(boolean create) {
-            return new Config(serverUuid, nodeName, loopbackBase, maxJobs, backoffBase, healthThreshold, maxHistory, activityTimeout, heartbeat, defaults,
-                    verifySsl, docsRescan, create);
+                    verifySsl, docsRescan);
         }
 
         public static Config defaults(String serverUuid, java.util.function.Supplier<String> loopbackBase) {
             return new Config(serverUuid, "nonode@nohost", loopbackBase, 500, Duration.ofSeconds(30), Duration.ofMinutes(2), 20,
-                    Duration.ofSeconds(30), Duration.ofSeconds(5), ReplicationSpec.Defaults.couchdb(), false, Duration.ofSeconds(60), false);
+                    Duration.ofSeconds(30), Duration.ofSeconds(5), ReplicationSpec.Defaults.couchdb(), false, Duration.ofSeconds(60));
         }
     }
 
@@ -465,8 +459,7 @@ public final class Replicator implements AutoCloseable {
                     log.info("Replication `{}` completed", id());
                     return;
                 } catch (Replication.Stopped | InterruptedException e) {
-                    if (closed || stopped) return;
-                    Thread.currentThread().interrupt();
+                    if (closed) giveBack();
                     return;
                 } catch (RuntimeException e) {
                     if (stopped || closed) return;
@@ -486,6 +479,7 @@ public final class Replicator implements AutoCloseable {
                     try {
                         Thread.sleep(wait.toMillis());
                     } catch (InterruptedException ie) {
+                        if (closed) giveBack();
                         return;
                     }
                 } finally {
@@ -493,6 +487,17 @@ public final class Replicator implements AutoCloseable {
                     if (source != null) source.close();
                     if (target != null) target.close();
                 }
+            }
+        }
+
+        /** This server is stopping: the job goes back to the queue now, for another server or the next start. */
+        private void giveBack() {
+            try {
+                heartbeat();
+                queue.release(lease);
+                log.info("gave replication {} back to the queue", id());
+            } catch (RuntimeException e) {
+                log.info("could not give replication {} back; it is taken over after the activity timeout", id(), e);
             }
         }
 

@@ -114,20 +114,13 @@ public final class ReplicatorDocs {
 
     // ---------------------------------------------------------------- following the database
 
-    /** The database, or null while it does not exist and this server is not the one to create it. */
+    /** The database, or null while it does not exist (the server makes it at its first start). */
     private Database database() {
         try {
             return r.storage.open(DB);
         } catch (StorageException e) {
             if (e.kind() != StorageException.Kind.NOT_FOUND) throw e;
-            if (!r.config.createReplicatorDb()) return null;
-            try {
-                log.info("creating the {} database", DB);
-                return r.storage.create(DB);
-            } catch (StorageException e2) {
-                if (e2.kind() != StorageException.Kind.FILE_EXISTS) throw e2;
-                return r.storage.open(DB);
-            }
+            return null;
         }
     }
 
@@ -138,7 +131,7 @@ public final class ReplicatorDocs {
         while (!Thread.currentThread().isInterrupted()) {
             try {
                 if (db == null) db = database();
-                if (db == null) { // not there (yet): look again now and then
+                if (db == null) { // not there (yet, or deleted): look again now and then
                     Thread.sleep(Math.min(2_000, r.config.docsRescan().toMillis()));
                     continue;
                 }
@@ -156,7 +149,7 @@ public final class ReplicatorDocs {
             } catch (InterruptedException e) {
                 return;
             } catch (StorageException e) {
-                if (e.kind() == StorageException.Kind.NOT_FOUND) { // deleted: its jobs go, and it is made again
+                if (e.kind() == StorageException.Kind.NOT_FOUND) { // deleted: its jobs go
                     db = null;
                     since = null;
                     for (String docId : List.copyOf(states.keySet())) removed(docId);

@@ -35,8 +35,7 @@ final class ReplicatorSettings {
                 Duration.ofMillis(Long.parseLong(c.get("chaise", "replicator_heartbeat_ms", "5000"))),
                 defaults,
                 Boolean.parseBoolean(c.get("replicator", "verify_ssl_certificates", "false")),
-                Duration.ofMillis(Long.parseLong(c.get("chaise", "replicator_docs_rescan_ms", "60000"))),
-                true); // _replicator exists from the first start (CouchDB's single-node setup)
+                Duration.ofMillis(Long.parseLong(c.get("chaise", "replicator_docs_rescan_ms", "60000"))));
     }
 
     private static int intOf(IniConfig c, String key, int fallback) {

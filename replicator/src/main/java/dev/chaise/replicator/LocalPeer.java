@@ -151,7 +151,6 @@ final class LocalPeer implements Peer {
                 try {
                     int rows = test != null ? 100 : ScanProperties.ROWS_PER_TRANSACTION;
                     Sequence from = last;
-                    List<Change> batch = new ArrayList<>();
                     Cursor<Change> c = guard(() -> db.changes(from, ScanProperties.FORWARD.rowsPerTransaction(rows),
                             (r, ch) -> map(r, ch, ids, designOnly, test, q.winningOnly())));
                     boolean any = false;
@@ -171,7 +170,6 @@ final class LocalPeer implements Peer {
                         sink.lastSeq(seqJson(last));
                         return;
                     }
-                    batch.clear();
                 } finally {
                     if (watch != null) watch.cancel(false);
                 }

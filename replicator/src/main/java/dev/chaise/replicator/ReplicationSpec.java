@@ -7,7 +7,6 @@ import dev.chaise.views.mango.MangoException;
 import dev.chaise.views.mango.Selector;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
@@ -199,13 +198,5 @@ public record ReplicationSpec(JsonNode json, Endpoint source, Endpoint target, R
         } catch (IllegalArgumentException e) {
             return id;
         }
-    }
-
-    /** Members with names the scheduler shows: {@code doc_ids}, {@code filter}, ... as given. */
-    List<String> describe() {
-        List<String> out = new ArrayList<>();
-        if (continuous) out.add("continuous");
-        if (createTarget) out.add("create_target");
-        return out;
     }
 }

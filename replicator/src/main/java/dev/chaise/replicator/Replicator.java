@@ -329,7 +329,7 @@ public final class Replicator implements AutoCloseable {
             JsonNode e = history.get(i);
             String type = e.path("type").asText();
             if (type.equals("crashed")) {
-                if (i + 1 >= history.size()) return count + 1;
+                if (i + 1 >= history.size()) return count; // a crash with nothing before it does not count, as in CouchDB
                 Instant crash = Instant.parse(e.path("timestamp").asText());
                 Instant prev = Instant.parse(history.get(i + 1).path("timestamp").asText());
                 if (Duration.between(prev, crash).compareTo(healthThreshold) > 0) return count;
@@ -341,10 +341,11 @@ public final class Replicator implements AutoCloseable {
         return count;
     }
 
-    /** backoff_micros: base * 2^(crashes - 1), the exponent at most 10. */
-    Duration backoff(int crashes) {
-        int exp = Math.max(0, Math.min(crashes - 1, 10));
-        return config.backoffBase().multipliedBy(1L << exp);
+    /** backoff_micros: base * 2^(crashes - 1), the exponent at most 10; none for no consecutive crash. */
+    static Duration backoff(Duration base, int crashes) {
+        if (crashes <= 0) return Duration.ZERO; // a crash after a healthy run is retried at once
+        int exp = Math.min(crashes - 1, 10);
+        return base.multipliedBy(1L << exp);
     }
 
     /** One job held by this server: runs its replication, restarting it after crashes with backoff. */
@@ -475,7 +476,7 @@ public final class Replicator implements AutoCloseable {
                     state = "crashing";
                     event("crashed", re.summary());
                     heartbeat();
-                    Duration wait = backoff(consecutiveCrashes(data.get("history"), config.healthThreshold()));
+                    Duration wait = backoff(config.backoffBase(), consecutiveCrashes(data.get("history"), config.healthThreshold()));
                     try {
                         Thread.sleep(wait.toMillis());
                     } catch (InterruptedException ie) {

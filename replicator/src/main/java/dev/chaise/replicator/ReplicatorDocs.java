@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.Cursor;
 import dev.chaise.storage.Database;
-import dev.chaise.storage.DocInfo;
 import dev.chaise.storage.DocUpdate;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.ScanProperties;
@@ -14,8 +13,6 @@ import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.UpdateResult;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.jobs.JobQueue;
-import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -452,9 +449,5 @@ public final class ReplicatorDocs {
             return null;
         }
         return null;
-    }
-
-    static Duration age(String iso) {
-        return Duration.between(Instant.parse(iso), Instant.now());
     }
 }

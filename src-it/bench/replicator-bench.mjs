@@ -43,14 +43,24 @@ async function load(server, db) {
   }
 }
 
+/**
+ * One replication, timed: docs/s, each process's peak RSS during it, and the CPU each used
+ * (seconds of one core), which on a shared machine says more than the wall time: at two free
+ * cores the same work would run at about docs / (total CPU seconds / 2).
+ */
 async function timed(label, on, body, pids, count) {
   pids.forEach(resetHwm);
+  const c0 = pids.map(ticks);
   const t0 = process.hrtime.bigint();
   const r = await on.req('POST', '/_replicate', body);
   const s = Number(process.hrtime.bigint() - t0) / 1e9;
   if (r.status !== 200) throw new Error(`${label}: ${r.text}`);
+  const cpu = pids.map((p, i) => (ticks(p) - c0[i]) / 100);
   const h = r.json.history?.[0] ?? {};
-  out({ phase: label, docs_written: h.docs_written, seconds: +s.toFixed(2), docs_per_s: Math.round((count ?? h.docs_written) / s), peak_rss_mb: pids.map((p) => Math.round(hwmMb(p))) });
+  const n = count ?? h.docs_written;
+  const total = cpu.reduce((a, b) => a + b, 0);
+  out({ phase: label, docs_written: h.docs_written, seconds: +s.toFixed(2), docs_per_s: Math.round(n / s), peak_rss_mb: pids.map((p) => Math.round(hwmMb(p))),
+    cpu_s: cpu.map((c) => +c.toFixed(1)), cpu_us_per_doc: Math.round((total * 1e6) / n), docs_per_s_at_two_free_cores: Math.round(n / (total / 2)) });
   return { s, r };
 }
 

@@ -164,6 +164,27 @@ class ReplicatorEndpointsTest {
         a.asAdmin("POST", "/_replicate", "{\"source\":\"" + src + "\",\"target\":\"" + t3 + "\",\"filter\":\"f/missing\"}").error(404, "not_found", null);
     }
 
+    /** use_checkpoints, winning_revs_only and since_seq do what CouchDB's do. */
+    @Test
+    void options() throws Exception {
+        String src = name("osrc");
+        fill(a, src);
+        String t1 = name("nocp");
+        JsonNode r = replicate(a, "{\"source\":\"" + src + "\",\"target\":\"" + t1 + "\",\"create_target\":true,\"use_checkpoints\":false}");
+        assertEquals(false, r.get("use_checkpoints").asBoolean(), r.toString());
+        assertEquals(0, a.asAdmin("GET", "/" + t1 + "/_local_docs", null).json().get("rows").size(), "no checkpoint written");
+        String t2 = name("winning");
+        replicate(b, "{\"source\":\"" + url(a, src) + "\",\"target\":\"" + t2 + "\",\"create_target\":true,\"winning_revs_only\":true}");
+        JsonNode c = b.asAdmin("GET", "/" + t2 + "/c?conflicts=true", null).json();
+        assertFalse(c.has("_conflicts"), c.toString());
+        assertTrue(a.asAdmin("GET", "/" + src + "/c?conflicts=true", null).json().has("_conflicts"));
+        String since = a.asAdmin("GET", "/" + src, null).json().get("update_seq").asText();
+        a.asAdmin("PUT", "/" + src + "/newer", "{\"v\":1}").status(201);
+        String t3 = name("since");
+        JsonNode r3 = replicate(a, "{\"source\":\"" + src + "\",\"target\":\"" + t3 + "\",\"create_target\":true,\"since_seq\":\"" + since + "\"}");
+        assertEquals(List.of("newer"), ids(a, t3), r3.toString());
+    }
+
     static List<String> ids(HttpTestServer s, String db) throws Exception {
         List<String> out = new ArrayList<>();
         for (JsonNode row : s.asAdmin("GET", "/" + db + "/_all_docs", null).json().get("rows")) out.add(row.get("id").asText());

@@ -398,6 +398,24 @@ final class Replication {
         if (inProgress.isEmpty() && highestDone != null) throughSeq = highestDone;
     }
 
+    /**
+     * couch_replicator_worker's revs_diff ratio: a moving average of the share of revisions the
+     * target lacked. Past 95 % (an empty target) _revs_diff is skipped and every revision taken as
+     * missing (writes with new_edits=false are idempotent), tried again every 37 s.
+     */
+    private double missingRatio;
+    private long revsDiffAtNanos = System.nanoTime();
+
+    private synchronized boolean attemptRevsDiff() {
+        return missingRatio <= 0.95 || System.nanoTime() - revsDiffAtNanos > TimeUnit.SECONDS.toNanos(37);
+    }
+
+    private synchronized void revsDiffDone(long onTarget, long attempts) {
+        double ratio = attempts > 0 ? (double) (attempts - onTarget) / attempts : 0;
+        missingRatio = 0.4 * (ratio - missingRatio) + missingRatio;
+        revsDiffAtNanos = System.nanoTime();
+    }
+
     private void replicate(List<Peer.Change> changes) {
         Map<String, List<String>> revs = new LinkedHashMap<>();
         long checked = 0;
@@ -405,7 +423,16 @@ final class Replication {
             revs.computeIfAbsent(c.id(), k -> new ArrayList<>()).addAll(c.revs());
             checked += c.revs().size();
         }
-        Map<String, Peer.RevsDiffEntry> missing = target.revsDiff(revs);
+        Map<String, Peer.RevsDiffEntry> missing;
+        if (attemptRevsDiff()) {
+            missing = target.revsDiff(revs);
+            long withoutAncestors = 0;
+            for (Peer.RevsDiffEntry e : missing.values()) if (e.possibleAncestors().isEmpty()) withoutAncestors += e.missing().size();
+            revsDiffDone(checked - withoutAncestors, checked);
+        } else {
+            missing = new LinkedHashMap<>();
+            for (Map.Entry<String, List<String>> e : revs.entrySet()) missing.put(e.getKey(), new Peer.RevsDiffEntry(e.getValue(), List.of()));
+        }
         stats.missingChecked.addAndGet(checked);
         List<Peer.Wanted> wanted = new ArrayList<>();
         for (Map.Entry<String, Peer.RevsDiffEntry> e : missing.entrySet()) {

@@ -101,7 +101,7 @@ public final class AttachmentHandlers {
     }
 
     /** Bytes {@code [from, to)} of an attachment, reading only the chunks they lie in, a few per transaction. */
-    private static void stream(dev.chaise.http.ResponseStream out, Database db, String id, String digest, long from, long to) {
+    static void stream(dev.chaise.http.ResponseStream out, Database db, String id, String digest, long from, long to) {
         int size = Database.attachmentChunkSize();
         long pos = from / size * size;
         for (long next = from / size; pos < to; ) {

@@ -2,6 +2,8 @@ package dev.chaise.http.handlers;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.http.ResponseStream;
+import dev.chaise.storage.Database;
 import dev.chaise.storage.json.Json;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -14,16 +16,58 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * One document as a part of a multipart response (open_revs, _bulk_get), as CouchDB writes it for
- * the replicator ({@code couch_doc:doc_to_multi_part_stream}): plain JSON, or, when the document
- * carries attachment data, a nested {@code multipart/related} body whose first part is the JSON
- * (each such attachment marked {@code "follows": true}, its data removed) and whose next parts are
- * the attachments' raw bytes, in the JSON's order.
+ * the replicator ({@code couch_doc:doc_to_multi_part_stream}): plain JSON, or, when attachment
+ * bodies go with it, a nested {@code multipart/related} body whose first part is the JSON (each
+ * such attachment marked {@code "follows": true}, with its length) and whose next parts are the
+ * attachments' raw bytes, in the JSON's order. The bodies come from {@link Bodies}: inline base64
+ * already in the document ({@link #INLINE}), or streamed from storage chunk by chunk
+ * ({@link #stored}), so a response of any size passes through a few hundred KB.
  */
 final class MultipartDocs {
-    /** A document as one body: {@code application/json}, or {@code multipart/related} when it carries attachment data. */
-    record Part(String contentType, byte[] body) {}
-
     private MultipartDocs() {}
+
+    /** An attachment whose body follows the document's JSON, and how to write that body. */
+    record Following(String name, long length, String contentType, java.util.function.Consumer<ResponseStream> body) {}
+
+    /** Where the bodies of a document's following attachments come from. */
+    interface Bodies {
+        /** Marks the attachments whose bodies follow ({@code follows}, {@code length}) in {@code doc}, in order. */
+        List<Following> follow(ObjectNode doc);
+    }
+
+    /** Bodies inline as base64 {@code data} (the document read with attachments inlined). */
+    static final Bodies INLINE = doc -> {
+        List<Following> out = new ArrayList<>();
+        JsonNode atts = doc.get("_attachments");
+        if (atts == null || !atts.isObject()) return out;
+        for (Map.Entry<String, JsonNode> e : atts.properties()) {
+            if (!(e.getValue() instanceof ObjectNode a) || !a.has("data")) continue;
+            byte[] bytes = Base64.getDecoder().decode(a.remove("data").asText());
+            a.put("length", bytes.length);
+            a.put("follows", true);
+            out.add(new Following(e.getKey(), bytes.length, a.path("content_type").asText("application/octet-stream"), s -> s.write(bytes)));
+        }
+        return out;
+    };
+
+    /** Bodies read from storage: the attachments newer than position {@code sincePos} (0: all, negative: none). */
+    static Bodies stored(Database db, String docId, long sincePos) {
+        return doc -> {
+            List<Following> out = new ArrayList<>();
+            JsonNode atts = doc.get("_attachments");
+            if (sincePos < 0 || atts == null || !atts.isObject()) return out;
+            for (Map.Entry<String, JsonNode> e : atts.properties()) {
+                if (!(e.getValue() instanceof ObjectNode a) || a.path("revpos").asLong() <= sincePos) continue;
+                a.remove("stub");
+                a.put("follows", true);
+                String digest = a.path("digest").asText();
+                long length = a.path("length").asLong();
+                out.add(new Following(e.getKey(), length, a.path("content_type").asText("application/octet-stream"),
+                        s -> AttachmentHandlers.stream(s, db, docId, digest, 0, length)));
+            }
+            return out;
+        };
+    }
 
     static String boundary() {
         byte[] b = new byte[16];
@@ -31,60 +75,79 @@ final class MultipartDocs {
         return HexFormat.of().formatHex(b);
     }
 
-    static Part of(JsonNode doc) throws Exception {
-        JsonNode atts = doc.get("_attachments");
-        List<String> names = new ArrayList<>();
-        if (atts != null && atts.isObject()) {
-            for (Map.Entry<String, JsonNode> e : atts.properties()) if (e.getValue().has("data")) names.add(e.getKey());
-        }
-        if (names.isEmpty()) return new Part("application/json", Json.MAPPER.writeValueAsBytes(doc));
+    /** A document as one body: {@code application/json}, or {@code multipart/related} when attachment bodies go with it. */
+    record Part(String contentType, byte[] body) {}
+
+    /** The content type of a document's body and what writes it. */
+    private record Body(String contentType, java.util.function.Consumer<ResponseStream> writer) {}
+
+    private static Body body(JsonNode doc, Bodies bodies) throws Exception {
         ObjectNode json = ((ObjectNode) doc).deepCopy();
-        List<byte[]> data = new ArrayList<>(names.size());
-        for (String name : names) {
-            ObjectNode a = (ObjectNode) json.get("_attachments").get(name);
-            byte[] bytes = Base64.getDecoder().decode(a.get("data").asText());
-            data.add(bytes);
-            a.remove("data");
-            a.put("length", bytes.length);
-            a.put("follows", true);
-        }
+        List<Following> follows = bodies.follow(json);
+        byte[] jsonBytes = Json.MAPPER.writeValueAsBytes(json);
+        if (follows.isEmpty()) return new Body("application/json", out -> out.write(jsonBytes));
         String inner = boundary();
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        text(out, "--" + inner + "\r\nContent-Type: application/json\r\n\r\n");
-        out.write(Json.MAPPER.writeValueAsBytes(json));
-        text(out, "\r\n--" + inner);
-        for (int i = 0; i < names.size(); i++) {
-            ObjectNode a = (ObjectNode) json.get("_attachments").get(names.get(i));
-            text(out, "\r\nContent-Disposition: attachment; filename=\"" + names.get(i) + "\"");
-            text(out, "\r\nContent-Type: " + a.path("content_type").asText("application/octet-stream"));
-            text(out, "\r\nContent-Length: " + data.get(i).length + "\r\n\r\n");
-            out.write(data.get(i));
+        return new Body("multipart/related; boundary=\"" + inner + "\"", out -> {
+            text(out, "--" + inner + "\r\nContent-Type: application/json\r\n\r\n");
+            out.write(jsonBytes);
             text(out, "\r\n--" + inner);
-        }
-        text(out, "--");
-        return new Part("multipart/related; boundary=\"" + inner + "\"", out.toByteArray());
+            for (Following f : follows) {
+                text(out, "\r\nContent-Disposition: attachment; filename=\"" + f.name() + "\"");
+                text(out, "\r\nContent-Type: " + f.contentType());
+                text(out, "\r\nContent-Length: " + f.length() + "\r\n\r\n");
+                f.body().accept(out);
+                text(out, "\r\n--" + inner);
+            }
+            text(out, "--");
+        });
+    }
+
+    /** A document read with its attachment bodies inline, as one body in memory (a document GET's multipart/related). */
+    static Part of(JsonNode doc) throws Exception {
+        Body b = body(doc, INLINE);
+        Buffer buf = new Buffer();
+        b.writer().accept(buf);
+        return new Part(b.contentType(), buf.bytes.toByteArray());
     }
 
     /**
      * One document's headers and body, after its boundary line; with {@code idHeaders}, a related
      * part also names its document ({@code X-Doc-Id}, {@code X-Rev-Id}), as CouchDB's _bulk_get does.
      */
-    static void writeDoc(ByteArrayOutputStream out, JsonNode doc, boolean idHeaders) throws Exception {
-        Part part = of(doc);
-        if (idHeaders && !part.contentType().equals("application/json")) {
+    static void writeDoc(ResponseStream out, JsonNode doc, boolean idHeaders, Bodies bodies) throws Exception {
+        Body b = body(doc, bodies);
+        if (idHeaders && !b.contentType().equals("application/json")) {
             text(out, "\r\nX-Doc-Id: " + doc.path("_id").asText() + "\r\nX-Rev-Id: " + doc.path("_rev").asText());
         }
-        text(out, "\r\nContent-Type: " + part.contentType() + "\r\n\r\n");
-        out.write(part.body());
+        text(out, "\r\nContent-Type: " + b.contentType() + "\r\n\r\n");
+        b.writer().accept(out);
     }
 
     /** An error entry ({@code {"missing": rev}} or {@code _bulk_get}'s error object), after its boundary line. */
-    static void writeError(ByteArrayOutputStream out, JsonNode error) throws Exception {
+    static void writeError(ResponseStream out, JsonNode error) throws Exception {
         text(out, "\r\nContent-Type: application/json; error=\"true\"\r\n\r\n");
         out.write(Json.MAPPER.writeValueAsBytes(error));
     }
 
-    static void text(ByteArrayOutputStream out, String s) {
-        out.writeBytes(s.getBytes(StandardCharsets.UTF_8));
+    static void text(ResponseStream out, String s) {
+        out.write(s.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** A response built whole in memory (_bulk_get's multipart, whose bodies are inline already). */
+    static final class Buffer implements ResponseStream {
+        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+
+        @Override
+        public void write(byte[] b) {
+            bytes.writeBytes(b);
+        }
+
+        @Override
+        public void flush() {}
+
+        @Override
+        public boolean isOpen() {
+            return true;
+        }
     }
 }

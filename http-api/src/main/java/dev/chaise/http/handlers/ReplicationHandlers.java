@@ -211,15 +211,15 @@ public final class ReplicationHandlers {
     /** CouchDB's multipart _bulk_get: one part per revision or error, JSON bodies (no attachments yet). */
     private static Response multipart(List<ObjectNode> results, String type) throws Exception {
         String boundary = MultipartDocs.boundary();
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        MultipartDocs.Buffer out = new MultipartDocs.Buffer();
         for (ObjectNode row : results) {
             for (JsonNode p : row.get("docs")) {
                 MultipartDocs.text(out, "\r\n--" + boundary);
-                if (p.has("ok")) MultipartDocs.writeDoc(out, p.get("ok"), true);
+                if (p.has("ok")) MultipartDocs.writeDoc(out, p.get("ok"), true, MultipartDocs.INLINE);
                 else MultipartDocs.writeError(out, p.get("error"));
             }
         }
         if (!results.isEmpty()) MultipartDocs.text(out, "\r\n--" + boundary + "--\r\n");
-        return new Response.Full(200, List.of(new Response.Header("Content-Type", type + "; boundary=\"" + boundary + "\"")), out.toByteArray());
+        return new Response.Full(200, List.of(new Response.Header("Content-Type", type + "; boundary=\"" + boundary + "\"")), out.bytes.toByteArray());
     }
 }

@@ -216,7 +216,10 @@ class ReplicatorEndpointsTest {
                 "checkpointed_source_seq", "source_seq")) {
             assertTrue(task.has(f), f + " in " + task);
         }
-        a.asAdmin("POST", "/_replicate", "{\"replication_id\":\"" + id + "\",\"cancel\":true}").status(200);
+        // cancelled by the same body with "cancel": true, as CouchDB allows; then it is gone
+        JsonNode cancelled = a.asAdmin("POST", "/_replicate", "{\"source\":\"" + src + "\",\"target\":\"" + url(b, tgt)
+                + "\",\"create_target\":true,\"continuous\":true,\"cancel\":true}").status(200).json();
+        assertEquals(id, cancelled.get("_local_id").asText());
         a.asAdmin("POST", "/_replicate", "{\"replication_id\":\"" + id + "\",\"cancel\":true}").error(404, "not_found", null);
         a.asAdmin("PUT", "/" + src + "/y", "{\"v\":2}").status(201);
         Thread.sleep(1500);

@@ -258,6 +258,12 @@ class ReplicatorEndpointsTest {
         waitFor(() -> "failed".equals(a.asAdmin("GET", "/_scheduler/docs/_replicator/bad", null).json().path("state").asText()), 10_000);
         JsonNode bad = a.asAdmin("GET", "/_scheduler/docs/_replicator/bad", null).json();
         assertEquals("endpoint has an invalid url", bad.get("info").get("error").asText(), bad.toString());
+        // a filtered replication whose source cannot be reached has no id yet: `error`, retried later
+        a.asAdmin("PUT", "/_replicator/unreachable", "{\"source\":\"http://127.0.0.1:1/db\",\"target\":\"" + url(b, tgt) + "\",\"filter\":\"d/f\",\"retries_per_request\":0}").status(201);
+        waitFor(() -> "error".equals(a.asAdmin("GET", "/_scheduler/docs/_replicator/unreachable", null).json().path("state").asText()), 10_000);
+        JsonNode err = a.asAdmin("GET", "/_scheduler/docs/_replicator/unreachable", null).json();
+        assertTrue(err.get("info").get("error").asText().contains("127.0.0.1:1"), err.toString());
+        assertEquals(1, err.get("error_count").asInt(), err.toString());
         JsonNode all = a.asAdmin("GET", "/_scheduler/docs?states=failed,completed", null).status(200).json();
         assertTrue(all.get("docs").size() >= 2, all.toString());
         a.asAdmin("GET", "/_scheduler/docs?states=bogus", null).error(400, "query_parse_error", null);

@@ -678,6 +678,6 @@ public final class Replicator implements AutoCloseable {
                 }
             }
         }
-        http.close();
+        http.shutdownNow(); // live feeds would otherwise keep it open
     }
 }

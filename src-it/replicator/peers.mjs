@@ -173,7 +173,7 @@ export class CountingProxy {
 
   url(db, password) { return `http://admin:${password}@127.0.0.1:${this.port}/${encodeURIComponent(db)}`; }
 
-  close() { this.server.closeAllConnections?.(); this.server.close(); }
+  async close() { this.server.closeAllConnections?.(); await new Promise((r) => this.server.close(r)); }
 }
 
 export async function waitFor(check, ms, what = 'condition') {

@@ -156,6 +156,7 @@ test('a server killed with SIGKILL mid-replication resumes from its checkpoint a
   const a = await chaise('ka');
   await populate(a, 'src', n);
   const proxy = await new CountingProxy(a.port).start();
+  servers.push(proxy);
   const b = await chaise('kb', { onDisk: true });
   // a local target in a _replicator document is reached as its user_ctx (CouchDB 2's rule; CouchDB 3 allows URLs only)
   const doc = { source: proxy.url('src', a.password), target: 'dst', create_target: true, checkpoint_interval: 300, worker_batch_size: 200, worker_processes: 1, user_ctx: { name: 'admin', roles: ['_admin'] } };
@@ -177,12 +178,14 @@ test('a server killed with SIGKILL mid-replication resumes from its checkpoint a
   proxy.fetched.length = 0;
   await b.start(); // same data, same port
   await waitFor(async () => (await b.req('GET', '/_scheduler/docs/_replicator/kill')).json?.state === 'completed', 120_000, 'completed after restart');
-  const again = proxy.fetched.filter((id) => covered.has(id));
-  console.log(`# SIGKILL: ${n} documents, ${before} fetched before the kill, the checkpoint covered ${covered.size}, ${proxy.fetched.length} fetched after the restart, ${again.length} of them again`);
+  // ids, not requests: a conflicted document is asked for once per leaf, one with attachments by
+  // _bulk_get and then by open_revs
+  const after = new Set(proxy.fetched);
+  const again = [...after].filter((id) => covered.has(id));
+  console.log(`# SIGKILL: ${n} documents, ${before} fetched before the kill, the checkpoint covered ${covered.size}, ${after.size} fetched after the restart, ${again.length} of them again`);
   assert.deepEqual(again, [], 'nothing covered by the checkpoint was fetched again');
-  assert.ok(proxy.fetched.length <= n - covered.size, `fetched ${proxy.fetched.length} after restart, ${n - covered.size} were left`);
+  assert.ok(after.size <= n - covered.size, `fetched ${after.size} after restart, ${n - covered.size} were left`);
   assert.deepEqual(await snapshot(b, 'dst'), await snapshot(a, 'src'));
-  proxy.close();
 });
 
 test('a source that goes away: the job is crashing with backoff, then recovers by itself', { timeout: 180_000 }, async () => {

@@ -226,7 +226,7 @@ public final class ReplicatorDocs {
             // error_backoff: a random wait in [1, 64 * 2^count] seconds, the exponent at most 12
             long seconds = ThreadLocalRandom.current().nextLong(1, (64L << Math.min(count, 12)) + 1);
             states.put(docId, new DocState("error", null, e.summary(), count, Replicator.now(), start(prev),
-                    System.nanoTime() + TimeUnit.SECONDS.toNanos(Math.min(seconds, r.config.backoffBase().toSeconds() * 2 + 1))));
+                    System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)));
             if (prev != null && prev.repId() != null) removeOwned(prev.repId(), docId);
             return;
         }

@@ -25,7 +25,7 @@ class ReplicatorPeersTest {
         Path jar = ChaiseProcess.MODULE.resolveSibling("server").resolve("target/chaise.jar");
         assertTrue(Files.exists(jar), "the server jar is built by the reactor before this module: " + jar);
         Files.createDirectories(ChaiseProcess.MODULE.resolve("target"));
-        ProcessBuilder pb = new ProcessBuilder(List.of("node", "--test", "--test-concurrency=1", "replicator/"))
+        ProcessBuilder pb = new ProcessBuilder(List.of("node", "--test", "--test-concurrency=1", "--test-force-exit", "replicator/"))
                 .directory(ChaiseProcess.MODULE.toFile()).redirectErrorStream(true);
         pb.environment().put("CHAISE_JAR", jar.toString());
         pb.environment().put("CHAISE_JAVA", ProcessHandle.current().info().command().orElse("java"));
@@ -34,7 +34,11 @@ class ReplicatorPeersTest {
         Process node = pb.start();
         List<String> lines = Collections.synchronizedList(new ArrayList<>());
         Thread relay = ChaiseProcess.relay(node, lines);
-        assertTrue(node.waitFor(20, TimeUnit.MINUTES), "the replicator's node tests did not finish in 20 minutes");
+        if (!node.waitFor(15, TimeUnit.MINUTES)) {
+            node.descendants().forEach(ProcessHandle::destroyForcibly);
+            node.destroyForcibly();
+            throw new AssertionError("the replicator's node tests did not finish in 15 minutes");
+        }
         relay.join(10_000);
         assertEquals(0, node.exitValue(), "node --test failed; its report is above (server logs in src-it/target/replicator-*.log)");
         int passed = lines.stream().filter(l -> l.startsWith("# pass ")).mapToInt(l -> Integer.parseInt(l.substring(7).trim())).sum();

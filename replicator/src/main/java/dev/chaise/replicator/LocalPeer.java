@@ -108,7 +108,10 @@ final class LocalPeer implements Peer {
         ObjectNode b = body.deepCopy();
         b.remove("_id");
         b.remove("_rev");
-        guard(() -> db.writeLocal(id, false, b));
+        guard(() -> {
+            LocalDoc current = db.read(r -> r.local(id)); // the next revision is this one's plus one, as CouchDB numbers them
+            return db.writeLocal(id, current == null ? null : current.rev(), false, b);
+        });
     }
 
     @Override

@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * jobs behind them. A replication is a job of the KV job queue that builds views (type
  * {@value #JOB_TYPE}, id the replication id): whichever server of the deployment takes it holds its
  * lease and runs it, proving it alive every {@link Config#heartbeat}; a server that dies loses
- * its leases after the activity timeout and another takes its jobs over. What {@code _scheduler}
+ * its leases after the activity timeout and another takes its jobs over, and a server restarted
+ * after a crash takes its own back at once ({@link JobQueue#requeueOrphans}). What {@code _scheduler}
  * shows of a job (state, history of events, counters) lives in the job's data, so every server
  * shows the same. Failures back off as CouchDB's scheduler backs off: 30 s doubling per
  * consecutive crash, up to 2^10 times that, a job that ran {@code health_threshold} without
@@ -136,6 +137,9 @@ public final class Replicator implements AutoCloseable {
 
     /** Starts taking jobs, the activity monitor and the {@code _replicator} watcher. */
     public Replicator start() {
+        // Jobs a crash of this node left running go back to the queue now, not after the activity timeout.
+        int orphans = queue.requeueOrphans(JOB_TYPE);
+        if (orphans > 0) log.info("re-queued {} replication job(s) left running by a previous process", orphans);
         threads.add(Thread.ofVirtual().name("replicator-acceptor").start(this::acceptLoop));
         threads.add(Thread.ofVirtual().name("replicator-monitor").start(this::monitorLoop));
         threads.add(Thread.ofVirtual().name("replicator-docs").start(docs::run));

@@ -15,6 +15,7 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
@@ -53,6 +54,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private final HttpPipeline pipeline;
     private final ExecutorService requests;
+    private final ExecutorService liveness;
     private final HttpConfig config;
     private final BodyBudget budget;
 
@@ -73,9 +75,10 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private final Condition writable = lock.newCondition();
     private volatile boolean open = true;
 
-    ConnectionHandler(HttpPipeline pipeline, ExecutorService requests, HttpConfig config, BodyBudget budget) {
+    ConnectionHandler(HttpPipeline pipeline, ExecutorService requests, ExecutorService liveness, HttpConfig config, BodyBudget budget) {
         this.pipeline = pipeline;
         this.requests = requests;
+        this.liveness = liveness;
         this.config = config;
         this.budget = budget;
     }
@@ -194,11 +197,22 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         busy = true;
         running = in;
         try {
-            requests.execute(() -> run(ctx, in));
+            (isLivenessCheck(in) ? liveness : requests).execute(() -> run(ctx, in));
         } catch (java.util.concurrent.RejectedExecutionException e) {
             in.body().close(); // shutting down
             ctx.close();
         }
+    }
+
+    /** {@code GET} or {@code HEAD} of {@code /} or {@code /_up}, with no body: served on the liveness lane. */
+    static boolean isLivenessCheck(Incoming in) {
+        if (in.reject() != null || in.streamed()) return false;
+        HttpMethod m = in.head().method();
+        if (!m.equals(HttpMethod.GET) && !m.equals(HttpMethod.HEAD)) return false;
+        String uri = in.head().uri();
+        int q = uri.indexOf('?');
+        String path = q < 0 ? uri : uri.substring(0, q);
+        return path.equals("/") || path.equals("/_up");
     }
 
     /** Back on the event loop after a response is written: the next pipelined request, or read on. */

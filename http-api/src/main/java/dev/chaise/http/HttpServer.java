@@ -38,6 +38,12 @@ public final class HttpServer implements AutoCloseable {
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     private final ExecutorService requests;
+    /**
+     * {@code GET /} and {@code /_up} on platform threads of their own: health checks and load
+     * balancers' probes must not queue behind thousands of requests on the virtual threads' two
+     * carriers (a liveness probe that times out under load gets a busy server restarted).
+     */
+    private final ExecutorService liveness;
     private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final AtomicInteger connections = new AtomicInteger();
     private final BodyBudget budget = BodyBudget.ofHeap();
@@ -48,6 +54,7 @@ public final class HttpServer implements AutoCloseable {
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
         requests = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("http-", 0).factory());
+        liveness = Executors.newFixedThreadPool(2, Thread.ofPlatform().name("http-liveness-", 0).daemon().factory());
         try {
             ServerBootstrap b = new ServerBootstrap()
                     .group(boss, workers)
@@ -67,7 +74,7 @@ public final class HttpServer implements AutoCloseable {
                                 return;
                             }
                             p.addLast("idle", new IdleStateHandler(0, 0, config.idleTimeoutSeconds(), TimeUnit.SECONDS));
-                            ConnectionHandler handler = new ConnectionHandler(pipeline, requests, config, budget);
+                            ConnectionHandler handler = new ConnectionHandler(pipeline, requests, liveness, config, budget);
                             p.addLast("head", handler.headWatch());
                             p.addLast("codec", new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 64 * 1024));
                             p.addLast("chaise", handler);
@@ -142,6 +149,7 @@ public final class HttpServer implements AutoCloseable {
      */
     public void close(java.time.Duration drain) {
         server.close().awaitUninterruptibly();
+        liveness.shutdown();
         requests.shutdown();
         try {
             if (!requests.awaitTermination(drain.toMillis(), TimeUnit.MILLISECONDS)) {

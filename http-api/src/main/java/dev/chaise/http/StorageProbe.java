@@ -19,6 +19,7 @@ final class StorageProbe {
     private volatile String stopping;
     private volatile long checkedAt = System.nanoTime() - KEEP_NANOS;
     private volatile String last;
+    private CompletableFuture<String> inFlight; // guarded by this
 
     StorageProbe(Storage storage) {
         this.storage = storage;
@@ -28,13 +29,16 @@ final class StorageProbe {
         stopping = why;
     }
 
-    /** @return null when storage answers, else why not */
-    String unusableReason() {
-        if (stopping != null) return stopping;
-        long now = System.nanoTime();
-        if (now - checkedAt < KEEP_NANOS) return last;
+    /**
+     * The read, on a platform thread: a virtual one could wait behind busy carriers and make a
+     * loaded server report its storage unusable. A read that hangs is waited on again by the next
+     * check rather than joined by another thread.
+     */
+    private synchronized CompletableFuture<String> read() {
+        if (inFlight != null && !inFlight.isDone()) return inFlight;
         CompletableFuture<String> f = new CompletableFuture<>();
-        Thread.ofVirtual().name("up-probe").start(() -> {
+        inFlight = f;
+        Thread.ofPlatform().name("up-probe").daemon().start(() -> {
             try {
                 storage.checkReadable();
                 f.complete(null);
@@ -42,6 +46,15 @@ final class StorageProbe {
                 f.complete("storage (" + storage.backendName() + ") is not usable: " + e.getMessage());
             }
         });
+        return f;
+    }
+
+    /** @return null when storage answers, else why not */
+    String unusableReason() {
+        if (stopping != null) return stopping;
+        long now = System.nanoTime();
+        if (now - checkedAt < KEEP_NANOS) return last;
+        CompletableFuture<String> f = read();
         String r;
         try {
             r = f.get(TIMEOUT_MS, TimeUnit.MILLISECONDS);

@@ -31,7 +31,16 @@ class ViewEndpointsTest {
         s.asAdmin("PUT", "/v/_design/bad", "{\"views\":[]}").error(400, "invalid_design_doc", "`views` is not an object");
         s.asAdmin("PUT", "/v/_design/bad", "{\"views\":{\"x\":{\"map\":1}}}").error(400, "invalid_design_doc", "View x must have a `map` string");
         s.asAdmin("PUT", "/v/_design/bad", "{\"views\":{\"x\":{\"map\":\"f\",\"reduce\":\"_median\"}}}")
-                .error(400, "invalid_design_doc", "Unknown builtin reduce function: _median");
+                .error(400, "invalid_design_doc", "`_median` is not a supported reduce function.");
+        // CouchDB 3.5's rank reducers: N from 1 to 100
+        for (String bad : new String[] {"_top_Foo", "_bottom_Foo", "_top_", "_top_5 "}) {
+            s.asAdmin("PUT", "/v/_design/bad", "{\"views\":{\"x\":{\"map\":\"f\",\"reduce\":\"" + bad + "\"}}}")
+                    .error(400, "invalid_design_doc", "invalid rank reducer");
+        }
+        for (String bad : new String[] {"_top_0", "_top_101", "_bottom_-3", "_bottom_99999999999999999999"}) {
+            s.asAdmin("PUT", "/v/_design/bad", "{\"views\":{\"x\":{\"map\":\"f\",\"reduce\":\"" + bad + "\"}}}")
+                    .error(400, "invalid_design_doc", "rank value must be between 1 and 100");
+        }
         String rows = s.asAdmin("POST", "/v/_bulk_docs", "{\"docs\":[{\"_id\":\"_design/bad\",\"views\":7},{\"_id\":\"ok\"}]}").status(201).text();
         assertEquals("[{\"id\":\"_design/bad\",\"error\":\"invalid_design_doc\",\"reason\":\"`views` is not an object\"},{\"ok\":true,\"id\":\"ok\",\"rev\":",
                 rows.substring(0, rows.indexOf("\"rev\":") + 6));
@@ -44,6 +53,42 @@ class ViewEndpointsTest {
         s.asAdmin("POST", "/g/_bulk_docs", "{\"docs\":[{\"_id\":\"a\",\"n\":2},{\"_id\":\"b\",\"n\":5}]}").status(201);
         s.asAdmin("PUT", "/g/_design/d", "{\"views\":{\"s\":{\"map\":\"function(doc){emit(doc._id,doc.n)}\",\"reduce\":\"_sum\\n\\nandothergarbage\"}}}").status(201);
         assertEquals("[{'key':null,'value':7}]", rows("/g/_design/d/_view/s"));
+    }
+
+    /** CouchDB 3.5's reduce_builtin test: 500 documents, each emitting its integer twice, through every built-in. */
+    @Test
+    void builtinReducesOfCouchDb35() throws Exception {
+        s.asAdmin("PUT", "/rb", null).status(201);
+        StringBuilder docs = new StringBuilder("{\"docs\":[");
+        for (int i = 1; i <= 500; i++) docs.append(i > 1 ? "," : "").append("{\"_id\":\"").append(i).append("\",\"integer\":").append(i).append('}');
+        s.asAdmin("POST", "/rb/_bulk_docs", docs.append("]}").toString()).status(201);
+        String map = "function (doc) { emit(doc.integer, doc.integer); emit(doc.integer, doc.integer); }";
+        StringBuilder ddoc = new StringBuilder("{\"views\":{");
+        String[] fns = {"_sum", "_count", "_stats", "_approx_count_distinct", "_top_3", "_bottom_3", "_first", "_last"};
+        for (int i = 0; i < fns.length; i++) {
+            ddoc.append(i > 0 ? "," : "").append("\"v").append(fns[i]).append("\":{\"map\":\"").append(map).append("\",\"reduce\":\"").append(fns[i]).append("\"}");
+        }
+        s.asAdmin("PUT", "/rb/_design/b", ddoc.append("}}").toString()).status(201);
+        assertEquals("[{'key':null,'value':250500}]", rows("/rb/_design/b/_view/v_sum"));
+        assertEquals("[{'key':null,'value':1000}]", rows("/rb/_design/b/_view/v_count"));
+        assertEquals("[{'key':null,'value':{'sum':250500,'count':1000,'min':1,'max':500,'sumsqr':83583500}}]", rows("/rb/_design/b/_view/v_stats"));
+        long distinct = s.asAdmin("GET", "/rb/_design/b/_view/v_approx_count_distinct", null).status(200).json().at("/rows/0/value").asLong();
+        assertTrue(Math.abs(distinct - 500) < 500 * 1.04 / Math.sqrt(1024), "about 500 distinct keys: " + distinct);
+        assertEquals("[{'key':null,'value':[500,499,498]}]", rows("/rb/_design/b/_view/v_top_3"));
+        assertEquals("[{'key':null,'value':[1,2,3]}]", rows("/rb/_design/b/_view/v_bottom_3"));
+        assertEquals("[{'key':null,'value':1}]", rows("/rb/_design/b/_view/v_first"));
+        assertEquals("[{'key':null,'value':500}]", rows("/rb/_design/b/_view/v_last"));
+        assertEquals("[{'key':null,'value':[4]}]", rows("/rb/_design/b/_view/v_top_3?startkey=4&endkey=4"));
+        assertEquals("[{'key':null,'value':[5,4]}]", rows("/rb/_design/b/_view/v_top_3?startkey=4&endkey=5"));
+        assertEquals("[{'key':null,'value':[4,5,6]}]", rows("/rb/_design/b/_view/v_bottom_3?startkey=4&endkey=6"));
+        assertEquals("[{'key':null,'value':4}]", rows("/rb/_design/b/_view/v_first?startkey=4&endkey=6"));
+        assertEquals("[{'key':null,'value':6}]", rows("/rb/_design/b/_view/v_last?startkey=4&endkey=6"));
+        assertEquals("[{'key':1,'value':[1]},{'key':2,'value':[2]},{'key':3,'value':[3]}]", rows("/rb/_design/b/_view/v_top_3?group=true&limit=3"));
+        assertEquals("[{'key':1,'value':1},{'key':2,'value':2},{'key':3,'value':3}]", rows("/rb/_design/b/_view/v_last?group=true&limit=3"));
+        for (int i = 1; i <= 250; i += 30) {
+            long want = 2 * ((long) (500 - i) * (501 - i) / 2 - (long) (i - 1) * i / 2);
+            assertEquals("[{'key':null,'value':" + want + "}]", rows("/rb/_design/b/_view/v_sum?startkey=" + i + "&endkey=" + (500 - i)));
+        }
     }
 
     @Test

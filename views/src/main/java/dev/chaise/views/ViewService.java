@@ -12,6 +12,7 @@ import dev.chaise.storage.StorageException;
 import dev.chaise.views.index.DesignDoc;
 import dev.chaise.views.index.InteractiveViews;
 import dev.chaise.views.index.MapIndexSubspace;
+import dev.chaise.views.index.TreeReducer;
 import dev.chaise.views.index.ViewException;
 import dev.chaise.views.index.ViewIndexer;
 import dev.chaise.views.jobs.JobQueue;
@@ -382,31 +383,16 @@ public final class ViewService implements AutoCloseable {
             return new Result(false, total, Math.min(offset, total), seq, lazyUpdate(rows, q, db, ddoc), null);
         }
         ReduceProgram program = view.builtinReduce() ? null : reduceProgram(ddoc, view);
-        Reducer reducer = program == null ? BuiltinReducers.of(view.reduce()) : Views.jsReducer(program, 0);
+        Reducer<?> reducer = program == null ? BuiltinReducers.of(view.reduce()) : Views.jsReducer(program, 0);
         Iterator<ViewRow> rows;
-        boolean aggregates = program == null && (view.reduce().equals("_count") || view.reduce().equals("_sum"))
-                && q.startDocId() == null && q.endDocId() == null
-                && (view.reduce().equals("_count") || !reader.anyInexact(db, sig, viewId));
-        if (aggregates) {
-            // Per-key partial reductions: one entry per distinct key rather than every row.
-            Iterator<ViewRow> partials = reader.aggregateRows(db, sig, viewId, q, view.reduce().equals("_sum"));
-            if (q.keys() != null) {
-                List<Iterator<ViewRow>> groups = new ArrayList<>();
-                for (JsonNode k : q.keys()) {
-                    ViewQuery one = new ViewQuery(List.of(k), null, null, null, null, true, q.descending(), 0, Long.MAX_VALUE, false,
-                            null, false, null, null, null, q.update(), true, false);
-                    groups.add(Views.rereduce(reader.aggregateRows(db, sig, viewId, one, view.reduce().equals("_sum")), reducer, plan.groupLevel()));
-                }
-                rows = Views.concat(groups);
-            } else {
-                rows = Views.rereduce(partials, reducer, plan.groupLevel());
-            }
-        } else if (q.keys() != null) {
+        if (q.keys() != null) {
             List<Iterator<ViewRow>> groups = new ArrayList<>();
-            for (Iterator<ViewRow> one : reader.rowsPerKey(db, sig, viewId, q)) groups.add(Views.reduce(one, reducer, plan.groupLevel()));
+            for (Iterator<TreeReducer.Row> one : reader.rowsPerKey(db, sig, viewId, q)) {
+                groups.add(Views.reduce(one, reducer, plan.groupLevel(), q.descending()));
+            }
             rows = Views.concat(groups);
         } else {
-            rows = Views.reduce(reader.mapRows(db, sig, viewId, q, false), reducer, plan.groupLevel());
+            rows = Views.reduce(reader.reduceRows(db, sig, viewId, q), reducer, plan.groupLevel(), q.descending());
         }
         return new Result(true, null, null, seq, lazyUpdate(Views.skipLimit(rows, q.skip(), q.limit()), q, db, ddoc), program);
     }

@@ -40,15 +40,35 @@ public record DesignDoc(String id, String language, List<View> views, JsonNode l
     /** Mango's language: views are index definitions (objects), not functions; see {@code views.mango.JsonIndex}. */
     public static final String QUERY = "query";
 
-    public static final List<String> BUILTIN_REDUCES = List.of("_count", "_sum", "_stats", "_approx_count_distinct");
+    public static final List<String> BUILTIN_REDUCES = List.of("_count", "_sum", "_stats", "_approx_count_distinct", "_first", "_last");
+
+    /** CouchDB 3.5's largest N of {@code _top_N} and {@code _bottom_N}. */
+    static final int MAX_RANK = 100;
 
     /**
-     * The built-in a reduce names. CouchDB matches built-ins by prefix, so "_sum\n\ngarbage" is
-     * {@code _sum}.
+     * The built-in a reduce names, as CouchDB 3.5's couch_mrview validates it: most built-ins match
+     * by prefix, so "_sum\n\ngarbage" is {@code _sum}; {@code _top_N} and {@code _bottom_N} need an
+     * integer N from 1 to 100 and become e.g. {@code _top_5}.
+     *
+     * @param source the reduce as written, for the rank's digits
      */
-    static String builtinReduce(String reduce) {
+    static String builtinReduce(String reduce, String source) {
+        for (String rank : List.of("_top_", "_bottom_")) {
+            if (!reduce.startsWith(rank)) continue;
+            String digits = source.substring(source.indexOf(rank) + rank.length());
+            java.math.BigInteger n;
+            try {
+                n = new java.math.BigInteger(digits);
+            } catch (NumberFormatException e) {
+                throw invalid("invalid rank reducer");
+            }
+            if (n.compareTo(java.math.BigInteger.ONE) < 0 || n.compareTo(java.math.BigInteger.valueOf(MAX_RANK)) > 0) {
+                throw invalid("rank value must be between 1 and " + MAX_RANK);
+            }
+            return rank + n;
+        }
         for (String b : BUILTIN_REDUCES) if (reduce.startsWith(b)) return b;
-        throw invalid("Unknown builtin reduce function: " + reduce);
+        throw invalid("`" + reduce + "` is not a supported reduce function.");
     }
 
     public View view(String name) {
@@ -101,7 +121,7 @@ public record DesignDoc(String id, String language, List<View> views, JsonNode l
                 if (red != null && !red.isNull()) {
                     if (!red.isTextual()) throw invalid("View " + e.getKey() + " `reduce` must be a string");
                     reduce = red.textValue().strip();
-                    if (reduce.startsWith("_")) reduce = builtinReduce(reduce);
+                    if (reduce.startsWith("_")) reduce = builtinReduce(reduce, red.textValue());
                 }
                 views.put(e.getKey(), new View(e.getKey(), mapText, reduce));
             }

@@ -81,6 +81,11 @@ public final class MapIndexSubspace {
     /** A stored row. */
     public record Row(String keyJson, String docId, String valueJson) {}
 
+    /** The prefix of a view's map rows: a row's key is this, then (SortKey, DocId, DupeId). */
+    public static byte[] rowPrefix(DbHandle db, String sig, int viewId) {
+        return db.space().pack(VIEWS, DATA, sig, MAP_RANGE, (long) viewId);
+    }
+
     static byte[] info(DbHandle db, long kind, String sig) {
         return db.space().pack(VIEWS, INFO, kind, sig);
     }
@@ -264,8 +269,8 @@ public final class MapIndexSubspace {
         return db.space().pack(VIEWS, DATA, sig, AGGREGATES, (long) viewId, sortKey, field);
     }
 
-    /** A value's contribution to an exact integer sum, or null if it is not an int64. */
-    static Long integral(String valueJson) {
+    /** A value's contribution to an exact integer sum, or null if it is not an int64 (read without parsing). */
+    public static Long integral(String valueJson) {
         int n = valueJson.length();
         if (n == 0 || n > 19) return null;
         for (int i = 0; i < n; i++) {

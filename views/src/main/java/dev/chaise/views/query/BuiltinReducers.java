@@ -1,19 +1,32 @@
 package dev.chaise.views.query;
 
+import com.apple.foundationdb.tuple.Tuple;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.json.Json;
+import dev.chaise.views.collation.ViewCollation;
 import dev.chaise.views.index.ViewException;
+import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-/** CouchDB's built-in reduce functions, in Java: {@code _count}, {@code _sum}, {@code _stats}, {@code _approx_count_distinct}. */
+/**
+ * CouchDB 3.5's built-in reduce functions (couch_query_servers), in Java: {@code _count},
+ * {@code _sum}, {@code _stats}, {@code _approx_count_distinct}, {@code _top_N}, {@code _bottom_N},
+ * {@code _first} and {@code _last}. Each keeps a partial a reduce tree can store and merge; where
+ * CouchDB's result could depend on the order rows are merged in (ties), the partial breaks the tie
+ * by index order or by JSON text, so the value never depends on how rows were cut into nodes.
+ */
 public final class BuiltinReducers {
     static final String SUM_ERROR = "The _sum function requires that map values be numbers, arrays of numbers, or objects. "
             + "Objects cannot be mixed with other data structures. Objects can be arbitrarily nested, provided that the values "
@@ -21,70 +34,155 @@ public final class BuiltinReducers {
 
     private BuiltinReducers() {}
 
-    public static Reducer of(String name) {
-        return switch (name) {
-            case "_count" -> Count::new;
-            case "_sum" -> Sum::new;
-            case "_stats" -> Stats::new;
-            case "_approx_count_distinct" -> Distinct::new;
-            default -> throw new ViewException(ViewException.Kind.QUERY_PARSE_ERROR, "Unknown builtin reduce function: " + name);
-        };
+    /** @param name a built-in as {@code DesignDoc} normalizes it, e.g. {@code _sum} or {@code _top_5} */
+    public static Reducer<?> of(String name) {
+        switch (name) {
+            case "_count" -> {
+                return new Count();
+            }
+            case "_sum" -> {
+                return new Sum();
+            }
+            case "_stats" -> {
+                return new Stats();
+            }
+            case "_approx_count_distinct" -> {
+                return new Distinct();
+            }
+            case "_first" -> {
+                return new Pick(true);
+            }
+            case "_last" -> {
+                return new Pick(false);
+            }
+            default -> {
+                if (name.startsWith("_top_")) return new Rank(true, Integer.parseInt(name.substring(5)));
+                if (name.startsWith("_bottom_")) return new Rank(false, Integer.parseInt(name.substring(8)));
+                throw new ViewException(ViewException.Kind.QUERY_PARSE_ERROR, "`" + name + "` is not a supported reduce function.");
+            }
+        }
     }
 
     // ---------------------------------------------------------------- _count
 
-    static final class Count implements Reducer.Accumulator {
-        private long n;
-
+    static final class Count implements Reducer<Long> {
         @Override
-        public void add(JsonNode key, String docId, JsonNode value) {
-            n++;
+        public Long reduce(List<Row> rows) {
+            return (long) rows.size();
         }
 
         @Override
-        public void addReduced(JsonNode reduced) {
-            n += reduced.asLong();
+        public Long rereduce(List<Long> parts) {
+            long n = 0;
+            for (Long p : parts) n += p;
+            return n;
         }
 
         @Override
-        public JsonNode result() {
-            return Json.NODES.numberNode(n);
+        public boolean subtracts() {
+            return true;
+        }
+
+        @Override
+        public Long subtract(Long total, Long removed) {
+            return total - removed;
+        }
+
+        @Override
+        public byte[] encode(Long p) {
+            return ByteBuffer.allocate(8).putLong(p).array();
+        }
+
+        @Override
+        public Long decode(byte[] bytes) {
+            return ByteBuffer.wrap(bytes).getLong();
+        }
+
+        @Override
+        public JsonNode finish(Long p) {
+            return Json.NODES.numberNode(p);
         }
     }
 
     // ---------------------------------------------------------------- _sum
 
-    /** Numbers, arrays of numbers (element-wise, the shorter padded) and objects (by member, nested), as couch_query_servers sums. */
-    static final class Sum implements Reducer.Accumulator {
-        private JsonNode acc = Json.NODES.numberNode(0);
-        private JsonNode error;
+    /**
+     * Numbers, arrays of numbers (element-wise, the shorter padded) and objects (by member,
+     * nested), as couch_query_servers sums; anything else makes the sum CouchDB's error object,
+     * which then stays the group's value. Integers add exactly, as Erlang's do.
+     */
+    static final class Sum implements Reducer<JsonNode> {
+        private static final JsonNode ZERO = Json.NODES.numberNode(0);
 
         @Override
-        public void add(JsonNode key, String docId, JsonNode value) {
-            addReduced(value);
+        public JsonNode reduce(List<Row> rows) {
+            JsonNode acc = ZERO;
+            for (Row r : rows) {
+                Long x = dev.chaise.views.index.MapIndexSubspace.integral(r.valueJson());
+                if (x != null && acc.isIntegralNumber()) acc = plus(acc, Json.NODES.numberNode(x));
+                else acc = step(r.value(), acc);
+                if (isError(acc)) return acc;
+            }
+            return acc;
         }
 
         @Override
-        public void addReduced(JsonNode v) {
-            if (error != null) return;
-            if (v.isObject() && "builtin_reduce_error".equals(v.path("error").asText(null))) {
-                error = v;
-                return;
+        public JsonNode rereduce(List<JsonNode> parts) {
+            JsonNode acc = ZERO;
+            for (JsonNode p : parts) {
+                acc = step(p, acc);
+                if (isError(acc)) return acc;
             }
+            return acc;
+        }
+
+        @Override
+        public boolean failed(JsonNode p) {
+            return isError(p);
+        }
+
+        private static boolean isError(JsonNode v) {
+            return v.isObject() && "builtin_reduce_error".equals(v.path("error").asText(null));
+        }
+
+        private static JsonNode step(JsonNode v, JsonNode acc) {
+            if (isError(v)) return v;
             try {
-                acc = sum(v, acc);
+                return sum(v, acc);
             } catch (SumError e) {
                 ObjectNode o = Json.NODES.objectNode();
                 o.put("error", "builtin_reduce_error");
                 o.put("reason", SUM_ERROR);
                 o.set("caused_by", e.cause);
-                error = o;
+                return o;
             }
         }
 
         @Override
-        public JsonNode result() {
-            return error != null ? error : acc;
+        public boolean subtracts() {
+            return true;
+        }
+
+        /** Exact integer sums only: a floating-point sum cannot take a value back out exactly. */
+        @Override
+        public JsonNode subtract(JsonNode total, JsonNode removed) {
+            if (!total.isIntegralNumber() || !removed.isIntegralNumber()) return null;
+            return integer(total.bigIntegerValue().subtract(removed.bigIntegerValue()));
+        }
+
+        @Override
+        public byte[] encode(JsonNode p) {
+            return jsonBytes(p);
+        }
+
+        @Override
+        public JsonNode decode(byte[] bytes) {
+            return parse(bytes);
+        }
+
+        @Override
+        public JsonNode finish(JsonNode p) {
+            return p;
         }
 
         private static final class SumError extends RuntimeException {
@@ -102,7 +200,7 @@ public final class BuiltinReducers {
             if (v.isNumber() && acc.isArray()) return sumArrays(acc, Json.NODES.arrayNode().add(v));
             if (v.isArray() && acc.isNumber()) return sumArrays(Json.NODES.arrayNode().add(acc), v);
             if (v.isObject()) {
-                if (acc.isNumber() && acc.asLong() == 0 && acc.isIntegralNumber()) return v;
+                if (acc.isNumber() && acc.isIntegralNumber() && acc.bigIntegerValue().signum() == 0) return v;
                 if (acc.isObject()) return sumObjects(v, acc);
             }
             throw new SumError(v);
@@ -141,18 +239,18 @@ public final class BuiltinReducers {
                 long r = x + y;
                 if (((x ^ r) & (y ^ r)) >= 0) return Json.NODES.numberNode(r);
             }
-            BigInteger r = a.bigIntegerValue().add(b.bigIntegerValue());
-            return r.bitLength() < 64 ? Json.NODES.numberNode(r.longValue()) : Json.NODES.numberNode(r);
+            return integer(a.bigIntegerValue().add(b.bigIntegerValue()));
         }
         return Json.NODES.numberNode(a.doubleValue() + b.doubleValue());
     }
 
     static JsonNode multiply(JsonNode a, JsonNode b) {
-        if (a.isIntegralNumber() && b.isIntegralNumber()) {
-            BigInteger r = a.bigIntegerValue().multiply(b.bigIntegerValue());
-            return r.bitLength() < 64 ? Json.NODES.numberNode(r.longValue()) : Json.NODES.numberNode(r);
-        }
+        if (a.isIntegralNumber() && b.isIntegralNumber()) return integer(a.bigIntegerValue().multiply(b.bigIntegerValue()));
         return Json.NODES.numberNode(a.doubleValue() * b.doubleValue());
+    }
+
+    static JsonNode integer(BigInteger r) {
+        return r.bitLength() < 64 ? Json.NODES.numberNode(r.longValue()) : Json.NODES.numberNode(r);
     }
 
     static int compareNumbers(JsonNode a, JsonNode b) {
@@ -168,18 +266,36 @@ public final class BuiltinReducers {
 
     // ---------------------------------------------------------------- _stats
 
-    /** {sum, count, min, max, sumsqr}, per element for arrays of numbers; accepts pre-reduced stats objects. */
-    static final class Stats implements Reducer.Accumulator {
-        private Object acc; // Stat, or List<Stat> for arrays
+    /**
+     * {sum, count, min, max, sumsqr} as CouchDB 3.5 computes them, for numbers, pre-reduced stats
+     * objects, and arrays of those (element by element: Erlang's {@code lists:zipwith}, which needs
+     * arrays of one length). Where CouchDB fails, the partial becomes {@link Bad}, which a query of
+     * the group reports. Its reason does not depend on how rows were cut into nodes: the first
+     * value in index order that is not a number (or stats object, or array of them), else the
+     * shapes that do not go together (numbers and arrays, or arrays of two lengths).
+     */
+    static final class Stats implements Reducer<Stats.S> {
+        sealed interface S permits One, Many, Bad {}
 
-        record Stat(JsonNode sum, JsonNode count, JsonNode min, JsonNode max, JsonNode sumsqr) {
-            static Stat of(JsonNode x) {
-                return new Stat(x, Json.NODES.numberNode(1), x, x, multiply(x, x));
+        record One(JsonNode sum, JsonNode count, JsonNode min, JsonNode max, JsonNode sumsqr) implements S {
+            static One of(JsonNode x) {
+                return new One(x, Json.NODES.numberNode(1), x, x, multiply(x, x));
             }
 
-            Stat merged(Stat o) {
-                return new Stat(plus(sum, o.sum), plus(count, o.count), compareNumbers(o.min, min) < 0 ? o.min : min,
-                        compareNumbers(o.max, max) > 0 ? o.max : max, plus(sumsqr, o.sumsqr));
+            /** Equal extremes written differently (1 and 1.0) keep the shorter text, so the order of merges never shows. */
+            One merged(One o) {
+                return new One(plus(sum, o.sum), plus(count, o.count), extreme(min, o.min, -1), extreme(max, o.max, 1), plus(sumsqr, o.sumsqr));
+            }
+
+            private static JsonNode extreme(JsonNode a, JsonNode b, int sign) {
+                int c = compareNumbers(a, b) * sign;
+                if (c != 0) return c > 0 ? a : b;
+                return a.toString().compareTo(b.toString()) <= 0 ? a : b;
+            }
+
+            boolean integral() {
+                return sum.isIntegralNumber() && count.isIntegralNumber() && min.isIntegralNumber() && max.isIntegralNumber()
+                        && sumsqr.isIntegralNumber();
             }
 
             ObjectNode toJson() {
@@ -193,112 +309,245 @@ public final class BuiltinReducers {
             }
         }
 
+        record Many(List<One> elements) implements S {}
+
+        /**
+         * A group CouchDB cannot reduce: {@code reason} names its first bad value (null if every
+         * value is fine on its own), {@code shapes} the shapes seen (-1 numbers, N arrays of N).
+         */
+        record Bad(String reason, java.util.SortedSet<Integer> shapes) implements S {}
+
+        private static final One ZERO = new One(Json.NODES.numberNode(0), Json.NODES.numberNode(0), Json.NODES.numberNode(0),
+                Json.NODES.numberNode(0), Json.NODES.numberNode(0));
+
         @Override
-        public void add(JsonNode key, String docId, JsonNode value) {
-            addReduced(value);
+        public S reduce(List<Row> rows) {
+            if (rows.isEmpty()) return ZERO;
+            S acc = of(rows.getFirst().value());
+            for (int i = 1; i < rows.size(); i++) acc = merge(acc, of(rows.get(i).value()));
+            return acc;
         }
 
         @Override
-        public void addReduced(JsonNode v) {
-            Object x = unpack(v);
-            if (acc == null) {
-                acc = x;
-                return;
-            }
-            acc = merge(acc, x, v);
+        public S rereduce(List<S> parts) {
+            S acc = parts.getFirst();
+            for (int i = 1; i < parts.size(); i++) acc = merge(acc, parts.get(i));
+            return acc;
         }
 
-        private static Object unpack(JsonNode v) {
-            if (v.isNumber()) return Stat.of(v);
+        /** One map value on its own. */
+        private static S of(JsonNode v) {
             if (v.isArray()) {
-                List<Stat> l = new ArrayList<>();
+                List<One> out = new ArrayList<>();
                 for (JsonNode e : v) {
-                    if (e.isNumber()) l.add(Stat.of(e));
-                    else if (e.isObject()) l.add(stat(e));
-                    else throw invalid(e);
+                    S s = e.isNumber() ? One.of(e) : e.isObject() ? unpack(e) : bad(invalid(e));
+                    if (s instanceof Bad b) return new Bad(b.reason, shapes(v.size()));
+                    out.add((One) s);
                 }
-                return l;
+                return new Many(out);
             }
-            if (v.isObject()) return stat(v);
-            throw invalid(v);
+            return v.isNumber() ? One.of(v) : v.isObject() ? unpack(v) : bad(invalid(v));
         }
 
-        @SuppressWarnings("unchecked")
-        private static Object merge(Object a, Object b, JsonNode raw) {
-            if (a instanceof Stat x && b instanceof Stat y) return x.merged(y);
-            if (a instanceof List<?> xs && b instanceof List<?> ys) {
-                // CouchDB merges arrays with lists:zipwith, which fails on lists of different
-                // lengths: the query fails (500), rather than one list deciding.
-                if (xs.size() != ys.size()) {
-                    throw new ViewException(ViewException.Kind.REDUCE_ERROR, "invalid_value",
-                            "The _stats function requires that arrays of map values have the same length, not " + xs.size() + " and " + ys.size());
-                }
-                List<Stat> out = new ArrayList<>();
-                for (int i = 0; i < xs.size(); i++) out.add(((Stat) xs.get(i)).merged((Stat) ys.get(i)));
-                return out;
+        /** Two partials, the first one's rows before the second's. */
+        private static S merge(S a, S b) {
+            if (a instanceof One x && b instanceof One y) return x.merged(y);
+            if (a instanceof Many x && b instanceof Many y && x.elements.size() == y.elements.size()) {
+                List<One> out = new ArrayList<>();
+                for (int i = 0; i < x.elements.size(); i++) out.add(x.elements.get(i).merged(y.elements.get(i)));
+                return new Many(out);
             }
-            throw invalid(raw);
+            String reason = a instanceof Bad x && x.reason != null ? x.reason : b instanceof Bad y ? y.reason : null;
+            java.util.SortedSet<Integer> shapes = new java.util.TreeSet<>(shapesOf(a));
+            shapes.addAll(shapesOf(b));
+            return new Bad(reason, java.util.Collections.unmodifiableSortedSet(shapes));
         }
 
-        private static Stat stat(JsonNode o) {
-            return new Stat(number(o, "sum"), number(o, "count"), number(o, "min"), number(o, "max"), number(o, "sumsqr"));
+        private static java.util.SortedSet<Integer> shapesOf(S s) {
+            return switch (s) {
+                case One o -> shapes(-1);
+                case Many m -> shapes(m.elements.size());
+                case Bad b -> b.shapes;
+            };
         }
 
-        private static JsonNode number(JsonNode o, String field) {
-            JsonNode n = o.get(field);
-            if (n == null) throw new ViewException(ViewException.Kind.REDUCE_ERROR, "invalid_value",
-                    "user _stats input missing required field " + field + " (" + o + ")");
-            if (!n.isNumber()) throw new ViewException(ViewException.Kind.REDUCE_ERROR, "invalid_value",
-                    "non-numeric _stats input received for " + field + ": " + n);
-            return n;
+        private static java.util.SortedSet<Integer> shapes(int shape) {
+            return java.util.Collections.unmodifiableSortedSet(new java.util.TreeSet<>(List.of(shape)));
         }
 
-        private static ViewException invalid(JsonNode v) {
-            return new ViewException(ViewException.Kind.REDUCE_ERROR, "invalid_value",
-                    "The _stats function requires that map values be numbers or arrays of numbers, not '" + v + "'");
+        private static S unpack(JsonNode o) {
+            String[] fields = {"sum", "count", "min", "max", "sumsqr"};
+            JsonNode[] n = new JsonNode[5];
+            for (int i = 0; i < 5; i++) {
+                JsonNode x = o.get(fields[i]);
+                if (x == null) return bad("user _stats input missing required field " + fields[i] + " (" + o + ")");
+                if (!x.isNumber()) return bad("non-numeric _stats input received for " + fields[i] + ": " + x);
+                n[i] = x;
+            }
+            return new One(n[0], n[1], n[2], n[3], n[4]);
+        }
+
+        private static Bad bad(String reason) {
+            return new Bad(reason, shapes(-1));
+        }
+
+        private static String invalid(JsonNode v) {
+            return "The _stats function requires that map values be numbers or arrays of numbers, not '" + v + "'";
         }
 
         @Override
-        @SuppressWarnings("unchecked")
-        public JsonNode result() {
-            if (acc == null) {
-                Stat zero = new Stat(Json.NODES.numberNode(0), Json.NODES.numberNode(0), Json.NODES.numberNode(0),
-                        Json.NODES.numberNode(0), Json.NODES.numberNode(0));
-                return zero.toJson();
-            }
-            if (acc instanceof Stat s) return s.toJson();
-            ArrayNode out = Json.NODES.arrayNode();
-            for (Stat s : (List<Stat>) acc) out.add(s.toJson());
-            return out;
+        public boolean subtracts() {
+            return true;
         }
+
+        /**
+         * Integers only, and only when the removed values lie strictly between the total's
+         * extremes: then the extremes are still some remaining row's, and every sum is exact.
+         */
+        @Override
+        public S subtract(S total, S removed) {
+            if (!(total instanceof One t) || !(removed instanceof One r) || !t.integral() || !r.integral()) return null;
+            if (compareNumbers(r.min, t.min) <= 0 || compareNumbers(r.max, t.max) >= 0) return null;
+            return new One(minus(t.sum, r.sum), minus(t.count, r.count), t.min, t.max, minus(t.sumsqr, r.sumsqr));
+        }
+
+        private static JsonNode minus(JsonNode a, JsonNode b) {
+            return integer(a.bigIntegerValue().subtract(b.bigIntegerValue()));
+        }
+
+        @Override
+        public byte[] encode(S p) {
+            return switch (p) {
+                case One o -> Tuple.from("s", number(o.sum), number(o.count), number(o.min), number(o.max), number(o.sumsqr)).pack();
+                case Many m -> {
+                    Tuple t = Tuple.from("m");
+                    for (One o : m.elements) t = t.add(Tuple.from(number(o.sum), number(o.count), number(o.min), number(o.max), number(o.sumsqr)));
+                    yield t.pack();
+                }
+                case Bad b -> {
+                    Tuple t = Tuple.from("f", b.reason);
+                    for (int shape : b.shapes) t = t.add(shape);
+                    yield t.pack();
+                }
+            };
+        }
+
+        @Override
+        public S decode(byte[] bytes) {
+            Tuple t = Tuple.fromBytes(bytes);
+            return switch (t.getString(0)) {
+                case "s" -> one(t, 1);
+                case "m" -> {
+                    List<One> out = new ArrayList<>();
+                    for (int i = 1; i < t.size(); i++) out.add(one(t.getNestedTuple(i), 0));
+                    yield new Many(out);
+                }
+                default -> {
+                    java.util.SortedSet<Integer> shapes = new java.util.TreeSet<>();
+                    for (int i = 2; i < t.size(); i++) shapes.add((int) t.getLong(i));
+                    yield new Bad(t.getString(1), java.util.Collections.unmodifiableSortedSet(shapes));
+                }
+            };
+        }
+
+        private static One one(Tuple t, int at) {
+            return new One(node(t.get(at)), node(t.get(at + 1)), node(t.get(at + 2)), node(t.get(at + 3)), node(t.get(at + 4)));
+        }
+
+        @Override
+        public JsonNode finish(S p) {
+            return switch (p) {
+                case One o -> o.toJson();
+                case Many m -> {
+                    ArrayNode a = Json.NODES.arrayNode();
+                    for (One o : m.elements) a.add(o.toJson());
+                    yield a;
+                }
+                case Bad b -> {
+                    List<String> shapes = new ArrayList<>();
+                    for (int shape : b.shapes) shapes.add(shape < 0 ? "numbers" : "arrays of " + shape);
+                    throw new ViewException(ViewException.Kind.REDUCE_ERROR, "invalid_value", b.reason != null ? b.reason
+                            : "The _stats function requires that map values be numbers, or arrays of numbers of one length, not "
+                            + String.join(" and ", shapes));
+                }
+            };
+        }
+    }
+
+    /** A JSON number as a tuple element: long, BigInteger or double, so it decodes to the same number. */
+    static Object number(JsonNode n) {
+        if (n.isIntegralNumber()) return n.canConvertToLong() ? (Object) n.longValue() : n.bigIntegerValue();
+        return n.doubleValue();
+    }
+
+    static JsonNode node(Object o) {
+        return switch (o) {
+            case Long l -> Json.NODES.numberNode(l);
+            case BigInteger b -> integer(b);
+            case Double d -> Json.NODES.numberNode(d);
+            case Float f -> Json.NODES.numberNode(f.doubleValue());
+            default -> throw new IllegalStateException("not a stored number: " + o);
+        };
     }
 
     // ---------------------------------------------------------------- _approx_count_distinct
 
     /**
-     * HyperLogLog over the keys, precision 11 like CouchDB's couch_hyper (2,048 registers, about
-     * 2 % standard error), with linear counting for small sets, where it is exact in practice.
+     * HyperLogLog over the keys' JSON, precision 11 like CouchDB's couch_hyper (2,048 registers,
+     * about 2 % standard error), with linear counting for small sets, where it is exact in practice.
+     * A partial is its registers; merging takes each register's maximum.
      */
-    static final class Distinct implements Reducer.Accumulator {
+    static final class Distinct implements Reducer<byte[]> {
         static final int P = 11;
         static final int M = 1 << P;
-        private final byte[] registers = new byte[M];
 
         @Override
-        public void add(JsonNode key, String docId, JsonNode value) {
-            long h = hash(key.toString().getBytes(StandardCharsets.UTF_8));
-            int idx = (int) (h >>> (64 - P));
-            int rank = Long.numberOfLeadingZeros((h << P) | (1L << (P - 1))) + 1;
-            if (rank > registers[idx]) registers[idx] = (byte) rank;
+        public byte[] reduce(List<Row> rows) {
+            byte[] registers = new byte[M];
+            for (Row r : rows) {
+                long h = hash(r.keyJson().getBytes(StandardCharsets.UTF_8));
+                int idx = (int) (h >>> (64 - P));
+                int rank = Long.numberOfLeadingZeros((h << P) | (1L << (P - 1))) + 1;
+                if (rank > registers[idx]) registers[idx] = (byte) rank;
+            }
+            return registers;
         }
 
         @Override
-        public void addReduced(JsonNode reduced) {
-            throw new UnsupportedOperationException("an estimate cannot be merged; partial reductions must keep registers");
+        public byte[] rereduce(List<byte[]> parts) {
+            byte[] out = parts.getFirst().clone();
+            for (int p = 1; p < parts.size(); p++) {
+                byte[] r = parts.get(p);
+                for (int i = 0; i < M; i++) if (r[i] > out[i]) out[i] = r[i];
+            }
+            return out;
+        }
+
+        /** Sparse (index and rank per set register) while that is smaller, else the 2,048 registers. */
+        @Override
+        public byte[] encode(byte[] registers) {
+            int set = 0;
+            for (byte b : registers) if (b != 0) set++;
+            if (3 * set + 1 >= M + 1) return ByteBuffer.allocate(M + 1).put((byte) 1).put(registers).array();
+            ByteBuffer out = ByteBuffer.allocate(1 + 3 * set).put((byte) 0);
+            for (int i = 0; i < M; i++) if (registers[i] != 0) out.putShort((short) i).put(registers[i]);
+            return out.array();
         }
 
         @Override
-        public JsonNode result() {
+        public byte[] decode(byte[] bytes) {
+            if (bytes[0] == 1) return Arrays.copyOfRange(bytes, 1, M + 1);
+            byte[] registers = new byte[M];
+            ByteBuffer in = ByteBuffer.wrap(bytes, 1, bytes.length - 1);
+            while (in.hasRemaining()) {
+                int i = in.getShort() & 0xffff;
+                registers[i] = in.get();
+            }
+            return registers;
+        }
+
+        @Override
+        public JsonNode finish(byte[] registers) {
             double sum = 0;
             int zeros = 0;
             for (byte r : registers) {
@@ -324,6 +573,145 @@ public final class BuiltinReducers {
             h *= 0xc4ceb9fe1a85ec53L;
             h ^= h >>> 33;
             return h;
+        }
+    }
+
+    // ---------------------------------------------------------------- _top_N, _bottom_N
+
+    /**
+     * The N greatest ({@code _top_N}) or least ({@code _bottom_N}) values in view collation,
+     * greatest or least first. As CouchDB 3.5 merges with {@code lists:umerge}, values that collate
+     * equal count once; of those the one with the smallest JSON text is kept.
+     */
+    static final class Rank implements Reducer<List<JsonNode>> {
+        private final int n;
+        private final Comparator<JsonNode> order;
+
+        Rank(boolean top, int n) {
+            this.n = n;
+            Comparator<JsonNode> collation = top ? (a, b) -> ViewCollation.compare(b, a) : ViewCollation::compare;
+            this.order = collation.thenComparing(BuiltinReducers::jsonText);
+        }
+
+        @Override
+        public List<JsonNode> reduce(List<Row> rows) {
+            List<JsonNode> values = new ArrayList<>(rows.size());
+            for (Row r : rows) values.add(r.value());
+            return best(values);
+        }
+
+        @Override
+        public List<JsonNode> rereduce(List<List<JsonNode>> parts) {
+            List<JsonNode> all = new ArrayList<>();
+            for (List<JsonNode> p : parts) all.addAll(p);
+            return best(all);
+        }
+
+        private List<JsonNode> best(List<JsonNode> values) {
+            values.sort(order);
+            List<JsonNode> out = new ArrayList<>(Math.min(n, values.size()));
+            for (JsonNode v : values) {
+                if (out.size() == n) break;
+                if (!out.isEmpty() && ViewCollation.compare(out.getLast(), v) == 0) continue;
+                out.add(v);
+            }
+            return out;
+        }
+
+        @Override
+        public byte[] encode(List<JsonNode> p) {
+            ArrayNode a = Json.NODES.arrayNode();
+            p.forEach(a::add);
+            return jsonBytes(a);
+        }
+
+        @Override
+        public List<JsonNode> decode(byte[] bytes) {
+            List<JsonNode> out = new ArrayList<>();
+            parse(bytes).forEach(out::add);
+            return out;
+        }
+
+        @Override
+        public JsonNode finish(List<JsonNode> p) {
+            ArrayNode a = Json.NODES.arrayNode();
+            p.forEach(a::add);
+            return a;
+        }
+    }
+
+    // ---------------------------------------------------------------- _first, _last
+
+    /**
+     * The value of the group's first ({@code _first}) or last ({@code _last}) row: CouchDB 3.5
+     * compares rows by key in view collation, then doc id; rows of one document under one key
+     * come in index order. A partial is the row's place in the index and its value.
+     */
+    static final class Pick implements Reducer<Pick.At> {
+        record At(byte[] position, String valueJson) {}
+
+        private final boolean first;
+
+        Pick(boolean first) {
+            this.first = first;
+        }
+
+        @Override
+        public At reduce(List<Row> rows) {
+            Row r = first ? rows.getFirst() : rows.getLast();
+            return new At(r.suffix(), r.valueJson());
+        }
+
+        @Override
+        public At rereduce(List<At> parts) {
+            At best = parts.getFirst();
+            for (At p : parts) {
+                int c = Arrays.compareUnsigned(p.position, best.position);
+                if (first ? c < 0 : c > 0) best = p;
+            }
+            return best;
+        }
+
+        @Override
+        public byte[] encode(At p) {
+            return Tuple.from(p.position, p.valueJson).pack();
+        }
+
+        @Override
+        public At decode(byte[] bytes) {
+            Tuple t = Tuple.fromBytes(bytes);
+            return new At(t.getBytes(0), t.getString(1));
+        }
+
+        @Override
+        public JsonNode finish(At p) {
+            return parse(p.valueJson.getBytes(StandardCharsets.UTF_8));
+        }
+    }
+
+    // ---------------------------------------------------------------- JSON
+
+    static String jsonText(JsonNode n) {
+        try {
+            return Json.MAPPER.writeValueAsString(n);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static byte[] jsonBytes(JsonNode n) {
+        try {
+            return Json.MAPPER.writeValueAsBytes(n);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static JsonNode parse(byte[] json) {
+        try {
+            return Json.MAPPER.readTree(json);
+        } catch (IOException e) {
+            throw new IllegalStateException("a stored reduction is not JSON", e);
         }
     }
 }

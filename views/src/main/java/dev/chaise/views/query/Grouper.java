@@ -4,37 +4,28 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.collation.ViewCollation;
+import dev.chaise.views.index.TreeReducer;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 
 /**
- * Reduces map rows, which arrive in key order, group by group: rows whose keys collate equal (at
+ * Reduces map rows, which arrive in query order, group by group: rows whose keys collate equal (at
  * {@code group_level}, on array keys the first N elements) form one group. Streaming: one group's
- * accumulator in memory at a time.
+ * accumulator in memory at a time. The fallback while a view's reduce tree is being built.
  */
 final class Grouper implements Iterator<ViewRow> {
-    private final Iterator<ViewRow> rows;
-    private final Reducer reducer;
+    private final Iterator<TreeReducer.Row> rows;
+    private final Reducer<?> reducer;
     private final long level;
-    private final boolean partials;
-    private ViewRow pending;
+    private final boolean descending;
+    private TreeReducer.Row pending;
 
     /** @param level 0 for one group over everything, {@link ViewQuery#EXACT} for the whole key */
-    Grouper(Iterator<ViewRow> rows, Reducer reducer, long level) {
-        this(rows, reducer, level, false);
-    }
-
-    /** @param partials rows carry values already reduced (per-key aggregates), merged by rereduce */
-    Grouper(Iterator<ViewRow> rows, Reducer reducer, long level, boolean partials) {
+    Grouper(Iterator<TreeReducer.Row> rows, Reducer<?> reducer, long level, boolean descending) {
         this.rows = rows;
         this.reducer = reducer;
         this.level = level;
-        this.partials = partials;
-    }
-
-    private void feed(Reducer.Accumulator acc, ViewRow r) {
-        if (partials) acc.addReduced(r.value());
-        else acc.add(r.key(), r.id(), r.value());
+        this.descending = descending;
     }
 
     static JsonNode groupKey(JsonNode key, long level) {
@@ -53,18 +44,18 @@ final class Grouper implements Iterator<ViewRow> {
     @Override
     public ViewRow next() {
         if (!hasNext()) throw new NoSuchElementException();
-        ViewRow start = pending != null ? pending : rows.next();
+        TreeReducer.Row start = pending != null ? pending : rows.next();
         pending = null;
         JsonNode key = groupKey(start.key(), level);
-        Reducer.Accumulator acc = reducer.start();
-        feed(acc, start);
+        Reducer.Accumulator<?> acc = reducer.accumulator(descending);
+        acc.add(start);
         while (rows.hasNext()) {
-            ViewRow r = rows.next();
+            TreeReducer.Row r = rows.next();
             if (level != 0 && ViewCollation.compare(groupKey(r.key(), level), key) != 0) {
                 pending = r;
                 break;
             }
-            feed(acc, r);
+            acc.add(r);
         }
         return new ViewRow(key, null, acc.result(), null);
     }

@@ -1,25 +1,62 @@
 package dev.chaise.views.query;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.chaise.views.index.TreeReducer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 
 /**
- * A reduce function as the query path uses it: an accumulator per group, fed the group's rows in
- * order. Today every group is reduced from its rows as the key range streams by; persisted partial
- * reductions (a B+tree's inner nodes) would arrive through {@link Accumulator#addReduced}, so the
- * query path need not change when they come.
+ * A reduce function as queries use it: the partial reductions a reduce tree stores
+ * ({@link TreeReducer}), and the value CouchDB returns for a group. One implementation per
+ * function serves the tree's writers, its readers and the fallback that reduces rows as they
+ * stream by while a tree is being built.
+ *
+ * @param <P> a partial reduction
  */
-public interface Reducer {
+public interface Reducer<P> extends TreeReducer<P> {
 
-    Accumulator start();
+    /** The group's value as CouchDB returns it; a failure kept in the partial is thrown here. */
+    JsonNode finish(P partial);
 
-    interface Accumulator {
-        /** One map row. */
-        void add(JsonNode key, String docId, JsonNode value);
+    /** Rows per {@link #reduce} call when a group is reduced from its rows: then one {@link #rereduce}, as a tree does. */
+    int CHUNK = 200;
 
-        /** A value this reducer produced earlier over other rows (rereduce). */
-        void addReduced(JsonNode reduced);
+    /**
+     * Reduces one group's rows as they stream by. For a descending read the chunks and their
+     * partials are put back in index order, so a group's value does not depend on the direction.
+     */
+    default Accumulator<P> accumulator(boolean descending) {
+        return new Accumulator<>(this, descending);
+    }
 
-        /** The group's value. */
-        JsonNode result();
+    final class Accumulator<P> {
+        private final Reducer<P> reducer;
+        private final boolean descending;
+        private final List<Row> chunk = new ArrayList<>();
+        private final List<P> parts = new ArrayList<>();
+
+        Accumulator(Reducer<P> reducer, boolean descending) {
+            this.reducer = reducer;
+            this.descending = descending;
+        }
+
+        public void add(Row row) {
+            chunk.add(row);
+            if (chunk.size() >= CHUNK) flush();
+        }
+
+        private void flush() {
+            if (chunk.isEmpty()) return;
+            if (descending) Collections.reverse(chunk);
+            parts.add(reducer.reduce(List.copyOf(chunk)));
+            chunk.clear();
+        }
+
+        public JsonNode result() {
+            flush();
+            if (descending) Collections.reverse(parts);
+            return reducer.finish(parts.size() == 1 ? parts.getFirst() : reducer.rereduce(parts));
+        }
     }
 }

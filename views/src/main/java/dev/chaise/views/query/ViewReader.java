@@ -15,6 +15,7 @@ import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.collation.ViewKeyCodec;
 import dev.chaise.views.index.MapIndexSubspace;
+import dev.chaise.views.index.TreeReducer;
 import dev.chaise.views.index.ViewException;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -106,109 +107,31 @@ public final class ViewReader {
         return n[0];
     }
 
-    /**
-     * Per-key aggregates of a {@code _count} or {@code _sum} view as rows whose value is the
-     * key's partial reduction, in query order: one entry per distinct key instead of every row.
-     * Keys with a zero count (every row removed) are skipped.
-     */
-    public Iterator<ViewRow> aggregateRows(Database db, String sig, int viewId, ViewQuery q, boolean sum) {
+    /** Map rows in query order as reducers see them: the query-time reduce reads these. */
+    public Iterator<TreeReducer.Row> reduceRows(Database db, String sig, int viewId, ViewQuery q) {
+        byte[] prefix = MapIndexSubspace.rowPrefix(db.handle(), sig, viewId);
+        byte[][] b = bounds(db.handle(), sig, viewId, q);
+        if (b == null) return Collections.emptyIterator();
+        return cursor(db, b[0], b[1], q.descending(), 0, (reader, row) -> row(prefix, row));
+    }
+
+    /** The rows of each key of {@code keys}, one iterator per key (reduce groups never span two). */
+    public List<Iterator<TreeReducer.Row>> rowsPerKey(Database db, String sig, int viewId, ViewQuery q) {
         DbHandle db0 = db.handle();
-        Cursor.RowMapper<MapIndexSubspace.AggregatePart> mapper = (reader, row) -> MapIndexSubspace.decodeAggregate(reader.handle(), row);
-        List<Iterator<MapIndexSubspace.AggregatePart>> parts = new ArrayList<>();
-        if (q.keys() != null) {
-            for (JsonNode k : q.keys()) {
-                byte[] p = MapIndexSubspace.aggregatesFrom(db0, sig, viewId, ViewKeyCodec.encode(k));
-                parts.add(lazy(() -> cursor(db, p, Keys.strinc(p), q.descending(), 0, mapper)));
-            }
-        } else {
-            byte[][] all = MapIndexSubspace.aggregateRange(db0, sig, viewId);
-            byte[] lo = all[0];
-            byte[] hi = all[1];
-            JsonNode low = q.descending() ? q.endKey() : q.startKey();
-            JsonNode high = q.descending() ? q.startKey() : q.endKey();
-            boolean lowInclusive = !q.descending() || q.inclusiveEnd();
-            boolean highInclusive = q.descending() || q.inclusiveEnd();
-            if (low != null) {
-                byte[] k = MapIndexSubspace.aggregatesFrom(db0, sig, viewId, ViewKeyCodec.encode(low));
-                lo = max(lo, lowInclusive ? k : Keys.strinc(k));
-            }
-            if (high != null) {
-                byte[] k = MapIndexSubspace.aggregatesFrom(db0, sig, viewId, ViewKeyCodec.encode(high));
-                hi = min(hi, highInclusive ? Keys.strinc(k) : k);
-            }
-            if (Keys.compare(lo, hi) >= 0) return Collections.emptyIterator();
-            byte[] begin = lo;
-            byte[] end = hi;
-            parts.add(lazy(() -> cursor(db, begin, end, q.descending(), 0, mapper)));
-        }
-        Iterator<MapIndexSubspace.AggregatePart> it = concat(parts);
-        return new Iterator<>() {
-            MapIndexSubspace.AggregatePart carry;
-            ViewRow next;
-
-            @Override
-            public boolean hasNext() {
-                while (next == null && (carry != null || it.hasNext())) {
-                    MapIndexSubspace.AggregatePart first = carry != null ? carry : it.next();
-                    carry = null;
-                    long count = 0;
-                    long total = 0;
-                    long inexact = 0;
-                    String key = null;
-                    MapIndexSubspace.AggregatePart p = first;
-                    while (true) {
-                        if (p.isCount()) count = p.number();
-                        else if (p.isSum()) total = p.number();
-                        else if (p.isInexact()) inexact = p.number();
-                        else if (p.keyJson() != null) key = p.keyJson();
-                        if (!it.hasNext()) break;
-                        p = it.next();
-                        if (!java.util.Arrays.equals(p.sortKey(), first.sortKey())) {
-                            carry = p;
-                            break;
-                        }
-                    }
-                    if (count <= 0 || key == null) continue;
-                    if (sum && inexact != 0) throw new IllegalStateException("inexact sums are answered from rows");
-                    next = new ViewRow(parse(key), null, Json.NODES.numberNode(sum ? total : count), null);
-                }
-                return next != null;
-            }
-
-            @Override
-            public ViewRow next() {
-                if (!hasNext()) throw new NoSuchElementException();
-                ViewRow r = next;
-                next = null;
-                return r;
-            }
-        };
-    }
-
-    /** Whether any key of a {@code _sum} view has values that are not int64s (then sums come from rows). */
-    public boolean anyInexact(Database db, String sig, int viewId) {
-        return db.read(reader -> {
-            DbHandle h = reader.handle();
-            byte[][] r = MapIndexSubspace.aggregateRange(h, sig, viewId);
-            try (var it = reader.tx().getRange(r[0], r[1])) {
-                while (it.hasNext()) {
-                    MapIndexSubspace.AggregatePart p = MapIndexSubspace.decodeAggregate(h, it.next());
-                    if (p.isInexact() && p.number() != 0) return true;
-                }
-            }
-            return false;
-        });
-    }
-
-    /** Map rows of each key of {@code keys}, one iterator per key (reduce groups never span two). */
-    public List<Iterator<ViewRow>> rowsPerKey(Database db, String sig, int viewId, ViewQuery q) {
-        List<Iterator<ViewRow>> out = new ArrayList<>();
+        byte[] prefix = MapIndexSubspace.rowPrefix(db0, sig, viewId);
+        List<Iterator<TreeReducer.Row>> out = new ArrayList<>();
         for (JsonNode k : q.keys()) {
-            ViewQuery one = new ViewQuery(List.of(k), null, null, null, null, true, q.descending(), 0, Long.MAX_VALUE, false,
-                    null, false, null, null, null, q.update(), true, false);
-            out.add(lazy(() -> mapRows(db, sig, viewId, one, false)));
+            byte[] sk = ViewKeyCodec.encode(k);
+            byte[] lo = MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, null);
+            byte[] hi = MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, null);
+            out.add(lazy(() -> cursor(db, lo, hi, q.descending(), 0, (reader, row) -> row(prefix, row))));
         }
         return out;
+    }
+
+    private static TreeReducer.Row row(byte[] prefix, dev.chaise.kv.KeyValue kv) {
+        com.apple.foundationdb.tuple.Tuple v = com.apple.foundationdb.tuple.Tuple.fromBytes(kv.value());
+        return new TreeReducer.Row(java.util.Arrays.copyOfRange(kv.key(), prefix.length, kv.key().length), v.getString(0), null, v.getString(1));
     }
 
     /** A cursor over [lo, hi) of the database's view subspace; continuations relative to the database. */

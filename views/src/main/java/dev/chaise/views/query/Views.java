@@ -9,16 +9,13 @@ import java.util.NoSuchElementException;
 public final class Views {
     private Views() {}
 
-    public static Iterator<ViewRow> reduce(Iterator<ViewRow> rows, Reducer reducer, long groupLevel) {
-        return new Grouper(rows, reducer, groupLevel);
+    /** Reduces rows as they stream by, group by group (while a view's tree is being built). */
+    public static Iterator<ViewRow> reduce(Iterator<dev.chaise.views.index.TreeReducer.Row> rows, Reducer<?> reducer, long groupLevel,
+                                           boolean descending) {
+        return new Grouper(rows, reducer, groupLevel, descending);
     }
 
-    /** Groups rows whose values are partial reductions (per-key aggregates). */
-    public static Iterator<ViewRow> rereduce(Iterator<ViewRow> partials, Reducer reducer, long groupLevel) {
-        return new Grouper(partials, reducer, groupLevel, true);
-    }
-
-    public static Reducer jsReducer(ReduceProgram program, int index) {
+    public static Reducer<?> jsReducer(ReduceProgram program, int index) {
         return new JsReducer(program, index);
     }
 

@@ -89,19 +89,20 @@ public final class KeySpace {
         public static final long ID_RANGE = 0;
         public static final long MAP_RANGE = 1;
         public static final long ERRORS = 2;
-        public static final long AGGREGATES = 3;
+        // 3 held format 2's per-key aggregates; the reduce tree replaced them (format 3).
+        public static final long REDUCE_TREE = 4;
 
         private ViewData() {}
     }
 
-    /** Under {@code (…, 3 AGGREGATES, ViewId, SortKey)}: one key's partial reductions. */
-    public static final class Aggregate {
-        public static final long COUNT = 0;
-        public static final long SUM = 1;
-        public static final long INEXACT = 2;
-        public static final long KEY = 3;
+    /**
+     * Under {@code (…, 4 REDUCE_TREE, ViewId)}: the tree's shape; its levels (1, 2, …) follow as
+     * plain numbers (views' {@code ReduceTree} draws them).
+     */
+    public static final class ReduceTree {
+        public static final long TREE_META = 0;
 
-        private Aggregate() {}
+        private ReduceTree() {}
     }
 
     /** Under {@code (0 SYSTEM, "dbupdates")}: {@code _db_updates} ({@link DbUpdates}). */

@@ -12,6 +12,8 @@ import dev.chaise.storage.StorageException;
 import dev.chaise.views.index.DesignDoc;
 import dev.chaise.views.index.InteractiveViews;
 import dev.chaise.views.index.MapIndexSubspace;
+import dev.chaise.views.index.ReduceTree;
+import dev.chaise.views.index.Reductions;
 import dev.chaise.views.index.TreeReducer;
 import dev.chaise.views.index.ViewException;
 import dev.chaise.views.index.ViewIndexer;
@@ -52,9 +54,17 @@ public final class ViewService implements AutoCloseable {
     private final ConcurrentHashMap<String, ReentrantLock> building = new ConcurrentHashMap<>();
     private final ActiveTasks tasks = new ActiveTasks();
     private final int workers;
+    private final ReduceTree.Order treeOrder;
 
-    /** @param workers threads for a first build; {@code segmentDocs} changes each one takes at a time */
-    public record Options(int workers, int segmentDocs) {
+    /**
+     * @param workers threads for a first build; {@code segmentDocs} changes each one takes at a time
+     * @param treeOrder the fan-out of the reduce trees new indexes get
+     */
+    public record Options(int workers, int segmentDocs, ReduceTree.Order treeOrder) {
+        public Options(int workers, int segmentDocs) {
+            this(workers, segmentDocs, ReduceTree.Order.DEFAULT);
+        }
+
         public static Options defaults() {
             return new Options(Runtime.getRuntime().availableProcessors(), ViewIndexer.SEGMENT_DOCS);
         }
@@ -69,9 +79,10 @@ public final class ViewService implements AutoCloseable {
         this.storage = storage;
         this.js = js;
         this.validation = new ValidateDocUpdate(js);
-        this.indexer = new ViewIndexer(options.segmentDocs());
+        this.treeOrder = options.treeOrder();
+        this.indexer = new ViewIndexer(options.segmentDocs(), this::reducers, treeOrder);
         this.reader = new ViewReader();
-        storage.addPurgeHook(new dev.chaise.views.index.PurgedDocs()); // purged documents leave every index with the purge
+        storage.addPurgeHook(new dev.chaise.views.index.PurgedDocs(this::reducers)); // purged documents leave every index with the purge
     }
 
     /** CouchDB's validate_doc_update for a write made by {@code name} (null: anonymous) with {@code roles}. */
@@ -85,7 +96,8 @@ public final class ViewService implements AutoCloseable {
      */
     public ViewService enableInteractiveViews() {
         // Mango's indexes need no JavaScript engine; JavaScript ones without an engine are not maintained.
-        storage.addWriteHook(new InteractiveViews(ddoc -> js == null && !DesignDoc.QUERY.equals(ddoc.language()) ? null : mapProgram(ddoc)));
+        storage.addWriteHook(new InteractiveViews(ddoc -> js == null && !DesignDoc.QUERY.equals(ddoc.language()) ? null : mapProgram(ddoc),
+                this::reducers, treeOrder));
         return this;
     }
 
@@ -228,12 +240,27 @@ public final class ViewService implements AutoCloseable {
         Seqs q = db.read(r -> new Seqs(r.updateSeq(), MapIndexSubspace.updateSeq(r.tx(), r.handle(), ddoc.signature())));
         Sequence target = q.target();
         Sequence now = q.now();
-        if (target == null || (now != null && now.compareTo(target) >= 0)) return now;
+        if (target == null || (now != null && now.compareTo(target) >= 0)) {
+            if (now != null && !ddoc.interactive()) completeTrees(db, ddoc, now);
+            return now;
+        }
         if (jobs != null) return buildAsJob(db, ddoc, target);
         ReentrantLock lock = building.computeIfAbsent(jobId(db, ddoc), k -> new ReentrantLock());
         lock.lock();
         try {
             return build(db, ddoc, target, null);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** A current index whose trees were not all loaded (a build cut short after its last batch) gets them now. */
+    private void completeTrees(Database db, DesignDoc ddoc, Sequence now) {
+        if (!indexer.treesMissing(db, ddoc)) return;
+        ReentrantLock lock = building.computeIfAbsent(jobId(db, ddoc), k -> new ReentrantLock());
+        lock.lock();
+        try {
+            indexer.ensureTrees(db, ddoc, now);
         } finally {
             lock.unlock();
         }
@@ -359,6 +386,30 @@ public final class ViewService implements AutoCloseable {
         return mangoPrograms.computeIfAbsent(ddoc.signature(), k -> new dev.chaise.views.mango.MangoMapProgram(ddoc));
     }
 
+    /**
+     * The reduce function of each view of {@code ddoc}, for the index's trees: built-ins at once,
+     * JavaScript programs when first asked for, on the calling thread, closed with the result.
+     */
+    private Reductions.Opened reducers(DesignDoc ddoc) {
+        return new Reductions.Opened() {
+            final ReduceProgram[] programs = new ReduceProgram[ddoc.views().size()];
+
+            @Override
+            public TreeReducer<?> of(int viewId) {
+                DesignDoc.View v = ddoc.views().get(viewId);
+                if (v.reduce() == null) return null;
+                if (v.builtinReduce()) return BuiltinReducers.of(v.reduce());
+                if (programs[viewId] == null) programs[viewId] = reduceProgram(ddoc, v);
+                return Views.jsReducer(programs[viewId], 0);
+            }
+
+            @Override
+            public void close() {
+                for (ReduceProgram p : programs) if (p != null) p.close();
+            }
+        };
+    }
+
     /** Runs a view query: updates the index as {@code update} asks, then streams the rows. */
     public Result query(Database db, String ddocId, String viewName, ViewQuery q) {
         return query(db, ddocId, viewName, q, false);
@@ -385,7 +436,11 @@ public final class ViewService implements AutoCloseable {
         ReduceProgram program = view.builtinReduce() ? null : reduceProgram(ddoc, view);
         Reducer<?> reducer = program == null ? BuiltinReducers.of(view.reduce()) : Views.jsReducer(program, 0);
         Iterator<ViewRow> rows;
-        if (q.keys() != null) {
+        if (reader.hasTree(db, sig, viewId)) {
+            // O(log n) tree entries per group, whatever its size.
+            rows = reader.treeGroups(db, sig, viewId, reducer, q, plan.groupLevel());
+        } else if (q.keys() != null) {
+            // The tree is being built: reduce the rows as they stream by.
             List<Iterator<ViewRow>> groups = new ArrayList<>();
             for (Iterator<TreeReducer.Row> one : reader.rowsPerKey(db, sig, viewId, q)) {
                 groups.add(Views.reduce(one, reducer, plan.groupLevel(), q.descending()));

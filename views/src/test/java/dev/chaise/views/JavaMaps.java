@@ -26,6 +26,20 @@ public final class JavaMaps implements JsEngine {
 
     private final Map<String, Fn> functions = new ConcurrentHashMap<>();
 
+    /** A reduce function: keys ([key, docid] pairs, null on rereduce), values, rereduce. */
+    public interface ReduceFn {
+        JsonNode apply(List<JsonNode> keys, List<JsonNode> values, boolean rereduce);
+    }
+
+    private final Map<String, ReduceFn> reduces = new ConcurrentHashMap<>();
+    /** Calls of every reduce function so far, so tests can see what ran. */
+    public final java.util.concurrent.atomic.AtomicLong reduceCalls = new java.util.concurrent.atomic.AtomicLong();
+
+    public JavaMaps defineReduce(String name, ReduceFn fn) {
+        reduces.put(name, fn);
+        return this;
+    }
+
     public JavaMaps define(String name, Fn fn) {
         functions.put(name, fn);
         return this;
@@ -72,7 +86,28 @@ public final class JavaMaps implements JsEngine {
 
     @Override
     public ReduceProgram reduceProgram(ReduceSource source) throws JsFunctionException {
-        throw new JsFunctionException("compilation_error", "JavaMaps has no reduce functions");
+        List<ReduceFn> fns = new ArrayList<>();
+        for (String r : source.reduces()) {
+            ReduceFn fn = reduces.get(r);
+            if (fn == null) throw new JsFunctionException("compilation_error", "no reduce function " + r);
+            fns.add(fn);
+        }
+        return new ReduceProgram() {
+            @Override
+            public JsonNode reduce(int index, List<JsonNode> keys, List<JsonNode> values) {
+                reduceCalls.incrementAndGet();
+                return fns.get(index).apply(keys, values, false);
+            }
+
+            @Override
+            public JsonNode rereduce(int index, List<JsonNode> values) {
+                reduceCalls.incrementAndGet();
+                return fns.get(index).apply(null, values, true);
+            }
+
+            @Override
+            public void close() {}
+        };
     }
 
     @Override

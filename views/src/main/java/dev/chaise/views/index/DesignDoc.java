@@ -35,7 +35,7 @@ public record DesignDoc(String id, String language, List<View> views, JsonNode l
     }
 
     /** The on-disk format of indexes; a new one builds every index again. */
-    static final int FORMAT = 2; // 2: per-key counts for every view
+    static final int FORMAT = 3; // 2: per-key counts for every view; 3: a reduce tree for every view
 
     /** Mango's language: views are index definitions (objects), not functions; see {@code views.mango.JsonIndex}. */
     public static final String QUERY = "query";

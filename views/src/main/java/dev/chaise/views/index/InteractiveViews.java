@@ -34,12 +34,25 @@ public final class InteractiveViews implements DocumentWriteHook {
     }
 
     private final Programs programs;
+    private final Reductions reductions;
+    private final ReduceTree.Order order;
     /** Definitions read once per transaction: a bulk write runs the hook per document. */
     private final Map<Transaction, List<MapIndexSubspace.Definition>> perTransaction = new WeakHashMap<>();
 
     /** @param programs JavaScript for JavaScript design documents, Java for Mango's (ViewService's map programs) */
     public InteractiveViews(Programs programs) {
+        this(programs, Reductions.COUNTS, ReduceTree.Order.DEFAULT);
+    }
+
+    /**
+     * @param programs JavaScript for JavaScript design documents, Java for Mango's (ViewService's map programs)
+     * @param reductions each view's reduce function, for the trees writes keep current
+     * @param order the fan-out of the trees made for new interactive indexes
+     */
+    public InteractiveViews(Programs programs, Reductions reductions, ReduceTree.Order order) {
         this.programs = programs;
+        this.reductions = reductions;
+        this.order = order;
     }
 
     @Override
@@ -71,7 +84,9 @@ public final class InteractiveViews implements DocumentWriteHook {
         }
         boolean design = c.docId().startsWith(DocumentJson.DESIGN_PREFIX);
         if (c.newDeleted() || (design && !ddoc.includeDesign())) {
-            ViewIndexer.indexDoc(tx, c.db(), ddoc, c.docId(), c.newWinner().toString(), null);
+            try (Reductions.Opened reducers = reductions.open(ddoc)) {
+                ViewIndexer.indexDoc(tx, c.db(), ddoc, c.docId(), c.newWinner().toString(), null, reducers);
+            }
             return;
         }
         if (docJson[0] == null) docJson[0] = docJson(c);
@@ -84,7 +99,7 @@ public final class InteractiveViews implements DocumentWriteHook {
             return;
         }
         if (opened == null) return;
-        try (MapProgram program = opened) {
+        try (MapProgram program = opened; Reductions.Opened reducers = reductions.open(ddoc)) {
             List<dev.chaise.views.js.MapOutcome> outcomes = program.map(json);
             for (dev.chaise.views.js.MapOutcome o : outcomes) {
                 if (o instanceof dev.chaise.views.js.MapOutcome.Failed f && JsEngine.stoppedByEngine(f.error())) {
@@ -92,7 +107,7 @@ public final class InteractiveViews implements DocumentWriteHook {
                 }
             }
             // A document that never existed has no rows yet: no read of its old ones (a range read per index).
-            ViewIndexer.indexDoc(tx, c.db(), ddoc, c.docId(), c.newWinner().toString(), outcomes, c.oldWinner() == null);
+            ViewIndexer.indexDoc(tx, c.db(), ddoc, c.docId(), c.newWinner().toString(), outcomes, c.oldWinner() == null, reducers);
         }
     }
 
@@ -140,6 +155,10 @@ public final class InteractiveViews implements DocumentWriteHook {
         if (MapIndexSubspace.creationSeq(tx, db, sig) == null) {
             MapIndexSubspace.setCreationSeqToThisTransaction(tx, db, sig);
             MapIndexSubspace.setBuildStatus(tx, db, sig, MapIndexSubspace.BUILDING);
+            // Writes from now on and the background build keep the trees current, from empty.
+            for (int v = 0; v < now.views().size(); v++) {
+                if (ViewIndexer.treed(now.views().get(v))) ViewIndexer.tree(db, now, v, null).create(tx, order);
+            }
         }
         try {
             MapIndexSubspace.setDefinition(tx, db, sig, c.docId(), Json.MAPPER.writeValueAsString(body));

@@ -1,11 +1,6 @@
 package dev.chaise.views.index;
 
-import static dev.chaise.storage.KeySpace.Aggregate.COUNT;
-import static dev.chaise.storage.KeySpace.Aggregate.INEXACT;
-import static dev.chaise.storage.KeySpace.Aggregate.KEY;
-import static dev.chaise.storage.KeySpace.Aggregate.SUM;
 import static dev.chaise.storage.KeySpace.Db.VIEWS;
-import static dev.chaise.storage.KeySpace.ViewData.AGGREGATES;
 import static dev.chaise.storage.KeySpace.ViewData.ERRORS;
 import static dev.chaise.storage.KeySpace.ViewData.ID_RANGE;
 import static dev.chaise.storage.KeySpace.ViewData.MAP_RANGE;
@@ -52,16 +47,13 @@ import java.util.Map;
  *     ├── 0 ID_RANGE, DocId, ViewId = (TotalKeys, TotalSize, SortKey...)   what the doc emitted: its unique keys
  *     ├── 1 MAP_RANGE, ViewId, SortKey, DocId, DupeId = (KeyJson, ValueJson)
  *     ├── 2 ERRORS, ViewId, DocId = (Rev, Error, Reason)        map functions that threw (beyond RFC E)
- *     └── 3 AGGREGATES, ViewId, SortKey                          per-key partial reductions (beyond RFC E)
- *         ├── 0 COUNT = int64 LE                                 atomic adds; cleared at zero
- *         ├── 1 SUM = int64 LE                                   _sum views: the integer values' sum
- *         ├── 2 INEXACT = int64 LE                               _sum views: values that are not int64s
- *         └── 3 KEY = KeyJson                                    the key as last emitted
+ *     └── 4 REDUCE_TREE, ViewId, ...                             a B+tree over the map rows with partial
+ *                                                                reductions in its entries ({@link ReduceTree})
  * </pre>
  *
- * The tags are {@link dev.chaise.storage.KeySpace}'s. Aggregates are kept for every view: a grouped {@code _count} or {@code _sum} query reads one
- * entry per distinct key instead of every row, and CouchDB's {@code offset} is a sum of counts. Atomic adds keep parallel builders and
- * interactive writes free of conflicts on popular keys.
+ * The tags are {@link dev.chaise.storage.KeySpace}'s. Every view has a reduce tree: a reduce
+ * query reads O(log n) of its entries for any range or group, and CouchDB's {@code offset} of a
+ * map query is a count over it.
  *
  * SortKey is {@code ViewKeyCodec.encode(key)}: its bytes sort in CouchDB's collation, so rows need
  * no comparator. Rows with equal keys sort by raw doc id, as couch_mrview compares ids. ViewId is
@@ -81,7 +73,10 @@ public final class MapIndexSubspace {
     /** A stored row. */
     public record Row(String keyJson, String docId, String valueJson) {}
 
-    /** The prefix of a view's map rows: a row's key is this, then (SortKey, DocId, DupeId). */
+    /**
+     * The prefix of a view's map rows: a row's key is this, then (SortKey, DocId, DupeId).
+     * Continuations relative to it name no signature.
+     */
     public static byte[] rowPrefix(DbHandle db, String sig, int viewId) {
         return db.space().pack(VIEWS, DATA, sig, MAP_RANGE, (long) viewId);
     }
@@ -191,23 +186,21 @@ public final class MapIndexSubspace {
     }
 
     /**
-     * Removes a document's rows from one view, and its id-range entry; the counters follow, and
-     * with {@code aggregated} the per-key aggregates (the rows are read first to know by how much).
+     * Removes a document's rows from one view, and its id-range entry; the counters follow.
+     *
+     * @param removed where the removed rows go (read first), or null when nobody needs them
      */
-    static void removeDoc(Transaction tx, DbHandle db, String sig, String docId, int viewId, DocKeys old, boolean aggregated, Deltas deltas) {
+    static void removeDoc(Transaction tx, DbHandle db, String sig, String docId, int viewId, DocKeys old,
+                          List<TreeReducer.Row> removed, Deltas deltas) {
+        byte[] prefix = rowPrefix(db, sig, viewId);
         for (byte[] sortKey : old.sortKeys()) {
             byte[] p = db.space().pack(VIEWS, DATA, sig, MAP_RANGE, (long) viewId, sortKey, docId);
-            if (aggregated) {
-                long n = 0;
-                long sum = 0;
-                long inexact = 0;
+            if (removed != null) {
                 for (KeyValue kv : tx.getRangeAsList(p, Keys.strinc(p), 0, false)) {
-                    n++;
-                    Long v = integral(Tuple.fromBytes(kv.value()).getString(1));
-                    if (v == null) inexact++;
-                    else sum += v;
+                    Tuple v = Tuple.fromBytes(kv.value());
+                    removed.add(new TreeReducer.Row(java.util.Arrays.copyOfRange(kv.key(), prefix.length, kv.key().length),
+                            v.getString(0), docId, v.getString(1)));
                 }
-                deltas.aggregate(viewId, sortKey, -n, -sum, -inexact, null);
             }
             tx.clear(p, Keys.strinc(p));
         }
@@ -216,14 +209,12 @@ public final class MapIndexSubspace {
     }
 
     /**
-     * Counter and aggregate changes gathered over a transaction's documents and written once per
-     * view and key: a batch of 500 documents emitting 8 distinct keys makes 8 atomic adds, not 500.
+     * Counter changes gathered over a transaction's documents and written once per view: a batch
+     * of 500 documents makes one atomic add per counter, not 500.
      */
     static final class Deltas {
         private final long[] rows;
         private final long[] sizes;
-        private final Map<Integer, Map<java.nio.ByteBuffer, long[]>> aggregates = new HashMap<>();
-        private final Map<Integer, Map<java.nio.ByteBuffer, String>> keys = new HashMap<>();
 
         Deltas(int views) {
             rows = new long[views];
@@ -235,92 +226,9 @@ public final class MapIndexSubspace {
             sizes[viewId] += size;
         }
 
-        void aggregate(int viewId, byte[] sortKey, long n, long sum, long inexact, String keyJson) {
-            java.nio.ByteBuffer k = java.nio.ByteBuffer.wrap(sortKey);
-            long[] a = aggregates.computeIfAbsent(viewId, v -> new java.util.LinkedHashMap<>()).computeIfAbsent(k, x -> new long[3]);
-            a[0] += n;
-            a[1] += sum;
-            a[2] += inexact;
-            if (keyJson != null) keys.computeIfAbsent(viewId, v -> new HashMap<>()).putIfAbsent(k, keyJson);
-        }
-
         void flush(Transaction tx, DbHandle db, String sig) {
             for (int v = 0; v < rows.length; v++) addCounts(tx, db, sig, v, rows[v], sizes[v]);
-            aggregates.forEach((v, perKey) -> perKey.forEach((k, a) -> {
-                String keyJson = keys.getOrDefault(v, Map.of()).get(k);
-                MapIndexSubspace.aggregate(tx, db, sig, v, k.array(), a[0], a[1], a[2], keyJson);
-            }));
         }
-    }
-
-    // ---------------------------------------------------------------- aggregates
-
-    /** Adds to a key's aggregate; at a count of zero the count goes (COMPARE_AND_CLEAR), so readers skip it. */
-    static void aggregate(Transaction tx, DbHandle db, String sig, int viewId, byte[] sortKey, long rows, long sum, long inexact, String keyJson) {
-        byte[] count = aggKey(db, sig, viewId, sortKey, COUNT);
-        tx.mutate(MutationType.ADD, count, littleEndian(rows));
-        tx.mutate(MutationType.COMPARE_AND_CLEAR, count, littleEndian(0));
-        if (sum != 0) tx.mutate(MutationType.ADD, aggKey(db, sig, viewId, sortKey, SUM), littleEndian(sum));
-        if (inexact != 0) tx.mutate(MutationType.ADD, aggKey(db, sig, viewId, sortKey, INEXACT), littleEndian(inexact));
-        if (keyJson != null) tx.set(aggKey(db, sig, viewId, sortKey, KEY), Tuple.from(keyJson).pack());
-    }
-
-    private static byte[] aggKey(DbHandle db, String sig, int viewId, byte[] sortKey, long field) {
-        return db.space().pack(VIEWS, DATA, sig, AGGREGATES, (long) viewId, sortKey, field);
-    }
-
-    /** A value's contribution to an exact integer sum, or null if it is not an int64 (read without parsing). */
-    public static Long integral(String valueJson) {
-        int n = valueJson.length();
-        if (n == 0 || n > 19) return null;
-        for (int i = 0; i < n; i++) {
-            char ch = valueJson.charAt(i);
-            if (!(ch >= '0' && ch <= '9') && !(i == 0 && ch == '-' && n > 1)) return null;
-        }
-        try {
-            return Long.parseLong(valueJson);
-        } catch (NumberFormatException e) {
-            return null;
-        }
-    }
-
-    /** One key's aggregate, assembled from its KVs. */
-    public record Aggregate(byte[] sortKey, String keyJson, long count, long sum, long inexact) {}
-
-    public static byte[][] aggregateRange(DbHandle db, String sig, int viewId) {
-        return db.space().range(VIEWS, DATA, sig, AGGREGATES, (long) viewId);
-    }
-
-    public static byte[] aggregatesFrom(DbHandle db, String sig, int viewId, byte[] sortKey) {
-        return db.space().pack(VIEWS, DATA, sig, AGGREGATES, (long) viewId, sortKey);
-    }
-
-    /** One KV of an aggregate: which key, which field, and the raw value. */
-    public record AggregatePart(byte[] sortKey, long field, byte[] value) {
-        public long number() {
-            return littleEndian(value);
-        }
-
-        public boolean isCount() {
-            return field == COUNT;
-        }
-
-        public boolean isSum() {
-            return field == SUM;
-        }
-
-        public boolean isInexact() {
-            return field == INEXACT;
-        }
-
-        public String keyJson() {
-            return field == KEY ? Tuple.fromBytes(value).getString(0) : null;
-        }
-    }
-
-    public static AggregatePart decodeAggregate(DbHandle db, KeyValue kv) {
-        Tuple k = db.space().unpack(kv.key());
-        return new AggregatePart(k.getBytes(5), k.getLong(6), kv.value());
     }
 
     // ---------------------------------------------------------------- map range
@@ -331,9 +239,9 @@ public final class MapIndexSubspace {
                 Tuple.from(keyJson, valueJson).pack());
     }
 
-    /** The key every row of a view starts with: continuations relative to it name no signature. */
-    public static byte[] viewPrefix(DbHandle db, String sig, int viewId) {
-        return db.space().pack(VIEWS, DATA, sig, MAP_RANGE, (long) viewId);
+    /** A row by its key's parts: the view's {@link #rowPrefix} and the (SortKey, DocId, DupeId) after it. */
+    static void putRow(Transaction tx, byte[] rowPrefix, byte[] suffix, String keyJson, String valueJson) {
+        tx.set(Keys.concat(rowPrefix, suffix), Tuple.from(keyJson, valueJson).pack());
     }
 
     /** Every row of a view. */
@@ -391,7 +299,7 @@ public final class MapIndexSubspace {
         return out;
     }
 
-    /** Clears an index's rows, id range, errors, aggregates and counters; its info (update seq, status) stays. */
+    /** Clears an index's rows, id range, errors, trees and counters; its info (update seq, status) stays. */
     static void clearData(Transaction tx, DbHandle db, String sig) {
         byte[][] data = db.space().range(VIEWS, DATA, sig);
         // Usually empty: then no range clear at all (RocksDB's range tombstones cost every later read there).

@@ -11,9 +11,17 @@ import dev.chaise.storage.PurgeHook;
  * purge's transaction (its rows, key ranges and map errors, with the counters). A document that
  * keeps leaves has a new changes row, so background builds map its new winner again, and
  * interactive indexes index it through the write hook the purge calls next. Indexes built later
- * never see what was purged: it is gone from the changes feed and the documents.
+ * never see what was purged: it is gone from the changes feed and the documents. Reduce trees
+ * lose the document's rows in the same transaction.
  */
 public final class PurgedDocs implements PurgeHook {
+    private final Reductions reductions;
+
+    /** @param reductions each view's reduce function, for the trees the purge updates */
+    public PurgedDocs(Reductions reductions) {
+        this.reductions = reductions;
+    }
+
     @Override
     public void onPurge(Transaction tx, DbHandle db, String docId, DbReader reader) {
         for (DocInfo d : reader.designDocs()) {
@@ -23,7 +31,10 @@ public final class PurgedDocs implements PurgeHook {
             } catch (ViewException e) {
                 continue; // not an index definition: it has no rows
             }
-            if (!ddoc.views().isEmpty()) ViewIndexer.indexDoc(tx, db, ddoc, docId, null, null);
+            if (ddoc.views().isEmpty()) continue;
+            try (Reductions.Opened reducers = reductions.open(ddoc)) {
+                ViewIndexer.indexDoc(tx, db, ddoc, docId, null, null, reducers);
+            }
         }
     }
 }

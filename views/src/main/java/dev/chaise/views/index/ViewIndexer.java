@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.Transaction;
+import dev.chaise.kv.TupleBytes;
 import dev.chaise.storage.Change;
 import dev.chaise.storage.Cursor;
 import dev.chaise.storage.Database;
@@ -52,11 +53,26 @@ public final class ViewIndexer {
         void batch(int docs, Sequence reached);
     }
 
+    /** Rows changed per write transaction: a batch whose documents emit more is written in parts, so tree upkeep stays well inside 5 s. */
+    static final int ROWS_PER_TRANSACTION = 20_000;
+
     private final int segmentDocs;
+    private final Reductions reductions;
+    private final ReduceTree.Order order;
 
     /** @param segmentDocs changes per segment of a parallel build */
     public ViewIndexer(int segmentDocs) {
+        this(segmentDocs, Reductions.COUNTS, ReduceTree.Order.DEFAULT);
+    }
+
+    /**
+     * @param reductions each view's reduce function, for its tree
+     * @param order the fan-out of trees this indexer builds
+     */
+    public ViewIndexer(int segmentDocs, Reductions reductions, ReduceTree.Order order) {
         this.segmentDocs = segmentDocs;
+        this.reductions = reductions;
+        this.order = order;
     }
 
     /** One change with the document JSON the map functions see (null when it is deleted or skipped). */
@@ -106,9 +122,10 @@ public final class ViewIndexer {
                                 Batch b = readBatch(db, ddoc, start, end);
                                 if (b.docs.isEmpty()) break;
                                 List<List<MapOutcome>> outcomes = mapAll(program, b.docs);
-                                if (!write(db, ddoc, b, outcomes, false, false, fresh)) continue; // purged meanwhile: read it again
-                                if (progress != null) progress.batch(b.docs.size(), b.last);
-                                start = b.last;
+                                Sequence reached = writeInParts(db, ddoc, b, outcomes, false, false, fresh);
+                                // A purge since the batch was read stops it: read the rest again.
+                                if (reached.equals(b.last) && progress != null) progress.batch(b.docs.size(), b.last);
+                                start = reached;
                             }
                         }
                     }
@@ -130,12 +147,82 @@ public final class ViewIndexer {
             pool.shutdownNow();
         }
         String sig = ddoc.signature();
-        // The update seq moves only if nobody moved it meanwhile: a conflicting read, so a 1021 is retried, and finds it moved.
+        // The merge: every view's reduce tree, bulk-loaded from the rows the segments wrote, becomes
+        // current in the commit that moves the update seq. That commit happens only if nobody moved
+        // the seq meanwhile: a conflicting read, so a 1021 is retried, and finds it moved.
+        ReduceTree.Meta[] trees = loadTrees(db, ddoc);
         return db.runGuarded((tx, h) -> {
             if (!java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, h, sig), from)) return false;
             MapIndexSubspace.setUpdateSeq(tx, h, sig, target);
+            setTrees(tx, h, ddoc, trees);
             return true;
         }, moved -> new byte[] {(byte) (moved ? 1 : 0)}, bytes -> bytes[0] == 1);
+    }
+
+    /** Which views of an index have a reduce tree: every one (map-only views count rows, for {@code offset}). */
+    static boolean treed(DesignDoc.View v) {
+        return true;
+    }
+
+    /** A view's tree, with its reducer (null for counts only). */
+    static ReduceTree tree(DbHandle db, DesignDoc ddoc, int viewId, Reductions.Opened reducers) {
+        return new ReduceTree(db, ddoc.signature(), viewId, reducers == null ? null : reducers.of(viewId));
+    }
+
+    /**
+     * Bulk-loads the tree of every view that has none (null entries: views that have one, or need
+     * none), from the rows as they are; the caller makes them current with {@link #setTrees} in a
+     * transaction that checks the index did not move meanwhile.
+     */
+    private ReduceTree.Meta[] loadTrees(Database db, DesignDoc ddoc) {
+        int views = ddoc.views().size();
+        ReduceTree.Meta[] out = new ReduceTree.Meta[views];
+        try (Reductions.Opened reducers = reductions.open(ddoc)) {
+            for (int v = 0; v < views; v++) {
+                if (!treed(ddoc.views().get(v))) continue;
+                int viewId = v;
+                if (db.read(r -> tree(r.handle(), ddoc, viewId, null).meta(r.tx()) != null)) continue;
+                ReduceTree.Transactions txs = new ReduceTree.Transactions() {
+                    @Override
+                    public <T> T run(java.util.function.Function<Transaction, T> body) {
+                        return db.run((tx, h) -> body.apply(tx));
+                    }
+                };
+                out[v] = tree(db.handle(), ddoc, viewId, reducers).bulkLoad(txs, order);
+            }
+        }
+        return out;
+    }
+
+    /** Whether a view of the index lacks its tree (being built, or a build was cut short before loading it). */
+    public boolean treesMissing(Database db, DesignDoc ddoc) {
+        return db.read(r -> {
+            for (int v = 0; v < ddoc.views().size(); v++) {
+                if (treed(ddoc.views().get(v)) && tree(r.handle(), ddoc, v, null).meta(r.tx()) == null) return true;
+            }
+            return false;
+        });
+    }
+
+    private static void setTrees(Transaction tx, DbHandle h, DesignDoc ddoc, ReduceTree.Meta[] trees) {
+        for (int v = 0; v < trees.length; v++) {
+            if (trees[v] != null) tree(h, ddoc, v, null).setMeta(tx, trees[v]);
+        }
+    }
+
+    /**
+     * After a build that had no trees (a first build in batches, or one cut short): loads them and
+     * makes them current if the index is still at {@code reached}; otherwise the next build tries again.
+     */
+    public void ensureTrees(Database db, DesignDoc ddoc, Sequence reached) {
+        ReduceTree.Meta[] trees = loadTrees(db, ddoc);
+        if (java.util.Arrays.stream(trees).allMatch(java.util.Objects::isNull)) return;
+        String sig = ddoc.signature();
+        db.run((tx, h) -> {
+            if (!java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, h, sig), reached)) return null;
+            setTrees(tx, h, ddoc, trees); // setting them twice after a 1021 is harmless
+            return null;
+        });
     }
 
     private static Sequence updateSeq(Database db, String sig) {
@@ -192,15 +279,48 @@ public final class ViewIndexer {
      *     documents written since its snapshot
      */
     public Sequence update(Database db, DesignDoc ddoc, MapProgram program, Sequence target, boolean bounded, Progress progress) {
+        Sequence reached = updateLoop(db, ddoc, program, target, bounded, progress);
+        // An interactive index's tree is made with it and kept by every write; the others' first build loads theirs now.
+        if (!bounded && reached != null) ensureTrees(db, ddoc, reached);
+        return reached;
+    }
+
+    private Sequence updateLoop(Database db, DesignDoc ddoc, MapProgram program, Sequence target, boolean bounded, Progress progress) {
         while (true) {
             Batch b = readBatch(db, ddoc, updateSeq(db, ddoc.signature()), bounded ? target : null);
             if (b.docs.isEmpty()) return b.from;
             List<List<MapOutcome>> outcomes = mapAll(program, b.docs);
-            boolean moved = write(db, ddoc, b, outcomes, true, bounded, false);
-            if (!moved) continue; // another builder got there first: read again from where it is
+            // Stopped short: another builder got there first, or a purge came between; read again from where the index is.
+            if (!writeInParts(db, ddoc, b, outcomes, true, bounded, false).equals(b.last)) continue;
             if (progress != null) progress.batch(b.docs.size(), b.last);
             if (target != null && b.last.compareTo(target) >= 0) return b.last;
         }
+    }
+
+    /**
+     * Writes a batch in as many transactions as its rows need ({@link #ROWS_PER_TRANSACTION}
+     * each); with {@code moveSeq}, each part moves the update seq to its last change.
+     *
+     * @return the last change written: short of the batch's last if a part was refused (another
+     *     builder moved the index first, or the database was purged since the batch was read)
+     */
+    private Sequence writeInParts(Database db, DesignDoc ddoc, Batch b, List<List<MapOutcome>> outcomes, boolean moveSeq,
+                                 boolean verifyCurrent, boolean fresh) {
+        int start = 0;
+        long rows = 0;
+        Sequence from = b.from;
+        for (int i = 0; i < b.docs.size(); i++) {
+            List<MapOutcome> o = outcomes.get(i);
+            if (o != null) for (MapOutcome m : o) if (m instanceof MapOutcome.Rows r) rows += r.rows().size();
+            boolean last = i == b.docs.size() - 1;
+            if (!last && rows < ROWS_PER_TRANSACTION) continue;
+            Batch part = start == 0 && last ? b : new Batch(from, b.docs.subList(start, i + 1), b.docs.get(i).change().seq(), b.purgeSeq);
+            if (!write(db, ddoc, part, outcomes.subList(start, i + 1), moveSeq, verifyCurrent, fresh)) return from;
+            from = part.last;
+            start = i + 1;
+            rows = 0;
+        }
+        return from;
     }
 
     /** The batch's documents through the map functions in one call; null where a change has no document to map. */
@@ -259,33 +379,79 @@ public final class ViewIndexer {
     /**
      * Writes one batch, unless the database was purged since the batch was read, or (with
      * {@code moveSeq}) the index has moved (false, either way); with {@code moveSeq} the index's
-     * update seq moves to the batch's last change.
+     * update seq moves to the batch's last change. Views whose tree is current get it updated in
+     * the same transaction.
      */
-    private static boolean write(Database database, DesignDoc ddoc, Batch b, List<List<MapOutcome>> outcomes, boolean moveSeq,
-                                 boolean verifyCurrent, boolean fresh) {
+    private boolean write(Database database, DesignDoc ddoc, Batch b, List<List<MapOutcome>> outcomes, boolean moveSeq,
+                          boolean verifyCurrent, boolean fresh) {
         String sig = ddoc.signature();
         int views = ddoc.views().size();
         List<Emitted[]> rows = new ArrayList<>(b.docs.size());
         for (int i = 0; i < b.docs.size(); i++) rows.add(encode(outcomes.get(i), views));
-        // Guarded by a transaction id: a batch's counters are atomic adds, so after a 1021 the retry
-        // must learn whether the first attempt committed rather than add them twice.
-        return database.runGuarded((tx, db) -> {
-            if (moveSeq && !java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, db, sig), b.from)) return false;
-            DbReader current = database.reader(tx, db);
-            // A purge since the batch was read has removed what these rows would put back; the read makes a later one conflict.
-            if (!java.util.Objects.equals(current.purgeSeq(), b.purgeSeq())) return false;
-            MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(views);
-            for (int i = 0; i < b.docs.size(); i++) {
-                Change c = b.docs.get(i).change;
-                // Interactive indexes: a document written since the snapshot was indexed by its own
-                // transaction; these rows would be stale. The read makes a later write conflict.
-                if (verifyCurrent && !c.seq().equals(current.winnerSequence(c.id()))) continue;
-                indexDoc(tx, db, ddoc, c.id(), c.rev().toString(), rows.get(i), deltas, fresh);
+        try (Reductions.Opened reducers = reductions.open(ddoc)) {
+            // Guarded by a transaction id: a batch's counters are atomic adds, so after a 1021 the retry
+            // must learn whether the first attempt committed rather than add them twice.
+            return database.runGuarded((tx, db) -> {
+                if (moveSeq && !java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, db, sig), b.from)) return false;
+                DbReader current = database.reader(tx, db);
+                // A purge since the batch was read has removed what these rows would put back; the read makes a later one conflict.
+                if (!java.util.Objects.equals(current.purgeSeq(), b.purgeSeq())) return false;
+                MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(views);
+                TreeChanges trees = fresh ? null : TreeChanges.read(tx, db, ddoc);
+                for (int i = 0; i < b.docs.size(); i++) {
+                    Change c = b.docs.get(i).change;
+                    // Interactive indexes: a document written since the snapshot was indexed by its own
+                    // transaction; these rows would be stale. The read makes a later write conflict.
+                    if (verifyCurrent && !c.seq().equals(current.winnerSequence(c.id()))) continue;
+                    indexDoc(tx, db, ddoc, c.id(), c.rev().toString(), rows.get(i), deltas, fresh, trees);
+                }
+                if (trees != null) trees.apply(tx, db, ddoc, reducers);
+                deltas.flush(tx, db, sig);
+                if (moveSeq) MapIndexSubspace.setUpdateSeq(tx, db, sig, b.last);
+                return true;
+            }, moved -> new byte[] {(byte) (moved ? 1 : 0)}, bytes -> bytes[0] == 1);
+        }
+    }
+
+    /**
+     * The rows one transaction puts into and takes out of each view whose tree is current (views
+     * without one, being built, are skipped: their tree is loaded from the rows when the build ends).
+     */
+    static final class TreeChanges {
+        private final ReduceTree.Meta[] metas;
+        private final List<List<TreeReducer.Row>> inserted = new ArrayList<>();
+        private final List<List<TreeReducer.Row>> removed = new ArrayList<>();
+
+        private TreeChanges(ReduceTree.Meta[] metas) {
+            this.metas = metas;
+            for (int v = 0; v < metas.length; v++) {
+                inserted.add(new ArrayList<>());
+                removed.add(new ArrayList<>());
             }
-            deltas.flush(tx, db, sig);
-            if (moveSeq) MapIndexSubspace.setUpdateSeq(tx, db, sig, b.last);
-            return true;
-        }, moved -> new byte[] {(byte) (moved ? 1 : 0)}, bytes -> bytes[0] == 1);
+        }
+
+        static TreeChanges read(Transaction tx, DbHandle db, DesignDoc ddoc) {
+            ReduceTree.Meta[] metas = new ReduceTree.Meta[ddoc.views().size()];
+            for (int v = 0; v < metas.length; v++) {
+                if (treed(ddoc.views().get(v))) metas[v] = tree(db, ddoc, v, null).meta(tx);
+            }
+            return new TreeChanges(metas);
+        }
+
+        List<TreeReducer.Row> removedOf(int viewId) {
+            return metas[viewId] == null ? null : removed.get(viewId);
+        }
+
+        List<TreeReducer.Row> insertedOf(int viewId) {
+            return metas[viewId] == null ? null : inserted.get(viewId);
+        }
+
+        void apply(Transaction tx, DbHandle db, DesignDoc ddoc, Reductions.Opened reducers) {
+            for (int v = 0; v < metas.length; v++) {
+                if (metas[v] == null || (inserted.get(v).isEmpty() && removed.get(v).isEmpty())) continue;
+                tree(db, ddoc, v, reducers).apply(tx, metas[v], inserted.get(v), removed.get(v));
+            }
+        }
     }
 
     /**
@@ -294,14 +460,21 @@ public final class ViewIndexer {
      *
      * @param outcomes the map results per view, or null to remove the document (deleted)
      */
-    public static void indexDoc(Transaction tx, DbHandle db, DesignDoc ddoc, String docId, String rev, List<MapOutcome> outcomes) {
-        indexDoc(tx, db, ddoc, docId, rev, outcomes, false);
+    public static void indexDoc(Transaction tx, DbHandle db, DesignDoc ddoc, String docId, String rev, List<MapOutcome> outcomes,
+                                Reductions.Opened reducers) {
+        indexDoc(tx, db, ddoc, docId, rev, outcomes, false, reducers);
     }
 
-    /** @param newDoc the document never existed before this write: it has no rows or errors to clear, so none are read */
-    public static void indexDoc(Transaction tx, DbHandle db, DesignDoc ddoc, String docId, String rev, List<MapOutcome> outcomes, boolean newDoc) {
+    /**
+     * @param newDoc the document never existed before this write: it has no rows or errors to clear, so none are read
+     * @param reducers the views' reduce functions, for their trees
+     */
+    public static void indexDoc(Transaction tx, DbHandle db, DesignDoc ddoc, String docId, String rev, List<MapOutcome> outcomes, boolean newDoc,
+                                Reductions.Opened reducers) {
         MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(ddoc.views().size());
-        indexDoc(tx, db, ddoc, docId, rev, encode(outcomes, ddoc.views().size()), deltas, newDoc);
+        TreeChanges trees = TreeChanges.read(tx, db, ddoc);
+        indexDoc(tx, db, ddoc, docId, rev, encode(outcomes, ddoc.views().size()), deltas, newDoc, trees);
+        trees.apply(tx, db, ddoc, reducers);
         deltas.flush(tx, db, ddoc.signature());
     }
 
@@ -315,20 +488,18 @@ public final class ViewIndexer {
         return DocumentJson.renderWithConflicts(d);
     }
 
-    /** Views whose reduce keeps per-key aggregates (see {@link MapIndexSubspace}). */
-    static boolean aggregated(DesignDoc.View v) {
-        return true; // every view: the counts give CouchDB's offset without a scan; sums serve _sum views
-    }
-
-    /** @param fresh the index was emptied for this build: no document has rows or errors to clear yet */
+    /**
+     * @param fresh the index was emptied for this build: no document has rows or errors to clear yet
+     * @param trees where the rows changed go, for views whose tree is current; null when none is
+     */
     private static void indexDoc(Transaction tx, DbHandle db, DesignDoc ddoc, String docId, String rev, Emitted[] now,
-                                 MapIndexSubspace.Deltas deltas, boolean fresh) {
+                                 MapIndexSubspace.Deltas deltas, boolean fresh, TreeChanges trees) {
         String sig = ddoc.signature();
         int views = ddoc.views().size();
         MapIndexSubspace.DocKeys[] old = fresh ? new MapIndexSubspace.DocKeys[views] : MapIndexSubspace.docKeys(tx, db, sig, docId, views);
         for (int v = 0; v < views; v++) {
-            boolean agg = aggregated(ddoc.views().get(v));
-            if (old[v] != null) MapIndexSubspace.removeDoc(tx, db, sig, docId, v, old[v], agg, deltas);
+            List<TreeReducer.Row> inserted = trees == null ? null : trees.insertedOf(v);
+            if (old[v] != null) MapIndexSubspace.removeDoc(tx, db, sig, docId, v, old[v], trees == null ? null : trees.removedOf(v), deltas);
             Emitted e = now == null ? null : now[v];
             if (!fresh) MapIndexSubspace.clearError(tx, db, sig, v, docId);
             if (e == null) continue;
@@ -339,14 +510,13 @@ public final class ViewIndexer {
             if (e.rows.isEmpty()) continue;
             Map<ByteBuffer, Long> dupes = new LinkedHashMap<>();
             long size = 0;
+            byte[] prefix = MapIndexSubspace.rowPrefix(db, sig, v);
             for (EncodedRow r : e.rows) {
                 long dupe = dupes.merge(ByteBuffer.wrap(r.sortKey), 1L, Long::sum) - 1;
-                MapIndexSubspace.putRow(tx, db, sig, v, r.sortKey, docId, dupe, r.keyJson, r.valueJson);
+                byte[] suffix = new TupleBytes(r.sortKey.length + docId.length() + 16).addBytes(r.sortKey).add(docId).add(dupe).toArray();
+                MapIndexSubspace.putRow(tx, prefix, suffix, r.keyJson, r.valueJson);
                 size += r.keyJson.length() + r.valueJson.length();
-                if (agg) {
-                    Long x = MapIndexSubspace.integral(r.valueJson);
-                    deltas.aggregate(v, r.sortKey, 1, x == null ? 0 : x, x == null ? 1 : 0, dupe == 0 ? r.keyJson : null);
-                }
+                if (inserted != null) inserted.add(new TreeReducer.Row(suffix, r.keyJson, docId, r.valueJson));
             }
             List<byte[]> unique = dupes.keySet().stream().map(ByteBuffer::array).toList();
             MapIndexSubspace.setDocKeys(tx, db, sig, docId, v, new MapIndexSubspace.DocKeys(e.rows.size(), size, unique));

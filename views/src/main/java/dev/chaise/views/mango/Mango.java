@@ -180,7 +180,7 @@ public final class Mango {
             views.prepare(db, ddoc, !q.readAsIs());
             String sig = ddoc.signature();
             DbHandle h = db.handle();
-            byte[] prefix = MapIndexSubspace.viewPrefix(h, sig, viewId);
+            byte[] prefix = MapIndexSubspace.rowPrefix(h, sig, viewId);
             List<ScanPlanner.KeyRange> ranges = ScanPlanner.plan(q.selector(), ji.columns());
             boolean desc = q.descending();
             for (int k = 0; k < ranges.size() && !done(); k++) {

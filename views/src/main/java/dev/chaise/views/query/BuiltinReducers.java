@@ -118,7 +118,7 @@ public final class BuiltinReducers {
         public JsonNode reduce(List<Row> rows) {
             JsonNode acc = ZERO;
             for (Row r : rows) {
-                Long x = dev.chaise.views.index.MapIndexSubspace.integral(r.valueJson());
+                Long x = integral(r.valueJson());
                 if (x != null && acc.isIntegralNumber()) acc = plus(acc, Json.NODES.numberNode(x));
                 else acc = step(r.value(), acc);
                 if (isError(acc)) return acc;
@@ -227,6 +227,21 @@ public final class BuiltinReducers {
             ObjectNode out = Json.NODES.objectNode();
             m.forEach(out::set);
             return out;
+        }
+    }
+
+    /** A value's exact integer, read from its JSON without parsing, or null if it is not an int64. */
+    static Long integral(String valueJson) {
+        int n = valueJson.length();
+        if (n == 0 || n > 19) return null;
+        for (int i = 0; i < n; i++) {
+            char ch = valueJson.charAt(i);
+            if (!(ch >= '0' && ch <= '9') && !(i == 0 && ch == '-' && n > 1)) return null;
+        }
+        try {
+            return Long.parseLong(valueJson);
+        } catch (NumberFormatException e) {
+            return null;
         }
     }
 

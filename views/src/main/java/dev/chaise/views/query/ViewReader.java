@@ -15,6 +15,7 @@ import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.collation.ViewKeyCodec;
 import dev.chaise.views.index.MapIndexSubspace;
+import dev.chaise.views.index.ReduceTree;
 import dev.chaise.views.index.TreeReducer;
 import dev.chaise.views.index.ViewException;
 import java.util.ArrayList;
@@ -70,9 +71,8 @@ public final class ViewReader {
 
     /**
      * CouchDB's {@code offset}: how many rows of the view come before the start key in the query's
-     * direction (skip not included): the per-key counts of every key before it, plus, with a start
-     * doc id, the rows under the start key itself that come before that id. Reads one aggregate
-     * entry per distinct key, not every row.
+     * direction (skip not included), start doc id included. A count over the view's reduce tree,
+     * O(log n) entries; while the tree is being built, a count of the rows themselves.
      */
     public long offset(Database db, String sig, int viewId, ViewQuery q) {
         JsonNode start = q.keys() != null ? (q.keys().isEmpty() ? null : q.keys().getFirst()) : q.startKey();
@@ -80,58 +80,61 @@ public final class ViewReader {
         String startDocId = q.keys() == null ? q.startDocId() : null;
         DbHandle db0 = db.handle();
         byte[] sk = ViewKeyCodec.encode(start);
-        byte[][] aggAll = MapIndexSubspace.aggregateRange(db0, sig, viewId);
-        byte[] at = MapIndexSubspace.aggregatesFrom(db0, sig, viewId, sk);
-        byte[] lo = q.descending() ? Keys.strinc(at) : aggAll[0];
-        byte[] hi = q.descending() ? aggAll[1] : at;
+        byte[][] all = MapIndexSubspace.viewRange(db0, sig, viewId);
+        byte[] lo = q.descending() ? MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, startDocId) : all[0];
+        byte[] hi = q.descending() ? all[1] : MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, startDocId);
+        if (Keys.compare(lo, hi) >= 0) return 0;
+        Long counted = db.read(r -> {
+            ReduceTree tree = new ReduceTree(r.handle(), sig, viewId, null);
+            ReduceTree.Meta meta = tree.meta(r.tx());
+            if (meta == null) return null;
+            byte[] from = q.descending() ? tree.suffix(lo) : new byte[0];
+            byte[] to = q.descending() ? null : tree.suffix(hi);
+            return tree.reduce(r.tx(), meta, from, to, true).rows();
+        });
+        if (counted != null) return counted;
         long[] n = {0};
-        if (Keys.compare(lo, hi) < 0) {
-            Iterator<Boolean> c = cursor(db, lo, hi, false, 0, (reader, row) -> {
-                MapIndexSubspace.AggregatePart p = MapIndexSubspace.decodeAggregate(reader.handle(), row);
-                if (p.isCount()) n[0] += p.number();
-                return null;
-            });
-            while (c.hasNext()) c.next();
-        }
-        if (startDocId != null) {
-            byte[] rlo = q.descending() ? MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, startDocId) : MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, null);
-            byte[] rhi = q.descending() ? MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, null) : MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, startDocId);
-            if (Keys.compare(rlo, rhi) < 0) {
-                Iterator<Boolean> c = cursor(db, rlo, rhi, false, 0, (reader, row) -> {
-                    n[0]++;
-                    return null;
-                });
-                while (c.hasNext()) c.next();
-            }
-        }
+        Iterator<Boolean> c = cursor(db, lo, hi, false, 0, (reader, row) -> {
+            n[0]++;
+            return null;
+        });
+        while (c.hasNext()) c.next();
         return n[0];
     }
 
-    /** Map rows in query order as reducers see them: the query-time reduce reads these. */
+    /** Whether the view's reduce tree is current: reduce queries read it, else they reduce rows as they stream by. */
+    public boolean hasTree(Database db, String sig, int viewId) {
+        return db.read(r -> new ReduceTree(r.handle(), sig, viewId, null).meta(r.tx()) != null);
+    }
+
+    /** A reduce query from the view's tree, group by group (see {@link TreeGroups}). */
+    public Iterator<ViewRow> treeGroups(Database db, String sig, int viewId, Reducer<?> reducer, ViewQuery q, long groupLevel) {
+        return new TreeGroups(db, sig, viewId, reducer, q, groupLevel, q.keys() == null ? bounds(db.handle(), sig, viewId, q) : null);
+    }
+
+    /** Map rows in query order as reducers see them, for reducing while a tree is being built. */
     public Iterator<TreeReducer.Row> reduceRows(Database db, String sig, int viewId, ViewQuery q) {
-        byte[] prefix = MapIndexSubspace.rowPrefix(db.handle(), sig, viewId);
+        ReduceTree tree = new ReduceTree(db.handle(), sig, viewId, null);
+        Cursor.RowMapper<TreeReducer.Row> mapper = (reader, row) -> tree.row(row);
+        if (q.keys() != null) throw new IllegalArgumentException("keys: see rowsPerKey");
         byte[][] b = bounds(db.handle(), sig, viewId, q);
         if (b == null) return Collections.emptyIterator();
-        return cursor(db, b[0], b[1], q.descending(), 0, (reader, row) -> row(prefix, row));
+        return cursor(db, b[0], b[1], q.descending(), 0, mapper);
     }
 
     /** The rows of each key of {@code keys}, one iterator per key (reduce groups never span two). */
     public List<Iterator<TreeReducer.Row>> rowsPerKey(Database db, String sig, int viewId, ViewQuery q) {
+        ReduceTree tree = new ReduceTree(db.handle(), sig, viewId, null);
+        Cursor.RowMapper<TreeReducer.Row> mapper = (reader, row) -> tree.row(row);
         DbHandle db0 = db.handle();
-        byte[] prefix = MapIndexSubspace.rowPrefix(db0, sig, viewId);
         List<Iterator<TreeReducer.Row>> out = new ArrayList<>();
         for (JsonNode k : q.keys()) {
             byte[] sk = ViewKeyCodec.encode(k);
             byte[] lo = MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, null);
             byte[] hi = MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, null);
-            out.add(lazy(() -> cursor(db, lo, hi, q.descending(), 0, (reader, row) -> row(prefix, row))));
+            out.add(lazy(() -> cursor(db, lo, hi, q.descending(), 0, mapper)));
         }
         return out;
-    }
-
-    private static TreeReducer.Row row(byte[] prefix, dev.chaise.kv.KeyValue kv) {
-        com.apple.foundationdb.tuple.Tuple v = com.apple.foundationdb.tuple.Tuple.fromBytes(kv.value());
-        return new TreeReducer.Row(java.util.Arrays.copyOfRange(kv.key(), prefix.length, kv.key().length), v.getString(0), null, v.getString(1));
     }
 
     /** A cursor over [lo, hi) of the database's view subspace; continuations relative to the database. */

@@ -30,7 +30,7 @@ class PurgeDuringBuildTest {
     @Test
     void aBatchReadBeforeAPurgeIsReadAgain() throws Exception {
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory()); Storage storage = new Storage(kv, "{}")) {
-            storage.addPurgeHook(new PurgedDocs());
+            storage.addPurgeHook(new PurgedDocs(Reductions.COUNTS));
             Database db = storage.create("p");
             List<DocUpdate> docs = new ArrayList<>();
             for (String id : List.of("a", "b", "c")) docs.add(DocUpdate.edit(id, null, false, Json.NODES.objectNode().put("t", id)));

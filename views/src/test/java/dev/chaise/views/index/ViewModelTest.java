@@ -346,7 +346,7 @@ class ViewModelTest {
         return r.key() + " " + r.id() + " " + r.value();
     }
 
-    private static void write(Database db, String id, ObjectNode body) {
+    static void write(Database db, String id, ObjectNode body) {
         retry(() -> {
             RevId base = current(db, id);
             var res = db.update(List.of(DocUpdate.edit(id, base, false, body)), true).getFirst();
@@ -354,7 +354,7 @@ class ViewModelTest {
         });
     }
 
-    private static void delete(Database db, String id) {
+    static void delete(Database db, String id) {
         retry(() -> {
             RevId base = current(db, id);
             if (base == null) return;
@@ -363,7 +363,7 @@ class ViewModelTest {
         });
     }
 
-    private static RevId current(Database db, String id) {
+    static RevId current(Database db, String id) {
         try {
             return db.get(id, null, false).rev();
         } catch (StorageException e) {
@@ -373,7 +373,7 @@ class ViewModelTest {
     }
 
     /** An operator's retry around writes whose 1021 surfaced, or a create that did commit. */
-    private static void retry(Runnable r) {
+    static void retry(Runnable r) {
         for (int attempt = 0; ; attempt++) {
             try {
                 r.run();

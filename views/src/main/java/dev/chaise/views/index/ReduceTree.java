@@ -215,8 +215,7 @@ public final class ReduceTree {
 
     /** A stored map row as reducers see it. */
     public TreeReducer.Row row(KeyValue kv) {
-        Tuple v = Tuple.fromBytes(kv.value());
-        return new TreeReducer.Row(suffix(kv.key()), v.getString(0), null, v.getString(1));
+        return TreeReducer.Row.stored(suffix(kv.key()), kv.value());
     }
 
     private long countRows(ReadTransaction tx, byte[] lo, byte[] hi) {

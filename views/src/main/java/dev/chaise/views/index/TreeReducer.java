@@ -55,9 +55,10 @@ public interface TreeReducer<P> {
      */
     final class Row {
         private final byte[] suffix;
-        private final String keyJson;
+        private byte[] stored;
+        private String keyJson;
         private String docId;
-        private final String valueJson;
+        private String valueJson;
         private JsonNode key;
         private JsonNode value;
 
@@ -69,11 +70,19 @@ public interface TreeReducer<P> {
             this.valueJson = valueJson;
         }
 
+        /** A row as stored: its JSON is decoded only if a reducer asks (a count never does). */
+        public static Row stored(byte[] suffix, byte[] value) {
+            Row r = new Row(suffix, null, null, null);
+            r.stored = value;
+            return r;
+        }
+
         public byte[] suffix() {
             return suffix;
         }
 
         public String keyJson() {
+            if (keyJson == null) decodeStored();
             return keyJson;
         }
 
@@ -83,16 +92,24 @@ public interface TreeReducer<P> {
         }
 
         public String valueJson() {
+            if (valueJson == null) decodeStored();
             return valueJson;
         }
 
+        private void decodeStored() {
+            com.apple.foundationdb.tuple.Tuple t = com.apple.foundationdb.tuple.Tuple.fromBytes(stored);
+            keyJson = t.getString(0);
+            valueJson = t.getString(1);
+            stored = null;
+        }
+
         public JsonNode key() {
-            if (key == null) key = parse(keyJson);
+            if (key == null) key = parse(keyJson());
             return key;
         }
 
         public JsonNode value() {
-            if (value == null) value = parse(valueJson);
+            if (value == null) value = parse(valueJson());
             return value;
         }
 

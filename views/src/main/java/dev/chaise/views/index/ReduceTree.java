@@ -68,7 +68,8 @@ import java.util.TreeSet;
  * every level that has it); the deltas and child counts go to the parents; the top level grows or
  * shrinks. Every read goes through the transaction, so concurrent writers of the same entries
  * conflict and retry. {@link #bulkLoad} builds a tree bottom-up from rows already written, in
- * transactions of bounded size, for an index's first build.
+ * transactions of bounded size, for an index's first build. Bulk loads and splits cut nodes where
+ * keys change most ({@link #cut}), so groups and key ranges line up with whole entries.
  */
 public final class ReduceTree {
     /** Children per entry: at most {@code max}, at least {@code min}; bulk loads and splits aim at {@code fill}. */
@@ -246,6 +247,18 @@ public final class ReduceTree {
     public Part reduce(ReadTransaction tx, Meta meta, byte[] lo, byte[] hi, boolean countOnly) {
         List<Object> parts = new ArrayList<>();
         long[] rows = {0, 0};
+        // Bounds move to the rows they stand for (the first row at or after each): a range that starts
+        // or ends where a key does then meets node boundaries, which are cut there, and reads whole entries.
+        if (lo.length > 0 || hi != null) {
+            List<KeyValue> first = tx.getRangeAsList(Keys.concat(rowPrefix, lo), hi == null ? rowEnd : Keys.concat(rowPrefix, hi), 1, false);
+            if (first.isEmpty()) return new Part(0, null, 1);
+            if (lo.length > 0) lo = suffix(first.getFirst().key());
+            if (hi != null) {
+                List<KeyValue> after = tx.getRangeAsList(Keys.concat(rowPrefix, hi), rowEnd, 1, false);
+                hi = after.isEmpty() ? null : suffix(after.getFirst().key());
+            }
+            rows[1] += 2;
+        }
         collect(tx, meta.height(), lo, hi, countOnly || reducer == null, parts, rows);
         if (rows[0] == 0 || parts.isEmpty()) return new Part(rows[0], null, rows[1]);
         return new Part(rows[0], parts.size() == 1 ? parts.getFirst() : reducer.rereduce(parts), rows[1]);
@@ -277,10 +290,13 @@ public final class ReduceTree {
         List<Entry> es = new ArrayList<>(kvs.size());
         for (KeyValue kv : kvs) es.add(decode(l, kv));
         if (BYTES.compare(lo, es.getFirst().boundary) < 0) collect(tx, l - 1, lo, es.getFirst().boundary, countOnly, parts, rows);
+        // The last entry is whole if the range ends where the next one starts: ranges that end where
+        // a key ends often do, as nodes are cut where keys change.
+        boolean lastWhole = hi == null || tx.get(key(l, hi)) != null;
         for (int i = 0; i < es.size(); i++) {
             Entry e = es.get(i);
             byte[] end = i + 1 < es.size() ? es.get(i + 1).boundary : hi;
-            boolean whole = i + 1 < es.size() || hi == null;
+            boolean whole = i + 1 < es.size() || lastWhole;
             if (whole && (countOnly || !e.omitted)) {
                 if (e.empty()) continue;
                 rows[0] += e.rows;
@@ -529,13 +545,15 @@ public final class ReduceTree {
             byte[] next = next(l, e.boundary);
             Children c = children(l, e.boundary, next);
             int n = c.size();
-            int pieces = (n + order.fill() - 1) / order.fill();
-            if (pieces < 2) pieces = 2;
+            List<byte[]> bounds = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) bounds.add(c.boundary(i));
+            int pieces = 0;
             int start = 0;
-            for (int k = 0; k < pieces; k++) {
-                int end = (int) ((long) n * (k + 1) / pieces);
-                byte[] boundary = k == 0 ? e.boundary : c.boundary(start);
+            while (start < n) {
+                int end = n - start <= order.max() ? n : cut(bounds, start, order.min(), Math.min(order.max(), n - start - order.min()), order);
+                byte[] boundary = start == 0 ? e.boundary : c.boundary(start);
                 put(l, entry(boundary, end - start, c.summary(start, end)));
+                pieces++;
                 start = end;
             }
             if (l < height) pend(l + 1, containing(l + 1, e.boundary).boundary).childDelta += pieces - 1;
@@ -711,6 +729,54 @@ public final class ReduceTree {
         }
     }
 
+    // ---------------------------------------------------------------- where nodes are cut
+
+    /**
+     * Where to end a node that starts at child {@code from}: the child in [from + lo, from + hi]
+     * whose key differs most from the one before it (the shortest common prefix of their sort
+     * keys), the one nearest {@code fill} among equals. Grouped and ranged queries start and end
+     * where keys change, so nodes cut there are read whole instead of descended into: a view with
+     * few keys, or an array key's first elements (group_level), lines up with its tree at every
+     * level. Rows of one key are all equal here, so long runs are cut at {@code fill}.
+     *
+     * @return the index of the first child of the next node
+     */
+    static int cut(List<byte[]> boundaries, int from, int lo, int hi, Order order) {
+        int best = -1;
+        int bestDepth = Integer.MAX_VALUE;
+        int target = from + order.fill();
+        for (int c = from + lo; c <= from + hi; c++) {
+            int d = depth(boundaries.get(c - 1), boundaries.get(c));
+            if (best < 0 || d < bestDepth || (d == bestDepth && Math.abs(c - target) < Math.abs(best - target))) {
+                best = c;
+                bestDepth = d;
+            }
+        }
+        return best;
+    }
+
+    /** How many leading bytes two positions' sort keys share; MAX_VALUE when the keys are equal. */
+    static int depth(byte[] previous, byte[] position) {
+        if (previous.length == 0) return 0;
+        int a = sortKeyEnd(previous);
+        int b = sortKeyEnd(position);
+        int n = Math.min(a, b);
+        int i = Arrays.mismatch(previous, 0, n, position, 0, n);
+        if (i < 0) return a == b ? Integer.MAX_VALUE : n;
+        return i;
+    }
+
+    /** The length of a position's first element: the sort key, as a tuple byte string with its terminator. */
+    private static int sortKeyEnd(byte[] position) {
+        for (int i = 1; i < position.length; i++) {
+            if (position[i] == 0) {
+                if (i + 1 < position.length && position[i + 1] == (byte) 0xff) i++;
+                else return i + 1;
+            }
+        }
+        return position.length;
+    }
+
     // ---------------------------------------------------------------- bulk load
 
     /** Where a bulk load runs its transactions: the index's database. */
@@ -724,8 +790,9 @@ public final class ReduceTree {
     /**
      * Builds the tree from the view's rows, bottom-up, in transactions of at most
      * {@link #BULK_CHUNK} children each (snapshot reads: the caller checks, when it writes the
-     * returned meta, that nothing changed the index meanwhile). Entries get {@code fill}
-     * children, the last one of a level more when fewer than {@code min} would remain.
+     * returned meta, that nothing changed the index meanwhile). Nodes are cut where keys change
+     * most ({@link #cut}), between {@code min} and {@code max} children, about {@code fill} in
+     * runs of one key.
      *
      * @return the shape to write with {@link #setMeta} once the index is known unchanged
      */
@@ -742,32 +809,45 @@ public final class ReduceTree {
         }
     }
 
-    /** A run of children that becomes one entry, carried between transactions. */
-    private record Group(byte[] boundary, List<TreeReducer.Row> rows, List<Entry> entries) {
-        static Group empty(byte[] boundary) {
-            return new Group(boundary, new ArrayList<>(), new ArrayList<>());
+    /** Children read but not yet made into entries, carried between transactions: rows at level 1, entries above. */
+    private record Waiting(List<TreeReducer.Row> rows, List<Entry> entries) {
+        static Waiting empty() {
+            return new Waiting(new ArrayList<>(), new ArrayList<>());
         }
 
         int size() {
             return rows.size() + entries.size();
         }
 
-        Group copy() {
-            return new Group(boundary, new ArrayList<>(rows), new ArrayList<>(entries));
+        byte[] boundary(int i) {
+            return rows.isEmpty() ? entries.get(i).boundary : rows.get(i).suffix();
         }
 
-        Group plus(Group o) {
-            Group g = copy();
-            g.rows.addAll(o.rows);
-            g.entries.addAll(o.entries);
-            return g;
+        Waiting copy() {
+            return new Waiting(new ArrayList<>(rows), new ArrayList<>(entries));
+        }
+
+        Waiting slice(int from, int to) {
+            return rows.isEmpty() ? new Waiting(new ArrayList<>(), new ArrayList<>(entries.subList(from, to)))
+                    : new Waiting(new ArrayList<>(rows.subList(from, to)), new ArrayList<>());
+        }
+
+        List<byte[]> boundaries() {
+            List<byte[]> out = new ArrayList<>(size());
+            for (int i = 0; i < size(); i++) out.add(boundary(i));
+            return out;
         }
     }
 
-    private record LoadState(byte[] from, Group previous, Group current, long written, boolean done) {}
+    /**
+     * @param from where the next transaction reads on
+     * @param previous the last node cut, not yet written: the level's end may have to rebalance it
+     * @param first whether {@code previous} is the level's first node (its boundary is the empty one)
+     */
+    private record LoadState(byte[] from, Waiting previous, boolean first, Waiting buffer, long written, boolean done) {}
 
     private long loadLevel(Transactions txs, int l, Order order) {
-        LoadState s = new LoadState(l == 1 ? rowPrefix : level(l - 1), null, Group.empty(EMPTY), 0, false);
+        LoadState s = new LoadState(l == 1 ? rowPrefix : level(l - 1), null, true, Waiting.empty(), 0, false);
         while (!s.done) {
             LoadState in = s;
             s = retryUnknown(() -> txs.run(tx -> loadChunk(tx, l, order, in)));
@@ -775,53 +855,64 @@ public final class ReduceTree {
         return s.written;
     }
 
+    /**
+     * Reads the next children and cuts nodes from them ({@link #cut}) as soon as more than
+     * {@code max} are waiting, so every cut sees its whole window.
+     */
     private LoadState loadChunk(Transaction tx, int l, Order order, LoadState in) {
-        Group previous = in.previous == null ? null : in.previous.copy();
-        Group current = in.current.copy();
+        Waiting previous = in.previous == null ? null : in.previous.copy();
+        boolean first = in.first;
+        Waiting buffer = in.buffer.copy();
         long written = in.written;
         byte[] end = l == 1 ? rowEnd : levelEnd(l - 1);
         List<KeyValue> kvs = tx.snapshot().getRangeAsList(in.from, end, BULK_CHUNK, false);
         for (KeyValue kv : kvs) {
-            if (current.size() == order.fill()) {
+            if (l == 1) buffer.rows.add(row(kv));
+            else buffer.entries.add(decode(l - 1, kv));
+            if (buffer.size() > order.max()) {
+                int c = cut(buffer.boundaries(), 0, order.min(), order.max(), order);
                 if (previous != null) {
-                    write(tx, l, previous);
+                    write(tx, l, previous, first);
                     written++;
+                    first = false;
                 }
-                previous = current;
-                current = null;
-            }
-            if (l == 1) {
-                TreeReducer.Row r = row(kv);
-                if (current == null) current = Group.empty(r.suffix());
-                current.rows.add(r);
-            } else {
-                Entry e = decode(l - 1, kv);
-                if (current == null) current = Group.empty(e.boundary);
-                current.entries.add(e);
+                previous = buffer.slice(0, c);
+                buffer = buffer.slice(c, buffer.size());
             }
         }
         if (kvs.size() == BULK_CHUNK) {
-            return new LoadState(Keys.keyAfter(kvs.getLast().key()), previous, current, written, false);
+            return new LoadState(Keys.keyAfter(kvs.getLast().key()), previous, first, buffer, written, false);
         }
-        // The level's last children: a short last group joins the one before it.
-        if (previous != null && current != null && current.size() < order.min()) {
-            previous = previous.plus(current);
-            current = null;
+        // The level's last children: too few for a node of their own, they join the one before.
+        if (previous != null && buffer.size() < order.min()) {
+            Waiting all = previous.copy();
+            all.rows.addAll(buffer.rows);
+            all.entries.addAll(buffer.entries);
+            if (all.size() <= order.max()) {
+                previous = all;
+                buffer = null;
+            } else {
+                int c = cut(all.boundaries(), 0, order.min(), all.size() - order.min(), order);
+                previous = all.slice(0, c);
+                buffer = all.slice(c, all.size());
+            }
         }
         if (previous != null) {
-            write(tx, l, previous);
+            write(tx, l, previous, first);
+            written++;
+            first = false;
+        }
+        if (buffer != null && (buffer.size() > 0 || first)) {
+            write(tx, l, buffer, first);
             written++;
         }
-        if (current != null) {
-            write(tx, l, current);
-            written++;
-        }
-        return new LoadState(null, null, null, written, true);
+        return new LoadState(null, null, false, null, written, true);
     }
 
-    private void write(Transaction tx, int l, Group g) {
+    private void write(Transaction tx, int l, Waiting g, boolean first) {
+        byte[] boundary = first ? EMPTY : g.boundary(0);
         Summary s = g.rows.isEmpty() && !g.entries.isEmpty() ? ofEntries(g.entries) : ofRows(g.rows);
-        tx.set(key(l, g.boundary), encode(entry(g.boundary, g.size(), s)));
+        tx.set(key(l, boundary), encode(entry(boundary, g.size(), s)));
     }
 
     /** A bulk-load chunk writes the same keys and values again when retried, so a 1021 just runs it again. */

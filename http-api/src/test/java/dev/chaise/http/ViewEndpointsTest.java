@@ -64,9 +64,11 @@ class ViewEndpointsTest {
         s.asAdmin("POST", "/rb/_bulk_docs", docs.append("]}").toString()).status(201);
         String map = "function (doc) { emit(doc.integer, doc.integer); emit(doc.integer, doc.integer); }";
         StringBuilder ddoc = new StringBuilder("{\"views\":{");
-        String[] fns = {"_sum", "_count", "_stats", "_approx_count_distinct", "_top_3", "_bottom_3", "_first", "_last"};
+        String[] fns = {"_sum", "_count", "_stats", "_approx_count_distinct", "_top_3", "_bottom_3", "_first", "_last",
+                "function (keys, values, rereduce) { return sum(values); }"};
         for (int i = 0; i < fns.length; i++) {
-            ddoc.append(i > 0 ? "," : "").append("\"v").append(fns[i]).append("\":{\"map\":\"").append(map).append("\",\"reduce\":\"").append(fns[i]).append("\"}");
+            String name = fns[i].startsWith("_") ? fns[i] : "_js";
+            ddoc.append(i > 0 ? "," : "").append("\"v").append(name).append("\":{\"map\":\"").append(map).append("\",\"reduce\":\"").append(fns[i]).append("\"}");
         }
         s.asAdmin("PUT", "/rb/_design/b", ddoc.append("}}").toString()).status(201);
         assertEquals("[{'key':null,'value':250500}]", rows("/rb/_design/b/_view/v_sum"));
@@ -88,7 +90,11 @@ class ViewEndpointsTest {
         for (int i = 1; i <= 250; i += 30) {
             long want = 2 * ((long) (500 - i) * (501 - i) / 2 - (long) (i - 1) * i / 2);
             assertEquals("[{'key':null,'value':" + want + "}]", rows("/rb/_design/b/_view/v_sum?startkey=" + i + "&endkey=" + (500 - i)));
+            assertEquals("[{'key':null,'value':" + want + "}]", rows("/rb/_design/b/_view/v_js?startkey=" + i + "&endkey=" + (500 - i)), "JavaScript");
         }
+        // JavaScript reduce and rereduce over the tree, as the built-in gives them
+        assertEquals("[{'key':null,'value':250500}]", rows("/rb/_design/b/_view/v_js"));
+        assertEquals(rows("/rb/_design/b/_view/v_sum?group=true&descending=true&limit=5"), rows("/rb/_design/b/_view/v_js?group=true&descending=true&limit=5"));
     }
 
     @Test

@@ -786,6 +786,8 @@ public final class ReduceTree {
 
     /** Children read per bulk-load transaction. */
     static final int BULK_CHUNK = 20_000;
+    /** Bytes of entries written per bulk-load transaction, well under FDB's 10 MB however large the reductions (tests lower it). */
+    static int bulkBytes = 4_000_000;
 
     /**
      * Builds the tree from the view's rows, bottom-up, in transactions of at most
@@ -864,20 +866,25 @@ public final class ReduceTree {
         boolean first = in.first;
         Waiting buffer = in.buffer.copy();
         long written = in.written;
+        long bytes = 0;
         byte[] end = l == 1 ? rowEnd : levelEnd(l - 1);
         List<KeyValue> kvs = tx.snapshot().getRangeAsList(in.from, end, BULK_CHUNK, false);
-        for (KeyValue kv : kvs) {
+        for (int i = 0; i < kvs.size(); i++) {
+            KeyValue kv = kvs.get(i);
             if (l == 1) buffer.rows.add(row(kv));
             else buffer.entries.add(decode(l - 1, kv));
             if (buffer.size() > order.max()) {
                 int c = cut(buffer.boundaries(), 0, order.min(), order.max(), order);
                 if (previous != null) {
-                    write(tx, l, previous, first);
+                    bytes += write(tx, l, previous, first);
                     written++;
                     first = false;
                 }
                 previous = buffer.slice(0, c);
                 buffer = buffer.slice(c, buffer.size());
+                if (bytes > bulkBytes && i + 1 < kvs.size()) {
+                    return new LoadState(Keys.keyAfter(kv.key()), previous, first, buffer, written, false);
+                }
             }
         }
         if (kvs.size() == BULK_CHUNK) {
@@ -909,10 +916,14 @@ public final class ReduceTree {
         return new LoadState(null, null, false, null, written, true);
     }
 
-    private void write(Transaction tx, int l, Waiting g, boolean first) {
+    /** @return the bytes written */
+    private long write(Transaction tx, int l, Waiting g, boolean first) {
         byte[] boundary = first ? EMPTY : g.boundary(0);
         Summary s = g.rows.isEmpty() && !g.entries.isEmpty() ? ofEntries(g.entries) : ofRows(g.rows);
-        tx.set(key(l, boundary), encode(entry(boundary, g.size(), s)));
+        byte[] k = key(l, boundary);
+        byte[] v = encode(entry(boundary, g.size(), s));
+        tx.set(k, v);
+        return k.length + v.length;
     }
 
     /** A bulk-load chunk writes the same keys and values again when retried, so a 1021 just runs it again. */

@@ -53,8 +53,12 @@ public final class ViewIndexer {
         void batch(int docs, Sequence reached);
     }
 
-    /** Rows changed per write transaction: a batch whose documents emit more is written in parts, so tree upkeep stays well inside 5 s. */
-    static final int ROWS_PER_TRANSACTION = 20_000;
+    /**
+     * Rows changed per write transaction: a batch whose documents emit more is written in parts,
+     * so tree upkeep (at worst a recomputed entry of up to 64 rows per changed row) stays well
+     * inside 5 s; a part that still exceeds 10 MB is halved.
+     */
+    static final int ROWS_PER_TRANSACTION = 5_000;
 
     private final int segmentDocs;
     private final Reductions reductions;
@@ -124,7 +128,7 @@ public final class ViewIndexer {
                                 List<List<MapOutcome>> outcomes = mapAll(program, b.docs);
                                 Sequence reached = writeInParts(db, ddoc, b, outcomes, false, false, fresh);
                                 // A purge since the batch was read stops it: read the rest again.
-                                if (reached.equals(b.last) && progress != null) progress.batch(b.docs.size(), b.last);
+                                if (java.util.Objects.equals(reached, b.last) && progress != null) progress.batch(b.docs.size(), b.last);
                                 start = reached;
                             }
                         }
@@ -291,7 +295,7 @@ public final class ViewIndexer {
             if (b.docs.isEmpty()) return b.from;
             List<List<MapOutcome>> outcomes = mapAll(program, b.docs);
             // Stopped short: another builder got there first, or a purge came between; read again from where the index is.
-            if (!writeInParts(db, ddoc, b, outcomes, true, bounded, false).equals(b.last)) continue;
+            if (!java.util.Objects.equals(writeInParts(db, ddoc, b, outcomes, true, bounded, false), b.last)) continue;
             if (progress != null) progress.batch(b.docs.size(), b.last);
             if (target != null && b.last.compareTo(target) >= 0) return b.last;
         }
@@ -305,7 +309,7 @@ public final class ViewIndexer {
      *     builder moved the index first, or the database was purged since the batch was read)
      */
     private Sequence writeInParts(Database db, DesignDoc ddoc, Batch b, List<List<MapOutcome>> outcomes, boolean moveSeq,
-                                 boolean verifyCurrent, boolean fresh) {
+                                  boolean verifyCurrent, boolean fresh) {
         int start = 0;
         long rows = 0;
         Sequence from = b.from;
@@ -315,7 +319,8 @@ public final class ViewIndexer {
             boolean last = i == b.docs.size() - 1;
             if (!last && rows < ROWS_PER_TRANSACTION) continue;
             Batch part = start == 0 && last ? b : new Batch(from, b.docs.subList(start, i + 1), b.docs.get(i).change().seq(), b.purgeSeq);
-            if (!write(db, ddoc, part, outcomes.subList(start, i + 1), moveSeq, verifyCurrent, fresh)) return from;
+            Sequence reached = writeHalving(db, ddoc, part, outcomes.subList(start, i + 1), moveSeq, verifyCurrent, fresh);
+            if (!java.util.Objects.equals(reached, part.last)) return reached;
             from = part.last;
             start = i + 1;
             rows = 0;
@@ -373,6 +378,26 @@ public final class ViewIndexer {
             return Json.MAPPER.writeValueAsString(doc);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * Writes a batch, in halves (and so on) while its transaction would exceed FDB's 10 MB.
+     *
+     * @return the last change written, as {@link #writeInParts} gives it
+     */
+    private Sequence writeHalving(Database db, DesignDoc ddoc, Batch b, List<List<MapOutcome>> outcomes, boolean moveSeq,
+                                  boolean verifyCurrent, boolean fresh) {
+        try {
+            return write(db, ddoc, b, outcomes, moveSeq, verifyCurrent, fresh) ? b.last : b.from;
+        } catch (dev.chaise.kv.KvException e) {
+            if (e.code() != dev.chaise.kv.KvException.TRANSACTION_TOO_LARGE || b.docs.size() < 2) throw e;
+            int half = b.docs.size() / 2;
+            Batch first = new Batch(b.from, b.docs.subList(0, half), b.docs.get(half - 1).change().seq(), b.purgeSeq);
+            Batch second = new Batch(first.last, b.docs.subList(half, b.docs.size()), b.last, b.purgeSeq);
+            Sequence reached = writeHalving(db, ddoc, first, outcomes.subList(0, half), moveSeq, verifyCurrent, fresh);
+            if (!java.util.Objects.equals(reached, first.last)) return reached;
+            return writeHalving(db, ddoc, second, outcomes.subList(half, outcomes.size()), moveSeq, verifyCurrent, fresh);
         }
     }
 

@@ -89,28 +89,35 @@ class ReduceTreeModelTest {
 
     @Test
     void reduceQueriesEqualRecomputationAfterEveryStep() {
-        for (long seed = 1; seed <= 2; seed++) run(new Run(seed, FaultInjection.NONE, 1, false, 110));
+        for (long seed = 1; seed <= 2; seed++) run(new Run(seed, FaultInjection.NONE, 1, false, 110, false));
     }
 
     @Test
     void underFaults() {
-        run(new Run(11, new FaultInjection(0.04, 0.03, 0.04, 0.5, 11), 1, false, 90));
+        run(new Run(11, new FaultInjection(0.04, 0.03, 0.04, 0.5, 11), 1, false, 90, false));
     }
 
     /** A first build in parallel segments (the merge loads the trees), then incremental updates; with faults too. */
     @Test
     void afterParallelFirstBuilds() {
-        run(new Run(21, FaultInjection.NONE, 3, false, 70));
-        run(new Run(22, new FaultInjection(0.04, 0.03, 0.04, 0.5, 22), 3, false, 60));
+        run(new Run(21, FaultInjection.NONE, 3, false, 70, false));
+        run(new Run(22, new FaultInjection(0.04, 0.03, 0.04, 0.5, 22), 3, false, 60, false));
+    }
+
+    /** A parallel first build (and its merge's bulk load) racing a writer; the next builds catch up incrementally. */
+    @Test
+    void parallelFirstBuildRacingAWriter() {
+        run(new Run(41, FaultInjection.NONE, 3, false, 40, true));
     }
 
     /** Interactive: trees made with the index, kept by each document's own transaction. */
     @Test
     void interactiveViews() {
-        run(new Run(31, FaultInjection.NONE, 1, true, 90));
+        run(new Run(31, FaultInjection.NONE, 1, true, 90, false));
     }
 
-    record Run(long seed, FaultInjection faults, int workers, boolean interactive, int steps) {}
+    /** @param racing a second thread writes documents while the first build runs */
+    record Run(long seed, FaultInjection faults, int workers, boolean interactive, int steps, boolean racing) {}
 
     private Database db;
     private ViewService views;
@@ -132,6 +139,22 @@ class ReduceTreeModelTest {
             int before = run.workers > 1 ? 40 : run.interactive ? 15 : 0;
             for (int i = 0; i < before; i++) step(); // a parallel first build needs a few segments of changes
             write(DDOC, ddoc);
+            if (run.racing) {
+                Thread writer = Thread.ofPlatform().start(() -> {
+                    Random r = new Random(run.seed + 1000);
+                    for (int i = 0; i < 80; i++) {
+                        String id = "d" + r.nextInt(60);
+                        if (r.nextInt(5) == 0) delete(id);
+                        else write(id, randomDoc(r));
+                    }
+                });
+                query(VIEWS[0][0], randomQuery(false)); // the first build, racing the writer
+                try {
+                    writer.join();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
             for (int s = 0; s < run.steps; s++) {
                 step();
                 rowCache.clear();
@@ -172,7 +195,7 @@ class ReduceTreeModelTest {
         for (int i = 0; i < n; i++) {
             String id = "d" + rnd.nextInt(40);
             if (rnd.nextInt(5) == 0) delete(id);
-            else write(id, randomDoc());
+            else write(id, randomDoc(rnd));
         }
     }
 
@@ -185,24 +208,28 @@ class ReduceTreeModelTest {
             "{\"a\":1}", "{}", "[]"};
 
     private JsonNode randomKey() {
+        return randomKey(rnd);
+    }
+
+    private static JsonNode randomKey(Random rnd) {
         return parse(KEYS[rnd.nextInt(KEYS.length)]);
     }
 
-    private ObjectNode randomDoc() {
+    private static ObjectNode randomDoc(Random rnd) {
         ObjectNode doc = Json.NODES.objectNode();
         ArrayNode nums = doc.putArray("nums");
         for (int i = rnd.nextInt(5); i > 0; i--) {
             JsonNode v = rnd.nextInt(6) == 0 ? Json.NODES.numberNode((rnd.nextInt(9) - 4) / 4.0) : Json.NODES.numberNode(rnd.nextInt(26) - 5);
-            nums.addArray().add(randomKey()).add(v);
+            nums.addArray().add(randomKey(rnd)).add(v);
         }
         ArrayNode arrs = doc.putArray("arrs");
         for (int i = rnd.nextInt(4); i > 0; i--) {
             ArrayNode v = Json.NODES.arrayNode().add(rnd.nextInt(10)).add(rnd.nextInt(10) - 3);
             if (rnd.nextInt(25) == 0) v.add(1); // a longer array: _stats fails as CouchDB 3.5's does
-            arrs.addArray().add(randomKey()).add(v);
+            arrs.addArray().add(randomKey(rnd)).add(v);
         }
         ArrayNode mixed = doc.putArray("mixed");
-        for (int i = rnd.nextInt(4); i > 0; i--) mixed.addArray().add(randomKey()).add(parse(MIXED[rnd.nextInt(MIXED.length)]));
+        for (int i = rnd.nextInt(4); i > 0; i--) mixed.addArray().add(randomKey(rnd)).add(parse(MIXED[rnd.nextInt(MIXED.length)]));
         return doc;
     }
 

@@ -430,13 +430,13 @@ public final class ViewService implements AutoCloseable {
             long total = db.read(r -> MapIndexSubspace.rowCount(r.tx(), r.handle(), sig, viewId));
             long rowLimit = q.limit() == Long.MAX_VALUE ? 0 : q.skip() + q.limit();
             Iterator<ViewRow> rows = Views.skipLimit(reader.mapRows(db, sig, viewId, q, q.includeDocs(), rowLimit, attachments), q.skip(), q.limit());
-            long offset = reader.offset(db, sig, viewId, q) + q.skip();
+            long offset = reader.offset(db, sig, viewId, q, ddoc.reduceTrees()) + q.skip();
             return new Result(false, total, Math.min(offset, total), seq, lazyUpdate(rows, q, db, ddoc), null);
         }
         ReduceProgram program = view.builtinReduce() ? null : reduceProgram(ddoc, view);
         Reducer<?> reducer = program == null ? BuiltinReducers.of(view.reduce()) : Views.jsReducer(program, 0);
         Iterator<ViewRow> rows;
-        if (reader.hasTree(db, sig, viewId)) {
+        if (ddoc.reduceTrees() && reader.hasTree(db, sig, viewId)) {
             // O(log n) tree entries per group, whatever its size.
             rows = reader.treeGroups(db, sig, viewId, reducer, q, plan.groupLevel());
         } else if (q.keys() != null) {

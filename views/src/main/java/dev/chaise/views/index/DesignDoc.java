@@ -71,6 +71,16 @@ public record DesignDoc(String id, String language, List<View> views, JsonNode l
         throw invalid("`" + reduce + "` is not a supported reduce function.");
     }
 
+    /**
+     * Whether this index keeps a reduce tree for each of its views (map-only views too: it counts
+     * rows, for {@code offset}). Mango's JSON indexes ({@link #QUERY}) keep none: {@code _find}
+     * has neither {@code offset} nor reduce, and the trees' upkeep would be most of what such an
+     * index costs writers. A view query on one still answers, reducing its rows as they stream by.
+     */
+    public boolean reduceTrees() {
+        return !QUERY.equals(language);
+    }
+
     public View view(String name) {
         for (View v : views) if (v.name.equals(name)) return v;
         return null;

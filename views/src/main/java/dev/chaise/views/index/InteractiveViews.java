@@ -156,8 +156,8 @@ public final class InteractiveViews implements DocumentWriteHook {
             MapIndexSubspace.setCreationSeqToThisTransaction(tx, db, sig);
             MapIndexSubspace.setBuildStatus(tx, db, sig, MapIndexSubspace.BUILDING);
             // Writes from now on and the background build keep the trees current, from empty.
-            for (int v = 0; v < now.views().size(); v++) {
-                if (ViewIndexer.treed(now.views().get(v))) ViewIndexer.tree(db, now, v, null).create(tx, order);
+            if (now.reduceTrees()) {
+                for (int v = 0; v < now.views().size(); v++) ViewIndexer.tree(db, now, v, null).create(tx, order);
             }
         }
         try {

@@ -163,11 +163,6 @@ public final class ViewIndexer {
         }, moved -> new byte[] {(byte) (moved ? 1 : 0)}, bytes -> bytes[0] == 1);
     }
 
-    /** Which views of an index have a reduce tree: every one (map-only views count rows, for {@code offset}). */
-    static boolean treed(DesignDoc.View v) {
-        return true;
-    }
-
     /** A view's tree, with its reducer (null for counts only). */
     static ReduceTree tree(DbHandle db, DesignDoc ddoc, int viewId, Reductions.Opened reducers) {
         return new ReduceTree(db, ddoc.signature(), viewId, reducers == null ? null : reducers.of(viewId));
@@ -181,9 +176,9 @@ public final class ViewIndexer {
     private ReduceTree.Meta[] loadTrees(Database db, DesignDoc ddoc) {
         int views = ddoc.views().size();
         ReduceTree.Meta[] out = new ReduceTree.Meta[views];
+        if (!ddoc.reduceTrees()) return out;
         try (Reductions.Opened reducers = reductions.open(ddoc)) {
             for (int v = 0; v < views; v++) {
-                if (!treed(ddoc.views().get(v))) continue;
                 int viewId = v;
                 if (db.read(r -> tree(r.handle(), ddoc, viewId, null).meta(r.tx()) != null)) continue;
                 ReduceTree.Transactions txs = new ReduceTree.Transactions() {
@@ -200,9 +195,10 @@ public final class ViewIndexer {
 
     /** Whether a view of the index lacks its tree (being built, or a build was cut short before loading it). */
     public boolean treesMissing(Database db, DesignDoc ddoc) {
+        if (!ddoc.reduceTrees()) return false;
         return db.read(r -> {
             for (int v = 0; v < ddoc.views().size(); v++) {
-                if (treed(ddoc.views().get(v)) && tree(r.handle(), ddoc, v, null).meta(r.tx()) == null) return true;
+                if (tree(r.handle(), ddoc, v, null).meta(r.tx()) == null) return true;
             }
             return false;
         });
@@ -422,7 +418,7 @@ public final class ViewIndexer {
                 // A purge since the batch was read has removed what these rows would put back; the read makes a later one conflict.
                 if (!java.util.Objects.equals(current.purgeSeq(), b.purgeSeq())) return false;
                 MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(views);
-                TreeChanges trees = fresh ? null : TreeChanges.read(tx, db, ddoc);
+                TreeChanges trees = fresh || !ddoc.reduceTrees() ? null : TreeChanges.read(tx, db, ddoc);
                 for (int i = 0; i < b.docs.size(); i++) {
                     Change c = b.docs.get(i).change;
                     // Interactive indexes: a document written since the snapshot was indexed by its own
@@ -457,9 +453,7 @@ public final class ViewIndexer {
 
         static TreeChanges read(Transaction tx, DbHandle db, DesignDoc ddoc) {
             ReduceTree.Meta[] metas = new ReduceTree.Meta[ddoc.views().size()];
-            for (int v = 0; v < metas.length; v++) {
-                if (treed(ddoc.views().get(v))) metas[v] = tree(db, ddoc, v, null).meta(tx);
-            }
+            for (int v = 0; v < metas.length; v++) metas[v] = tree(db, ddoc, v, null).meta(tx);
             return new TreeChanges(metas);
         }
 
@@ -497,9 +491,9 @@ public final class ViewIndexer {
     public static void indexDoc(Transaction tx, DbHandle db, DesignDoc ddoc, String docId, String rev, List<MapOutcome> outcomes, boolean newDoc,
                                 Reductions.Opened reducers) {
         MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(ddoc.views().size());
-        TreeChanges trees = TreeChanges.read(tx, db, ddoc);
+        TreeChanges trees = ddoc.reduceTrees() ? TreeChanges.read(tx, db, ddoc) : null;
         indexDoc(tx, db, ddoc, docId, rev, encode(outcomes, ddoc.views().size()), deltas, newDoc, trees);
-        trees.apply(tx, db, ddoc, reducers);
+        if (trees != null) trees.apply(tx, db, ddoc, reducers);
         deltas.flush(tx, db, ddoc.signature());
     }
 

@@ -72,9 +72,12 @@ public final class ViewReader {
     /**
      * CouchDB's {@code offset}: how many rows of the view come before the start key in the query's
      * direction (skip not included), start doc id included. A count over the view's reduce tree,
-     * O(log n) entries; while the tree is being built, a count of the rows themselves.
+     * O(log n) entries; while the tree is being built, or for an index that keeps none, a count of
+     * the rows themselves.
+     *
+     * @param treed the index keeps reduce trees ({@code DesignDoc.reduceTrees})
      */
-    public long offset(Database db, String sig, int viewId, ViewQuery q) {
+    public long offset(Database db, String sig, int viewId, ViewQuery q, boolean treed) {
         JsonNode start = q.keys() != null ? (q.keys().isEmpty() ? null : q.keys().getFirst()) : q.startKey();
         if (start == null) return 0;
         String startDocId = q.keys() == null ? q.startDocId() : null;
@@ -84,7 +87,7 @@ public final class ViewReader {
         byte[] lo = q.descending() ? MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, startDocId) : all[0];
         byte[] hi = q.descending() ? all[1] : MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, startDocId);
         if (Keys.compare(lo, hi) >= 0) return 0;
-        Long counted = db.read(r -> {
+        Long counted = !treed ? null : db.read(r -> {
             ReduceTree tree = new ReduceTree(r.handle(), sig, viewId, null);
             ReduceTree.Meta meta = tree.meta(r.tx());
             if (meta == null) return null;

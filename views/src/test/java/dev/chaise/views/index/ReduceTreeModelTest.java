@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Model-based: random writes, updates and deletes of documents whose map functions emit random
- * rows (several per document, duplicate keys, array keys), into views with every built-in reduce,
+ * rows (several per document, duplicate keys, array keys), and purges of them, into views with every built-in reduce,
  * two JavaScript-style reduces and a map-only view. After every step, random reduce queries
  * (ranges, doc-id bounds, inclusive_end, descending, group levels, keys) must equal the same
  * reducer run over the view's map rows, recomputed from scratch; map queries' {@code offset} must
@@ -189,12 +189,14 @@ class ReduceTreeModelTest {
         return ddoc;
     }
 
-    /** One random write: a new or changed document (sometimes a few at once), or a deletion. */
+    /** One random write: a new or changed document (sometimes a few at once), a deletion, or a purge. */
     private void step() {
         int n = rnd.nextInt(8) == 0 ? 2 + rnd.nextInt(6) : 1;
         for (int i = 0; i < n; i++) {
             String id = "d" + rnd.nextInt(40);
-            if (rnd.nextInt(5) == 0) delete(id);
+            int what = rnd.nextInt(20);
+            if (what < 4) delete(id);
+            else if (what == 4) purge(id); // the purge hook takes the rows out of the trees in its transaction
             else write(id, randomDoc(rnd));
         }
     }
@@ -447,6 +449,13 @@ class ReduceTreeModelTest {
 
     private void delete(String id) {
         ViewModelTest.delete(db, id);
+    }
+
+    private void purge(String id) {
+        retry(() -> {
+            dev.chaise.storage.RevId rev = ViewModelTest.current(db, id);
+            if (rev != null) db.purge(List.of(new dev.chaise.storage.PurgeRequest(id, List.of(rev))));
+        });
     }
 
     private static void retry(Runnable r) {

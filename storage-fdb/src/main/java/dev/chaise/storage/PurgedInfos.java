@@ -2,9 +2,7 @@ package dev.chaise.storage;
 
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
-import dev.chaise.kv.KeySelector;
 import dev.chaise.kv.KeyValue;
-import dev.chaise.kv.Keys;
 import dev.chaise.kv.MutationType;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
@@ -106,9 +104,12 @@ public final class PurgedInfos {
     /** The last record's sequence: the database's {@code purge_seq}, or null if nothing was ever purged (or kept). */
     static Sequence lastSequence(ReadTransaction tx, DbHandle db) {
         byte[][] r = range(db);
-        byte[] k = tx.getKey(KeySelector.lastLessThan(r[1]));
-        if (Keys.compare(k, r[0]) < 0) return null;
-        Tuple t = db.space().unpack(k);
+        // A read bounded by the records' range: a key selector would walk back over whatever
+        // precedes it when there is none, such as the tombstones index writers leave at the end
+        // of the views subspace (every batch reads this), and conflict with all of it.
+        List<KeyValue> last = tx.getRangeAsList(r[0], r[1], 1, true);
+        if (last.isEmpty()) return null;
+        Tuple t = db.space().unpack(last.getFirst().key());
         return new Sequence((int) t.getLong(2), t.getVersionstamp(3));
     }
 }

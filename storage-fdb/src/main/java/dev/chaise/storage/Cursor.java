@@ -41,6 +41,20 @@ public final class Cursor<T> implements Iterator<T> {
     @FunctionalInterface
     public interface RowMapper<T> {
         T map(DbReader reader, KeyValue row);
+
+        /**
+         * How many rows to read ahead and hand to {@link #prefetch} before mapping them; 0 (the
+         * default) maps each row as it is read. Never more than the rows the return limit can use.
+         */
+        default int prefetchSize() {
+            return 0;
+        }
+
+        /**
+         * The rows about to be mapped, in order, in their transaction: a mapper that reads a
+         * document per row can read them all at once here. Rows after a limit are not mapped.
+         */
+        default void prefetch(DbReader reader, java.util.List<KeyValue> rows) {}
     }
 
     /** A key range under one subspace: {@code prefix <= begin <= end}, continuations relative to {@code prefix}. */
@@ -154,9 +168,16 @@ public final class Cursor<T> implements Iterator<T> {
         byte[] last = null;
         int rows = 0;
         NoNextReason stop = NoNextReason.SOURCE_EXHAUSTED;
+        int ahead = mapper.prefetchSize();
+        java.util.ArrayDeque<KeyValue> fetched = new java.util.ArrayDeque<>();
         try (RangeIterator it = reader.tx().getRange(begin, end, props.rowsPerTransaction(), props.reverse())) {
-            while (it.hasNext()) {
-                KeyValue row = it.next();
+            while (!fetched.isEmpty() || it.hasNext()) {
+                if (fetched.isEmpty() && ahead > 0) {
+                    long room = Math.min(Math.min(ahead, limit - out.size()), props.rowsPerTransaction() - rows);
+                    while (fetched.size() < Math.max(1, room) && it.hasNext()) fetched.add(it.next());
+                    mapper.prefetch(reader, java.util.List.copyOf(fetched));
+                }
+                KeyValue row = fetched.isEmpty() ? it.next() : fetched.poll();
                 last = row.key();
                 rows++;
                 T mapped = mapper.map(reader, row);

@@ -103,6 +103,44 @@ public final class DbReader {
         return new StoredDoc(id, br.leaf(), false, body, withBranches ? branches(id) : null, b.sequence());
     }
 
+    /**
+     * The winning revisions of {@code ids}, null for one missing or deleted, read together: one
+     * batched read of their revision records, then one of their bodies, or of only the body's
+     * top-level {@code members} (null: the whole body), as {@link #get} and {@link #getMembers}
+     * read them one document at a time.
+     */
+    public List<StoredDoc> winners(List<String> ids, java.util.Collection<String> members, boolean withBranches) {
+        List<List<Branch>> last = RevisionsSubspace.branchesOfEach(tx, db, ids, 1);
+        List<byte[][]> ranges = new ArrayList<>();
+        int[] firstRange = new int[ids.size() + 1];
+        byte[][] prefixes = new byte[ids.size()][];
+        for (int i = 0; i < ids.size(); i++) {
+            firstRange[i] = ranges.size();
+            List<Branch> b = last.get(i);
+            if (b.isEmpty() || b.getFirst().branch().deleted()) continue;
+            byte[] prefix = DocumentBodies.prefix(db, ids.get(i), b.getFirst().branch().leaf(), false);
+            prefixes[i] = prefix;
+            if (members == null) ranges.add(new byte[][] {prefix, DocumentBodies.end(prefix)});
+            else ranges.addAll(DocumentBodies.memberRanges(prefix, members));
+        }
+        firstRange[ids.size()] = ranges.size();
+        List<List<KeyValue>> read = ranges.isEmpty() ? List.of() : tx.getRanges(ranges, 0, false);
+        List<StoredDoc> out = new ArrayList<>(ids.size());
+        for (int i = 0; i < ids.size(); i++) {
+            if (prefixes[i] == null) {
+                out.add(null);
+                continue;
+            }
+            List<KeyValue> kvs = new ArrayList<>();
+            for (int r = firstRange[i]; r < firstRange[i + 1]; r++) kvs.addAll(read.get(r));
+            ObjectNode body = kvs.isEmpty() ? Json.NODES.objectNode() : dev.chaise.storage.json.ExplodedJson.implode(prefixes[i], kvs.iterator());
+            Branch b = last.get(i).getFirst();
+            timer.increment(StorageCounts.DOCUMENTS_READ);
+            out.add(new StoredDoc(ids.get(i), b.branch().leaf(), false, body, withBranches ? branches(ids.get(i)) : null, b.sequence()));
+        }
+        return out;
+    }
+
     /** The winner of a document, or null if it never existed. One reverse range read, limit 1. */
     public DocInfo winner(String id) {
         List<Branch> last = RevisionsSubspace.lastBranches(tx, db, id, 1);

@@ -96,16 +96,22 @@ public final class DocumentBodies {
      */
     static ObjectNode readMembers(ReadTransaction tx, DbHandle db, String docId, RevId rev, boolean deleted, java.util.Collection<String> members) {
         byte[] prefix = prefix(db, docId, rev, deleted);
+        List<byte[][]> ranges = memberRanges(prefix, members);
+        List<KeyValue> kvs = new ArrayList<>();
+        for (List<KeyValue> part : tx.getRanges(ranges, 0, false)) kvs.addAll(part);
+        return ExplodedJson.implode(prefix, kvs.iterator());
+    }
+
+    /** The ranges of a body's top-level {@code members}, in key order (as implode reads them); names no body can hold are left out. */
+    static List<byte[][]> memberRanges(byte[] prefix, java.util.Collection<String> members) {
         List<byte[][]> ranges = new ArrayList<>(members.size());
         for (String m : members) {
             if (!dev.chaise.kv.TupleBytes.wellFormed(m)) continue; // no stored body has such a name
             byte[] key = Keys.concat(prefix, dev.chaise.kv.TupleBytes.wellFormedString(m));
             ranges.add(new byte[][] {key, end(key)});
         }
-        ranges.sort((a, b) -> Keys.compare(a[0], b[0])); // implode wants key order
-        List<KeyValue> kvs = new ArrayList<>();
-        for (List<KeyValue> part : tx.getRanges(ranges, 0, false)) kvs.addAll(part);
-        return ExplodedJson.implode(prefix, kvs.iterator());
+        ranges.sort((a, b) -> Keys.compare(a[0], b[0]));
+        return ranges;
     }
 
     /** The body, or null if none is stored (a non-leaf revision, or a bare deletion). One range read. */

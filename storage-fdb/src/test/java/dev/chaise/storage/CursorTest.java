@@ -170,6 +170,86 @@ class CursorTest {
         }
     }
 
+    /** A mapper that reads ahead: the same values and continuations as one that does not, each row prefetched before it is mapped, never past the limit. */
+    @Test
+    void aPrefetchingMapperSeesItsRowsFirstAndGetsWhatAPlainOneGets() {
+        byte[][] all = ByIdSubspace.range(db.handle());
+        Cursor.Range range = new Cursor.Range(db.handle().space().pack(KeySpace.Db.BY_ID), all[0], all[1]);
+        for (boolean reverse : new boolean[] {false, true}) {
+            for (int limit : new int[] {0, 1, 4, 7}) {
+                ScanProperties p = ScanProperties.of(reverse, limit).rowsPerTransaction(6);
+                Cursor.RowMapper<String> plain = (r, kv) -> keep(ByIdSubspace.decode(r.handle(), kv).id());
+                List<List<String>> batches = new ArrayList<>();
+                List<String> lastBatch = new ArrayList<>();
+                Cursor.RowMapper<String> ahead = new Cursor.RowMapper<>() {
+                    @Override
+                    public int prefetchSize() {
+                        return 5;
+                    }
+
+                    @Override
+                    public void prefetch(DbReader r, List<dev.chaise.kv.KeyValue> rows) {
+                        lastBatch.clear();
+                        for (var kv : rows) lastBatch.add(ByIdSubspace.decode(r.handle(), kv).id());
+                        batches.add(List.copyOf(lastBatch));
+                    }
+
+                    @Override
+                    public String map(DbReader r, dev.chaise.kv.KeyValue kv) {
+                        String id = ByIdSubspace.decode(r.handle(), kv).id();
+                        assertTrue(lastBatch.contains(id), id + " was prefetched before it was mapped");
+                        return keep(id);
+                    }
+                };
+                byte[] c1 = null;
+                byte[] c2 = null;
+                for (int page = 0; page < 30; page++) {
+                    Cursor<String> a = db.scan(range, p, c1, plain);
+                    Cursor<String> b = db.scan(range, p, c2, ahead);
+                    assertEquals(drain(a), drain(b), "reverse " + reverse + ", limit " + limit + ", page " + page);
+                    assertEquals(a.noNextReason(), b.noNextReason());
+                    c1 = a.continuation();
+                    c2 = b.continuation();
+                    assertArrayEquals(c1, c2);
+                    if (a.noNextReason() == NoNextReason.SOURCE_EXHAUSTED) break;
+                }
+                for (List<String> batch : batches) {
+                    assertTrue(batch.size() <= 5 && !batch.isEmpty(), "a batch of " + batch.size());
+                    if (limit > 0) assertTrue(batch.size() <= limit, "no batch reads past what the limit can use");
+                }
+            }
+        }
+    }
+
+    /** Every third document: the mapper skips rows, so prefetched rows are not all returned. */
+    private static String keep(String id) {
+        return Integer.parseInt(id.substring(1)) % 3 == 0 ? id : null;
+    }
+
+    @Test
+    void winnersReadTogetherEqualDocumentsReadOneByOne() throws Exception {
+        db.update(List.of(DocUpdate.edit("d07", db.get("d07", null, false).rev(), true, Json.NODES.objectNode())), true);
+        db.update(List.of(DocUpdate.edit("n1", null, false, (com.fasterxml.jackson.databind.node.ObjectNode) Json.MAPPER.readTree("{\"a\":{\"b\":[1,2]},\"c\":\"x\",\"d\":null}"))), true);
+        List<String> ids = List.of("d03", "nope", "d07", "n1", "d49", "d03");
+        for (java.util.Collection<String> members : java.util.Arrays.<java.util.Collection<String>>asList(null, List.of("a", "d", "zz"), List.of())) {
+            for (boolean branches : new boolean[] {false, true}) {
+                List<StoredDoc> together = db.read(r -> r.winners(ids, members, branches));
+                assertEquals(ids.size(), together.size());
+                for (int i = 0; i < ids.size(); i++) {
+                    String id = ids.get(i);
+                    StoredDoc one;
+                    try {
+                        one = db.read(r -> members == null ? r.get(id, null, branches) : r.getMembers(id, members, branches));
+                    } catch (StorageException e) {
+                        assertEquals(StorageException.Kind.NOT_FOUND, e.kind());
+                        one = null;
+                    }
+                    assertEquals(one, together.get(i), id + " with members " + members);
+                }
+            }
+        }
+    }
+
     private static void sleep(long ms) {
         try {
             Thread.sleep(ms);

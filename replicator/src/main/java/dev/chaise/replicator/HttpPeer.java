@@ -560,7 +560,8 @@ final class HttpPeer implements Peer {
                 meta.put("follows", true);
                 meta.put("length", data.length);
                 meta.remove("stub");
-                bodies.add(body(e.getKey(), data.length, new ByteArrayInputStream(data)));
+                InputStream body = new ByteArrayInputStream(data);
+                bodies.add(new AttachmentBody(e.getKey(), data.length, () -> body));
             }
         }
         sink.accept(new Fetched(doc, bodies));
@@ -580,49 +581,16 @@ final class HttpPeer implements Peer {
                 if (!meta.path("follows").asBoolean(false)) continue;
                 long length = meta.has("encoded_length") ? -1 : meta.path("length").asLong(-1);
                 String name = e.getKey();
-                bodies.add(new AttachmentBody() {
-                    boolean opened;
-
-                    @Override
-                    public String name() {
-                        return name;
-                    }
-
-                    @Override
-                    public long length() {
-                        return length;
-                    }
-
-                    @Override
-                    public InputStream open() {
-                        if (opened) throw new IllegalStateException("an attachment part streams once");
-                        opened = true;
-                        if (parts.nextPart() == null) throw new MultipartStream.Malformed("missing the body of attachment " + name);
-                        return parts.content();
-                    }
-                });
+                boolean[] opened = {false};
+                bodies.add(new AttachmentBody(name, length, () -> {
+                    if (opened[0]) throw new IllegalStateException("an attachment part streams once");
+                    opened[0] = true;
+                    if (parts.nextPart() == null) throw new MultipartStream.Malformed("missing the body of attachment " + name);
+                    return parts.content();
+                }));
             }
         }
         sink.accept(new Fetched(doc, bodies));
-    }
-
-    private static AttachmentBody body(String name, long length, InputStream in) {
-        return new AttachmentBody() {
-            @Override
-            public String name() {
-                return name;
-            }
-
-            @Override
-            public long length() {
-                return length;
-            }
-
-            @Override
-            public InputStream open() {
-                return in;
-            }
-        };
     }
 
     // ---------------------------------------------------------------- writes

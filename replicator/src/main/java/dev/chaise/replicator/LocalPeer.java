@@ -341,22 +341,7 @@ final class LocalPeer implements Peer {
             meta.remove("stub");
             meta.put("follows", true);
             String name = e.getKey();
-            out.add(new AttachmentBody() {
-                @Override
-                public String name() {
-                    return name;
-                }
-
-                @Override
-                public long length() {
-                    return length;
-                }
-
-                @Override
-                public InputStream open() {
-                    return new ChunkStream(db, id, digest);
-                }
-            });
+            out.add(new AttachmentBody(name, length, () -> new ChunkStream(db, id, digest)));
         }
         return out;
     }

@@ -32,13 +32,11 @@ interface Peer extends AutoCloseable {
     record Wanted(String id, String rev, List<String> possibleAncestors) {}
 
     /** An attachment body to copy: valid while the document's sink runs. */
-    interface AttachmentBody {
-        String name();
-
-        /** Its length in bytes, or -1 if the source did not say. */
-        long length();
-
-        InputStream open();
+    /** @param length in bytes, or -1 if the source did not say */
+    record AttachmentBody(String name, long length, java.util.function.Supplier<InputStream> opener) {
+        InputStream open() {
+            return opener.get();
+        }
     }
 
     /** A revision read from the source: its JSON (with {@code _revisions}) and the bodies its target lacks. */

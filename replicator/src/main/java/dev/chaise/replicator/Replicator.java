@@ -557,12 +557,17 @@ public final class Replicator implements AutoCloseable {
             all.add(jobJson(j));
         }
         all.sort(Comparator.comparing(o -> o.path("id").asText()));
+        return page("jobs", all.size(), all, skip, limit);
+    }
+
+    /** A {@code _scheduler} listing: {@code total_rows}, {@code offset} and the page of {@code rows} under {@code name}. */
+    static ObjectNode page(String name, long total, List<ObjectNode> rows, int skip, int limit) {
         ObjectNode out = Json.NODES.objectNode();
-        out.put("total_rows", all.size());
-        int offset = Math.min(skip, all.size());
+        out.put("total_rows", total);
+        int offset = Math.min(skip, rows.size());
         out.put("offset", offset);
-        ArrayNode a = out.putArray("jobs");
-        all.subList(offset, Math.min(all.size(), offset + Math.max(0, limit))).forEach(a::add);
+        ArrayNode a = out.putArray(name);
+        rows.subList(offset, Math.min(rows.size(), offset + Math.max(0, limit))).forEach(a::add);
         return out;
     }
 

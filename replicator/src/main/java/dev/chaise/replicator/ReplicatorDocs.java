@@ -350,13 +350,7 @@ public final class ReplicatorDocs {
             if (!wanted.isEmpty() && !wanted.contains(row.path("state").asText())) continue;
             rows.add(row);
         }
-        ObjectNode out = Json.NODES.objectNode();
-        out.put("total_rows", total);
-        int offset = Math.min(skip, rows.size());
-        out.put("offset", offset);
-        var a = out.putArray("docs");
-        rows.subList(offset, Math.min(rows.size(), offset + Math.max(0, limit))).forEach(a::add);
-        return out;
+        return Replicator.page("docs", total, rows, skip, limit);
     }
 
     /** {@code GET /_scheduler/docs/_replicator/{docid}}: 404 if there is no such document. */

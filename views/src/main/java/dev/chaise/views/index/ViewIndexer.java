@@ -79,8 +79,8 @@ public final class ViewIndexer {
         this.order = order;
     }
 
-    /** One change with the document JSON the map functions see (null when it is deleted or skipped). */
-    private record Pending(Change change, String docJson) {}
+    /** One change with the document the map functions see (null when it is deleted or skipped). */
+    private record Pending(Change change, ObjectNode doc) {}
 
     /** @param purgeSeq the database's purge_seq when the batch was read: a purge since makes its rows stale */
     private record Batch(Sequence from, List<Pending> docs, Sequence last, Sequence purgeSeq) {}
@@ -326,12 +326,12 @@ public final class ViewIndexer {
 
     /** The batch's documents through the map functions in one call; null where a change has no document to map. */
     private static List<List<MapOutcome>> mapAll(MapProgram program, List<Pending> docs) {
-        List<String> json = new ArrayList<>(docs.size());
-        for (Pending p : docs) if (p.docJson != null) json.add(p.docJson);
-        List<List<MapOutcome>> mapped = json.isEmpty() ? List.of() : program.mapAll(json);
+        List<ObjectNode> present = new ArrayList<>(docs.size());
+        for (Pending p : docs) if (p.doc != null) present.add(p.doc);
+        List<List<MapOutcome>> mapped = present.isEmpty() ? List.of() : program.mapAllDocs(present);
         List<List<MapOutcome>> out = new ArrayList<>(docs.size());
         int i = 0;
-        for (Pending p : docs) out.add(p.docJson == null ? null : mapped.get(i++));
+        for (Pending p : docs) out.add(p.doc == null ? null : mapped.get(i++));
         return out;
     }
 
@@ -349,17 +349,17 @@ public final class ViewIndexer {
                 purgeSeq[0] = r.purgeSeq();
                 purgeRead[0] = true;
             }
-            String json = null;
+            ObjectNode doc = null;
             boolean design = change.id().startsWith(DocumentJson.DESIGN_PREFIX);
-            if (!change.deleted() && (!design || ddoc.includeDesign())) json = docJson(r, change, ddoc.localSeq());
-            return new Pending(change, json);
+            if (!change.deleted() && (!design || ddoc.includeDesign())) doc = docOf(r, change, ddoc.localSeq());
+            return new Pending(change, doc);
         });
         List<Pending> docs = new ArrayList<>();
         c.forEachRemaining(docs::add);
         return new Batch(from, docs, docs.isEmpty() ? from : docs.getLast().change().seq(), purgeSeq[0]);
     }
 
-    private static String docJson(DbReader r, Change c, boolean localSeq) {
+    private static ObjectNode docOf(DbReader r, Change c, boolean localSeq) {
         StoredDoc d;
         try {
             // RFC D's BranchCount says when there can be conflicts: a document without branches costs no extra read.
@@ -370,11 +370,7 @@ public final class ViewIndexer {
         }
         ObjectNode doc = mapDoc(d);
         if (localSeq) doc.put("_local_seq", c.seq().toHex());
-        try {
-            return Json.MAPPER.writeValueAsString(doc);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(e);
-        }
+        return doc;
     }
 
     /**

@@ -21,6 +21,20 @@ public interface MapProgram extends AutoCloseable {
         return out;
     }
 
+    /**
+     * {@link #mapAll} over documents as trees. The default writes each as JSON; a program that
+     * reads trees (Mango's, in Java) spares the text and its parse.
+     */
+    default List<List<MapOutcome>> mapAllDocs(List<? extends com.fasterxml.jackson.databind.JsonNode> docs) {
+        List<String> json = new java.util.ArrayList<>(docs.size());
+        try {
+            for (com.fasterxml.jackson.databind.JsonNode d : docs) json.add(dev.chaise.storage.json.Json.MAPPER.writeValueAsString(d));
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException("a document tree could not be written", e);
+        }
+        return mapAll(json);
+    }
+
     /** Returns the program to its thread's pool. */
     @Override
     void close();

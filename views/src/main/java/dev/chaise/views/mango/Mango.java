@@ -104,6 +104,7 @@ public final class Mango {
         final boolean covering;
         /** Top-level members to read instead of whole documents, or null. */
         final Set<String> members;
+        final byte[] tag;
         long keys;
         long docs;
         long quorumDocs;
@@ -118,6 +119,7 @@ public final class Mango {
             this.required = q.requiredFields();
             this.covering = index.covers(required);
             this.members = covering ? null : members(required);
+            this.tag = Bookmark.tag(index);
         }
 
         /** Whether enough rows have matched: skip, then limit. */
@@ -132,7 +134,7 @@ public final class Mango {
         /** A matching row: skipped, or kept; either way the bookmark moves past it. */
         void take(ObjectNode doc, int range, Cursor<?> cursor) {
             if (matched++ >= q.skip()) out.add(doc);
-            last = new Bookmark(Bookmark.tag(index), range, cursor.continuation());
+            last = new Bookmark(tag, range, cursor.continuation());
         }
 
         /** Where range {@code k} (in scan order) starts: skipped before the bookmark, resumed at it. */

@@ -51,6 +51,13 @@ public final class MangoMapProgram implements MapProgram {
         return map(doc);
     }
 
+    @Override
+    public List<List<MapOutcome>> mapAllDocs(List<? extends JsonNode> docs) {
+        List<List<MapOutcome>> out = new ArrayList<>(docs.size());
+        for (JsonNode d : docs) out.add(map(d));
+        return out;
+    }
+
     /** The rows of one document, per index. */
     public List<MapOutcome> map(JsonNode doc) {
         List<MapOutcome> out = new ArrayList<>(indexes.size());

@@ -102,27 +102,28 @@ public final class Main {
         // CouchDB's background indexer; 0 turns it off (indexes are then built by queries only).
         long autoupdateMs = config.get("chaise", "view_autoupdate_delay_ms").map(Long::parseLong).orElse(1000L);
         if (autoupdateMs > 0) views.enableAutoUpdate(Duration.ofMillis(autoupdateMs));
-        // The JS interpreter is slow until HotSpot has compiled it; warm it in the background so
-        // the first index build after a restart does not pay for it. 0 turns it off.
-        int warmupDocs = config.get("chaise", "js_warmup_docs").map(Integer::parseInt).orElse(20_000);
-        if (warmupDocs > 0) {
-            Thread.ofPlatform().name("js-warmup").daemon().priority(Thread.MIN_PRIORITY).start(() -> {
-                long t0 = System.nanoTime();
-                int n = js.warmUp(warmupDocs);
-                log.info("JavaScript engine warmed on {} documents in {} ms", n, (System.nanoTime() - t0) / 1_000_000);
-            });
-        }
-        // Likewise the index build and query path of Mango: a first _find after a restart builds its
-        // index interpreted unless this has run. 0 turns it off.
-        int mangoWarmupDocs = config.get("chaise", "mango_warmup_docs").map(Integer::parseInt).orElse(20_000);
-        if (mangoWarmupDocs > 0) {
-            Thread.ofPlatform().name("mango-warmup").daemon().priority(Thread.MIN_PRIORITY).start(() -> {
-                long t0 = System.nanoTime();
-                try {
-                    int n = dev.chaise.views.mango.Mango.warmUp(mangoWarmupDocs);
-                    log.info("Mango index builds and queries warmed on {} documents in {} ms", n, (System.nanoTime() - t0) / 1_000_000);
-                } catch (RuntimeException e) {
-                    log.warn("Mango warm-up failed", e);
+        // HotSpot compiles what runs often; until it has, a restarted server is about twice as slow.
+        // In the background, one after the other (so they take at most one core from clients):
+        // the request path, on a throwaway server sent a bulk load, a Mango index build and a few
+        // thousand small requests; then the JS interpreter, for the first view build. Both pause
+        // while an index build runs, which a client may be waiting on. 0 turns each off.
+        WarmUp.Plan warm = new WarmUp.Plan(config.get("chaise", "mango_warmup_docs").map(Integer::parseInt).orElse(5_000),
+                config.get("chaise", "warmup_requests").map(Integer::parseInt).orElse(4_000));
+        int jsWarmupDocs = config.get("chaise", "js_warmup_docs").map(Integer::parseInt).orElse(20_000);
+        if (!warm.none() || jsWarmupDocs > 0) {
+            Thread.ofPlatform().name("warmup").daemon().priority(Thread.MIN_PRIORITY).start(() -> {
+                if (!warm.none()) {
+                    try {
+                        WarmUp.Result r = WarmUp.run(warm, () -> awaitNoBuilds(views));
+                        log.info("request path warmed: {} documents indexed, {} requests, in {} ms", r.docs(), r.requests(), r.millis());
+                    } catch (Exception e) {
+                        log.warn("request-path warm-up failed", e);
+                    }
+                }
+                if (jsWarmupDocs > 0) {
+                    long t0 = System.nanoTime();
+                    int n = js.warmUp(jsWarmupDocs, () -> awaitNoBuilds(views));
+                    log.info("JavaScript engine warmed on {} documents in {} ms", n, (System.nanoTime() - t0) / 1_000_000);
                 }
             });
         }
@@ -167,6 +168,18 @@ public final class Main {
                 store.backendName(), dataDirOf(config), files.writeTo() == null ? "(none: changes kept in memory)" : files.writeTo(),
                 java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime());
         shutdown.await();
+    }
+
+    /** Returns when no index build is running (polled: builds take seconds, a warm-up step a millisecond). */
+    private static void awaitNoBuilds(ViewService views) {
+        while (!views.activeTasks().isEmpty()) {
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 
     /** Settings held outside the config store follow its changes. */

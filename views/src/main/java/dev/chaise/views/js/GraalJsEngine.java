@@ -499,6 +499,11 @@ public final class GraalJsEngine implements JsEngine {
      * index build after a restart. Returns the documents mapped.
      */
     public int warmUp(int docs) {
+        return warmUp(docs, () -> { });
+    }
+
+    /** {@link #warmUp(int)}, running {@code beforeBatch} before each batch of 500 (to give way to other work). */
+    public int warmUp(int docs, Runnable beforeBatch) {
         String ddoc = "_design/\u0000chaise-warmup"; // no user design document can have this id
         List<String> maps = List.of(
                 "function (doc) { if (doc.type) emit(doc.type, 1); }",
@@ -508,6 +513,7 @@ public final class GraalJsEngine implements JsEngine {
         try (MapProgram m = mapProgram(new MapSource(ddoc, maps, null));
              ReduceProgram r = reduceProgram(new ReduceSource(ddoc, List.of("function (keys, values, rereduce) { return sum(values); }"), null))) {
             while (done < docs) {
+                beforeBatch.run();
                 List<String> batch = new ArrayList<>(500);
                 List<JsonNode> keys = new ArrayList<>(500);
                 List<JsonNode> values = new ArrayList<>(500);

@@ -317,49 +317,6 @@ public final class Mango {
         }
     }
 
-    // ---------------------------------------------------------------- warm-up
-
-    /**
-     * Builds a JSON index over {@code docs} documents of a throwaway in-memory store and queries it,
-     * so HotSpot has compiled the index build and query path before a client's first
-     * {@code _find} after a restart, which otherwise runs it interpreted (about twice as slow over
-     * 100,000 documents). Returns the documents indexed.
-     */
-    public static int warmUp(int docs) {
-        try (dev.chaise.kv.KvStore kv = dev.chaise.kv.embedded.EmbeddedKvStore.open(dev.chaise.kv.embedded.EmbeddedOptions.inMemory());
-             dev.chaise.storage.Storage store = new dev.chaise.storage.Storage(kv, "{}")) {
-            Database db = store.create("warmup");
-            for (int i = 0; i < docs; i += 500) {
-                List<dev.chaise.storage.DocUpdate> batch = new ArrayList<>();
-                for (int j = i; j < Math.min(docs, i + 500); j++) {
-                    ObjectNode d = Json.NODES.objectNode().put("type", "t" + j % 10).put("n", j).put("score", (j * 7919) % 100_000)
-                            .put("name", "user-" + j).put("text", "warm-up text of a few dozen bytes, like a real field");
-                    d.putArray("tags").add("a" + j % 7).add("b");
-                    batch.add(dev.chaise.storage.DocUpdate.edit("w" + j, null, false, d));
-                }
-                db.update(batch, true);
-            }
-            try (ViewService views = new ViewService(store, null)) {
-                Mango m = new Mango(views);
-                m.indexes().create(db, Json.NODES.objectNode().set("index", Json.NODES.objectNode().set("fields",
-                        Json.NODES.arrayNode().add("type").add("score"))), dev.chaise.storage.DocumentValidator.NONE);
-                for (int i = 0; i < 200; i++) {
-                    String t = "t" + i % 10;
-                    ObjectNode q = Json.NODES.objectNode();
-                    q.putObject("selector").put("type", t).putObject("score").put("$gt", i * 400);
-                    q.putArray("sort").add("type").add("score");
-                    m.find(db, q);
-                    q.putArray("fields").add("_id").add("score");
-                    q.remove("sort");
-                    m.find(db, q);
-                    q.putArray("fields").add("name");
-                    m.find(db, q);
-                }
-            }
-            return docs;
-        }
-    }
-
     // ---------------------------------------------------------------- _explain
 
     /** {@code _explain}: CouchDB 3.5's answer, plus {@code ranges}, the key ranges Chaise reads. */

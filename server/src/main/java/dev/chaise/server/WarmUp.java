@@ -1,0 +1,174 @@
+package dev.chaise.server;
+
+import dev.chaise.http.ChaiseHttp;
+import dev.chaise.http.HttpConfig;
+import dev.chaise.http.auth.SecurityObject;
+import dev.chaise.http.auth.ServerAdmins;
+import dev.chaise.kv.KvStore;
+import dev.chaise.kv.embedded.EmbeddedKvStore;
+import dev.chaise.kv.embedded.EmbeddedOptions;
+import dev.chaise.storage.Storage;
+import dev.chaise.views.ViewService;
+import dev.chaise.views.jobs.JobQueue;
+import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Warms the request path at start. HotSpot compiles methods, not servers: a throwaway server over
+ * an in-memory store, on a loopback port of its own, is sent what clients send most (a bulk load,
+ * a Mango index build, sorted and projected {@code _find}, document reads) over one kept-alive
+ * connection, then closed. Without it a restarted server answers its first few thousand small
+ * requests with code HotSpot has not finished compiling, about twice as slowly
+ * (docs/benchmarks.md). Nothing of it shows: its own store, port, admin and metrics, no access log.
+ */
+final class WarmUp {
+    /** Documents a bulk request carries. */
+    private static final int BATCH = 500;
+    private static final String DB = "/warmup";
+
+    /**
+     * @param docs documents loaded and indexed (the bulk and the index build's path)
+     * @param requests small requests sent after the build, a third of each kind
+     */
+    record Plan(int docs, int requests) {
+        boolean none() {
+            return docs <= 0 && requests <= 0;
+        }
+    }
+
+    /** What was sent, how long it took, and the loopback port the throwaway server had. */
+    record Result(int docs, int requests, long millis, int port) {}
+
+    private WarmUp() {}
+
+    /**
+     * Runs {@code plan} against a throwaway server, which is gone when this returns;
+     * {@code beforeRequest} runs before each request (to give way to other work).
+     */
+    static Result run(Plan plan, Runnable beforeRequest) throws IOException, InterruptedException {
+        long t0 = System.nanoTime();
+        String password = UUID.randomUUID().toString();
+        // One PBKDF2 iteration: the password is checked once, then the authenticator's cache answers.
+        HttpConfig http = HttpConfig.defaults().withPort(0).withAuth(HttpConfig.Auth.defaults().withIterations(1));
+        IniConfigStore config = new IniConfigStore(IniConfig.parse("[chaise]\naccess_log = false\n[admins]\nwarmup = "
+                + ServerAdmins.stored(password, http.auth()) + "\n", "warm-up"), null);
+        int sent = 0;
+        int port;
+        try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
+             Storage storage = new Storage(kv, SecurityObject.ADMIN_ONLY_JSON);
+             ViewService views = new ViewService(storage, null).useJobQueue(new JobQueue(kv, "warmup"), 2, Duration.ofSeconds(60));
+             ChaiseHttp server = new ChaiseHttp(http, storage, views, config, List.of()).start();
+             Client c = new Client(server.port(), "warmup", password, beforeRequest)) {
+            port = server.port();
+            c.send("PUT", DB, null);
+            for (int i = 0; i < plan.docs(); i += BATCH) {
+                StringBuilder b = new StringBuilder("{\"docs\":[");
+                for (int j = i; j < Math.min(plan.docs(), i + BATCH); j++) b.append(j == i ? "" : ",").append(doc(j));
+                c.send("POST", DB + "/_bulk_docs", b.append("]}").toString());
+            }
+            c.send("POST", DB + "/_index", "{\"index\":{\"fields\":[\"type\",\"score\"]},\"ddoc\":\"warm\",\"name\":\"type-score\"}");
+            int span = Math.max(1, plan.docs());
+            for (int i = 0; sent < plan.requests(); i++) {
+                String type = "t" + i % 10;
+                int lo = (int) ((i * 7919L) % span);
+                switch (i % 3) {
+                    case 0 -> c.send("POST", DB + "/_find", "{\"selector\":{\"type\":\"" + type + "\",\"score\":{\"$gt\":" + lo
+                            + "}},\"sort\":[{\"type\":\"asc\"},{\"score\":\"asc\"}],\"limit\":25}");
+                    case 1 -> c.send("POST", DB + "/_find", "{\"selector\":{\"type\":\"" + type + "\",\"score\":{\"$gte\":" + lo
+                            + "}},\"fields\":[\"_id\",\"score\"],\"limit\":25}");
+                    default -> c.send("GET", plan.docs() > 0 ? DB + "/w" + lo : DB, null);
+                }
+                sent++;
+            }
+        }
+        return new Result(Math.max(0, plan.docs()), sent, (System.nanoTime() - t0) / 1_000_000, port);
+    }
+
+    /** A document of about 300 bytes, shaped like an application's. */
+    private static String doc(int n) {
+        return "{\"_id\":\"w" + n + "\",\"type\":\"t" + n % 10 + "\",\"n\":" + n + ",\"score\":" + (n * 7919L) % 100_000
+                + ",\"tags\":[\"a" + n % 7 + "\",\"b\"],\"name\":\"user-" + n + "\",\"created\":\"2024-01-01T00:00:00Z\","
+                + "\"text\":\"warm-up text of a few dozen bytes, like a real field, and then some more of it\"}";
+    }
+
+    /**
+     * One kept-alive HTTP/1.1 connection: a request, then its whole answer. Any answer but 2xx fails
+     * the warm-up, which is then only logged.
+     */
+    private static final class Client implements AutoCloseable {
+        private final Socket socket;
+        private final OutputStream out;
+        private final InputStream in;
+        private final String auth;
+        private final Runnable beforeRequest;
+
+        Client(int port, String user, String password, Runnable beforeRequest) throws IOException {
+            this.beforeRequest = beforeRequest;
+            socket = new Socket(InetAddress.getLoopbackAddress(), port);
+            socket.setTcpNoDelay(true);
+            socket.setSoTimeout(60_000);
+            out = socket.getOutputStream();
+            in = new BufferedInputStream(socket.getInputStream());
+            auth = "Basic " + Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
+        }
+
+        /** Sends a request and reads its whole answer. */
+        void send(String method, String path, String json) throws IOException {
+            beforeRequest.run();
+            byte[] body = json == null ? new byte[0] : json.getBytes(StandardCharsets.UTF_8);
+            String head = method + " " + path + " HTTP/1.1\r\nHost: localhost\r\nAuthorization: " + auth + "\r\nAccept: application/json\r\n"
+                    + (json == null ? "" : "Content-Type: application/json\r\n") + "Content-Length: " + body.length + "\r\n\r\n";
+            out.write(head.getBytes(StandardCharsets.US_ASCII));
+            out.write(body);
+            out.flush();
+            String status = line();
+            long length = -1;
+            boolean chunked = false;
+            for (String h = line(); !h.isEmpty(); h = line()) {
+                int colon = h.indexOf(':');
+                String name = colon < 0 ? h : h.substring(0, colon).strip();
+                String value = colon < 0 ? "" : h.substring(colon + 1).strip();
+                if (name.equalsIgnoreCase("Content-Length")) length = Long.parseLong(value);
+                if (name.equalsIgnoreCase("Transfer-Encoding") && value.equalsIgnoreCase("chunked")) chunked = true;
+            }
+            if (chunked) {
+                for (long n = Long.parseLong(line().split(";")[0].strip(), 16); n > 0; n = Long.parseLong(line().split(";")[0].strip(), 16)) {
+                    skip(n);
+                    line();
+                }
+                while (!line().isEmpty()) { } // trailers
+            } else if (length > 0) {
+                skip(length);
+            }
+            if (!status.startsWith("HTTP/1.1 2")) throw new IOException(method + " " + path + " answered " + status);
+        }
+
+        private void skip(long n) throws IOException {
+            in.skipNBytes(n); // EOFException if the connection closed
+        }
+
+        private String line() throws IOException {
+            ByteArrayOutputStream b = new ByteArrayOutputStream(64);
+            for (int c = in.read(); c != '\n'; c = in.read()) {
+                if (c < 0) throw new IOException("connection closed");
+                if (c != '\r') b.write(c);
+            }
+            return b.toString(StandardCharsets.ISO_8859_1);
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.close();
+        }
+    }
+}

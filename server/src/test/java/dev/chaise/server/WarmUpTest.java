@@ -1,0 +1,32 @@
+package dev.chaise.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class WarmUpTest {
+    @Test
+    void sendsThePlanThroughARealServerThenClosesIt() throws Exception {
+        AtomicInteger steps = new AtomicInteger();
+        // 1,200 documents: three bulk requests (500, 500, 200); a 2xx for every request, or it throws.
+        WarmUp.Result r = WarmUp.run(new WarmUp.Plan(1_200, 31), steps::incrementAndGet);
+        assertEquals(1_200, r.docs());
+        assertEquals(31, r.requests());
+        assertEquals(1 + 3 + 1 + 31, steps.get(), "PUT db, three _bulk_docs, _index, then the small requests; each after the pause hook");
+        assertThrows(ConnectException.class, () -> new Socket(InetAddress.getLoopbackAddress(), r.port()).close(),
+                "the throwaway server is gone when the warm-up returns");
+    }
+
+    @Test
+    void withoutDocumentsTheSmallRequestsStillAnswer() throws IOException, InterruptedException {
+        // No documents: the reads are of the database itself, the queries find nothing; all must be 2xx.
+        WarmUp.Result r = WarmUp.run(new WarmUp.Plan(0, 9), () -> { });
+        assertEquals(9, r.requests());
+    }
+}

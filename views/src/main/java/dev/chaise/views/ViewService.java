@@ -550,7 +550,7 @@ public final class ViewService implements AutoCloseable {
             @Override
             public boolean test(ObjectNode doc) {
                 try {
-                    return p.filter(name, json(doc), req);
+                    return p.filter(name, dev.chaise.storage.json.Json.write(doc), req);
                 } catch (JsFunctionException e) {
                     throw new ViewException(ViewException.Kind.FILTER_ERROR, e.error(), e.reason());
                 }
@@ -578,7 +578,7 @@ public final class ViewService implements AutoCloseable {
         return new DocFilter() {
             @Override
             public boolean test(ObjectNode doc) {
-                return p.map(json(doc)).getFirst() instanceof dev.chaise.views.js.MapOutcome.Rows r && !r.rows().isEmpty();
+                return p.map(dev.chaise.storage.json.Json.write(doc)).getFirst() instanceof dev.chaise.views.js.MapOutcome.Rows r && !r.rows().isEmpty();
             }
 
             @Override
@@ -588,13 +588,6 @@ public final class ViewService implements AutoCloseable {
         };
     }
 
-    private static String json(ObjectNode doc) {
-        try {
-            return dev.chaise.storage.json.Json.MAPPER.writeValueAsString(doc);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            throw new IllegalStateException(e);
-        }
-    }
 
     /** The view index's info for {@code _info}. */
     public IndexInfo info(Database db, String ddocId) {

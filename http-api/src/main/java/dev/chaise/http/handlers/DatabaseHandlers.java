@@ -97,7 +97,7 @@ public final class DatabaseHandlers {
             throw HttpError.forbidden("You can't edit the security object of the user database.");
         }
         SecurityObject sec = SecurityObject.parse(Bodies.json(req));
-        db.db().setSecurity(Json.MAPPER.writeValueAsString(sec.json()));
+        db.db().setSecurity(Json.write(sec.json()));
         return Response.ok();
     }
 

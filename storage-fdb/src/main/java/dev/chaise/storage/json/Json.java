@@ -44,6 +44,15 @@ public final class Json {
 
     private Json() {}
 
+    /** The compact JSON text of {@code value}, a tree or what Jackson writes as one; a tree always writes, so failing is a bug. */
+    public static String write(Object value) {
+        try {
+            return MAPPER.writeValueAsString(value);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException("JSON could not be written", e);
+        }
+    }
+
     /** True if {@code s} is well-formed UTF-16, i.e. encodable as UTF-8 without substitution. */
     static boolean wellFormed(String s) {
         return TupleBytes.wellFormed(s);

@@ -170,9 +170,9 @@ public record DesignDoc(String id, String language, List<View> views, JsonNode l
         if (lib != null) canon.set("lib", canonical(lib));
         if (options != null && !options.isNull()) canon.set("options", canonical(options));
         try {
-            byte[] md5 = MessageDigest.getInstance("MD5").digest(Json.MAPPER.writeValueAsString(canon).getBytes(StandardCharsets.UTF_8));
+            byte[] md5 = MessageDigest.getInstance("MD5").digest(Json.write(canon).getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(md5);
-        } catch (NoSuchAlgorithmException | com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
     }

@@ -119,12 +119,7 @@ public final class InteractiveViews implements DocumentWriteHook {
         List<EditBranch> branches = c.oldWinner() == null ? new ArrayList<>()
                 : new ArrayList<>(c.reader().branchesBeside(c.docId(), c.newWinner()));
         branches.add(new EditBranch(c.newWinner(), false, List.of()));
-        ObjectNode doc = ViewIndexer.mapDoc(new StoredDoc(c.docId(), c.newWinner(), false, body, branches, null));
-        try {
-            return Json.MAPPER.writeValueAsString(doc);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(e);
-        }
+        return Json.write(ViewIndexer.mapDoc(new StoredDoc(c.docId(), c.newWinner(), false, body, branches, null)));
     }
 
     /**
@@ -160,11 +155,7 @@ public final class InteractiveViews implements DocumentWriteHook {
                 for (int v = 0; v < now.views().size(); v++) ViewIndexer.tree(db, now, v, null).create(tx, order);
             }
         }
-        try {
-            MapIndexSubspace.setDefinition(tx, db, sig, c.docId(), Json.MAPPER.writeValueAsString(body));
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(e);
-        }
+        MapIndexSubspace.setDefinition(tx, db, sig, c.docId(), Json.write(body));
         synchronized (perTransaction) {
             perTransaction.remove(tx); // later documents of this transaction see the new definition
         }

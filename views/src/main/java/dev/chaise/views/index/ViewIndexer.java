@@ -1,6 +1,5 @@
 package dev.chaise.views.index;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -571,8 +570,8 @@ public final class ViewIndexer {
         for (MapOutcome.Emit e : emits) {
             try {
                 byte[] sortKey = ViewKeyCodec.encodeChecked(e.key());
-                String k = json(e.key());
-                String v = json(e.value());
+                String k = Json.write(e.key());
+                String v = Json.write(e.value());
                 keyBytes += k.length();
                 if (v.length() > VALUE_LIMIT) {
                     return new Emitted(List.of(), "value_too_large", "emitted value is " + v.length() + " bytes, over the limit of " + VALUE_LIMIT);
@@ -589,11 +588,4 @@ public final class ViewIndexer {
         return new Emitted(rows, null, null);
     }
 
-    static String json(JsonNode n) {
-        try {
-            return Json.MAPPER.writeValueAsString(n);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(e);
-        }
-    }
 }

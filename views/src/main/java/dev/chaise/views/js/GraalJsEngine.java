@@ -1,6 +1,5 @@
 package dev.chaise.views.js;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -222,13 +221,6 @@ public final class GraalJsEngine implements JsEngine {
         return s;
     }
 
-    private static String json(Object o) {
-        try {
-            return Json.MAPPER.writeValueAsString(o);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(e);
-        }
-    }
 
     private static JsonNode parse(String s) {
         try {
@@ -254,13 +246,13 @@ public final class GraalJsEngine implements JsEngine {
     private static String viewsLibRoot(JsonNode lib) {
         ObjectNode root = Json.NODES.objectNode();
         if (lib != null) root.putObject("views").set("lib", lib);
-        return json(root);
+        return Json.write(root);
     }
 
     @Override
     public MapProgram mapProgram(MapSource source) throws JsFunctionException {
         String rootJson = viewsLibRoot(source.lib());
-        String maps = json(source.maps());
+        String maps = Json.write(source.maps());
         String key = "map\u0000" + source.ddocId() + "\u0000" + maps + "\u0000" + rootJson;
         java.util.function.Consumer<Slot> init = s -> {
             s.api.invokeMember("init", rootJson);
@@ -366,7 +358,7 @@ public final class GraalJsEngine implements JsEngine {
     @Override
     public ReduceProgram reduceProgram(ReduceSource source) throws JsFunctionException {
         String rootJson = viewsLibRoot(source.lib());
-        String reduces = json(source.reduces());
+        String reduces = Json.write(source.reduces());
         String key = "reduce\u0000" + source.ddocId() + "\u0000" + reduces + "\u0000" + rootJson;
         Slot slot = borrow(key, s -> {
             s.api.invokeMember("init", rootJson);
@@ -375,8 +367,8 @@ public final class GraalJsEngine implements JsEngine {
         return new ReduceProgram() {
             private JsonNode run(int index, List<JsonNode> keys, List<JsonNode> values, boolean rereduce) throws JsFunctionException {
                 try {
-                    String k = rereduce ? "null" : json(keys);
-                    String v = json(values);
+                    String k = rereduce ? "null" : Json.write(keys);
+                    String v = Json.write(values);
                     String out = slot.call(() -> slot.api.invokeMember("reduce", index, k, v, rereduce).asString());
                     if (out.startsWith("\u0000")) {
                         log.info("{} reduce function {} raised exception {}", source.ddocId(), index, out.substring(1));
@@ -410,9 +402,9 @@ public final class GraalJsEngine implements JsEngine {
 
     @Override
     public FilterProgram filterProgram(DesignSource source) throws JsFunctionException {
-        String rootJson = json(source.ddoc());
+        String rootJson = Json.write(source.ddoc());
         JsonNode filters = source.ddoc().get("filters");
-        String filtersJson = filters == null ? "null" : json(filters);
+        String filtersJson = filters == null ? "null" : Json.write(filters);
         String key = "filter\u0000" + source.ddocId() + "\u0000" + rootJson;
         Slot slot = borrow(key, s -> {
             s.api.invokeMember("init", rootJson);
@@ -435,7 +427,7 @@ public final class GraalJsEngine implements JsEngine {
 
             @Override
             public boolean filter(String name, String docJson, JsonNode req) throws JsFunctionException {
-                String r = json(req);
+                String r = Json.write(req);
                 try {
                     // One call per document: from a virtual thread each call is a hand-off.
                     record Filtered(boolean pass, String logs) {}
@@ -463,7 +455,7 @@ public final class GraalJsEngine implements JsEngine {
 
     @Override
     public ValidateProgram validateProgram(DesignSource source) throws JsFunctionException {
-        String rootJson = json(source.ddoc());
+        String rootJson = Json.write(source.ddoc());
         Slot slot = borrow("validate\u0000" + source.ddocId() + "\u0000" + rootJson, s -> {
             s.api.invokeMember("init", rootJson);
             s.api.invokeMember("compileValidate", rootJson);

@@ -27,11 +27,7 @@ public interface MapProgram extends AutoCloseable {
      */
     default List<List<MapOutcome>> mapAllDocs(List<? extends com.fasterxml.jackson.databind.JsonNode> docs) {
         List<String> json = new java.util.ArrayList<>(docs.size());
-        try {
-            for (com.fasterxml.jackson.databind.JsonNode d : docs) json.add(dev.chaise.storage.json.Json.MAPPER.writeValueAsString(d));
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            throw new IllegalStateException("a document tree could not be written", e);
-        }
+        for (com.fasterxml.jackson.databind.JsonNode d : docs) json.add(dev.chaise.storage.json.Json.write(d));
         return mapAll(json);
     }
 

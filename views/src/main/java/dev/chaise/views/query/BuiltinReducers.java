@@ -605,7 +605,7 @@ public final class BuiltinReducers {
         Rank(boolean top, int n) {
             this.n = n;
             Comparator<JsonNode> collation = top ? (a, b) -> ViewCollation.compare(b, a) : ViewCollation::compare;
-            this.order = collation.thenComparing(BuiltinReducers::jsonText);
+            this.order = collation.thenComparing(Json::write);
         }
 
         @Override
@@ -706,13 +706,6 @@ public final class BuiltinReducers {
 
     // ---------------------------------------------------------------- JSON
 
-    static String jsonText(JsonNode n) {
-        try {
-            return Json.MAPPER.writeValueAsString(n);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(e);
-        }
-    }
 
     static byte[] jsonBytes(JsonNode n) {
         try {

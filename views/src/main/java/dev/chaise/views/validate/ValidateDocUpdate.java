@@ -1,6 +1,5 @@
 package dev.chaise.views.validate;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.DbHandle;
@@ -159,12 +158,7 @@ public final class ValidateDocUpdate {
     }
 
     private static String text(JsonNode n) {
-        if (n.isTextual()) return n.textValue();
-        try {
-            return Json.MAPPER.writeValueAsString(n);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(e);
-        }
+        return n.isTextual() ? n.textValue() : Json.write(n);
     }
 
     private static StorageException failed(String reason) {

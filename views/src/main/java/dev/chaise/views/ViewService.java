@@ -578,7 +578,7 @@ public final class ViewService implements AutoCloseable {
         return new DocFilter() {
             @Override
             public boolean test(ObjectNode doc) {
-                return p.map(dev.chaise.storage.json.Json.write(doc)).getFirst() instanceof dev.chaise.views.js.MapOutcome.Rows r && !r.rows().isEmpty();
+                return p.map(doc).getFirst() instanceof dev.chaise.views.js.MapOutcome.Rows r && !r.rows().isEmpty();
             }
 
             @Override

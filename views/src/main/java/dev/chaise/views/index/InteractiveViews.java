@@ -63,14 +63,14 @@ public final class InteractiveViews implements DocumentWriteHook {
         synchronized (perTransaction) {
             defs = perTransaction.computeIfAbsent(tx, t -> MapIndexSubspace.definitions(t, c.db()));
         }
-        String[] json = {null}; // the document as map functions see it: read and rendered once for every index
-        for (MapIndexSubspace.Definition d : defs) index(tx, c, d, json);
+        ObjectNode[] doc = {null}; // the document as map functions see it: read and rendered once for every index
+        for (MapIndexSubspace.Definition d : defs) index(tx, c, d, doc);
     }
 
     /** Parsed definitions by signature: a signature names one definition, and a bulk write would parse it per document. */
     private final Map<String, DesignDoc> parsed = new java.util.concurrent.ConcurrentHashMap<>();
 
-    private void index(Transaction tx, Change c, MapIndexSubspace.Definition d, String[] docJson) {
+    private void index(Transaction tx, Change c, MapIndexSubspace.Definition d, ObjectNode[] docOnce) {
         DesignDoc ddoc = parsed.get(d.sig());
         if (ddoc == null) {
             try {
@@ -89,8 +89,8 @@ public final class InteractiveViews implements DocumentWriteHook {
             }
             return;
         }
-        if (docJson[0] == null) docJson[0] = docJson(c);
-        String json = docJson[0];
+        if (docOnce[0] == null) docOnce[0] = mapDoc(c);
+        ObjectNode doc = docOnce[0];
         MapProgram opened;
         try {
             opened = programs.open(ddoc);
@@ -100,7 +100,7 @@ public final class InteractiveViews implements DocumentWriteHook {
         }
         if (opened == null) return;
         try (MapProgram program = opened; Reductions.Opened reducers = reductions.open(ddoc)) {
-            List<dev.chaise.views.js.MapOutcome> outcomes = program.map(json);
+            List<dev.chaise.views.js.MapOutcome> outcomes = program.map(doc);
             for (dev.chaise.views.js.MapOutcome o : outcomes) {
                 if (o instanceof dev.chaise.views.js.MapOutcome.Failed f && JsEngine.stoppedByEngine(f.error())) {
                     throw new ViewException(ViewException.Kind.OS_PROCESS_ERROR, "interactive view of " + ddoc.id() + ": " + f.reason());
@@ -111,7 +111,7 @@ public final class InteractiveViews implements DocumentWriteHook {
         }
     }
 
-    private static String docJson(Change c) {
+    private static ObjectNode mapDoc(Change c) {
         ObjectNode body = c.newBody() != null ? c.newBody() : c.reader().body(c.docId(), c.newWinner());
         // The winner's revision record holds a versionstamp this transaction cannot read back (FDB
         // raises 1036 on reading it): read its body alone, and the other branches around it. A new
@@ -119,7 +119,7 @@ public final class InteractiveViews implements DocumentWriteHook {
         List<EditBranch> branches = c.oldWinner() == null ? new ArrayList<>()
                 : new ArrayList<>(c.reader().branchesBeside(c.docId(), c.newWinner()));
         branches.add(new EditBranch(c.newWinner(), false, List.of()));
-        return Json.write(ViewIndexer.mapDoc(new StoredDoc(c.docId(), c.newWinner(), false, body, branches, null)));
+        return ViewIndexer.mapDoc(new StoredDoc(c.docId(), c.newWinner(), false, body, branches, null));
     }
 
     /**

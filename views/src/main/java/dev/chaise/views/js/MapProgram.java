@@ -14,6 +14,14 @@ public interface MapProgram extends AutoCloseable {
      */
     List<MapOutcome> map(String docJson);
 
+    /**
+     * {@link #map(String)} of a document as a tree. The default writes it as JSON; a program that
+     * reads trees (Mango's, in Java) spares the text and its parse.
+     */
+    default List<MapOutcome> map(com.fasterxml.jackson.databind.JsonNode doc) {
+        return map(dev.chaise.storage.json.Json.write(doc));
+    }
+
     /** {@link #map} over many documents; an engine may cross into JS once for all of them. */
     default List<List<MapOutcome>> mapAll(List<String> docsJson) {
         List<List<MapOutcome>> out = new java.util.ArrayList<>(docsJson.size());
@@ -21,10 +29,7 @@ public interface MapProgram extends AutoCloseable {
         return out;
     }
 
-    /**
-     * {@link #mapAll} over documents as trees. The default writes each as JSON; a program that
-     * reads trees (Mango's, in Java) spares the text and its parse.
-     */
+    /** {@link #mapAll} over documents as trees, written as JSON by default, as {@link #map(com.fasterxml.jackson.databind.JsonNode)}. */
     default List<List<MapOutcome>> mapAllDocs(List<? extends com.fasterxml.jackson.databind.JsonNode> docs) {
         List<String> json = new java.util.ArrayList<>(docs.size());
         for (com.fasterxml.jackson.databind.JsonNode d : docs) json.add(dev.chaise.storage.json.Json.write(d));

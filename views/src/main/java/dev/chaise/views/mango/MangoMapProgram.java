@@ -59,6 +59,7 @@ public final class MangoMapProgram implements MapProgram {
     }
 
     /** The rows of one document, per index. */
+    @Override
     public List<MapOutcome> map(JsonNode doc) {
         List<MapOutcome> out = new ArrayList<>(indexes.size());
         boolean design = doc.path("_id").asText("").startsWith(DocumentJson.DESIGN_PREFIX);

@@ -453,13 +453,13 @@ class ReduceTreeModelTest {
 
     private void purge(String id) {
         retry(() -> {
-            dev.chaise.storage.RevId rev = ViewModelTest.current(db, id);
+            dev.chaise.storage.RevId rev = dev.chaise.views.DocOps.current(db, id);
             if (rev != null) db.purge(List.of(new dev.chaise.storage.PurgeRequest(id, List.of(rev))));
         });
     }
 
     private static void retry(Runnable r) {
-        ViewModelTest.retry(r);
+        dev.chaise.views.DocOps.retry(r);
     }
 
     private static JsonNode parse(String s) {

@@ -18,6 +18,7 @@ import dev.chaise.storage.Sequence;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.RevId;
+import dev.chaise.views.DocOps;
 import dev.chaise.views.JavaMaps;
 import dev.chaise.views.ViewService;
 import dev.chaise.views.collation.ViewCollation;
@@ -155,16 +156,16 @@ class ViewModelTest {
             ddoc.putObject("options").put("interactive", true);
             write(db, DDOC, ddoc);
             write(db, "d", Json.NODES.objectNode().put("type", "apple").put("n", 1));
-            RevId first = current(db, "d");
+            RevId first = DocOps.current(db, "d");
             RevId other = RevId.of(1, "f".repeat(32)); // sorts above any other 1- revision: it wins
             var res = db.update(List.of(DocUpdate.replicated("d", new dev.chaise.storage.rev.EditBranch(other, false, List.of()),
                     Json.NODES.objectNode().put("type", "banana").put("n", 2))), false).getFirst();
             assertTrue(res.ok());
-            assertEquals(other, current(db, "d"));
+            assertEquals(other, DocOps.current(db, "d"));
             assertEquals(expected(db, "byType"), rows(views, db, "byType", ViewQuery.Update.FALSE).stream().map(ViewModelTest::text).toList());
             var del = db.update(List.of(DocUpdate.edit("d", other, true, Json.NODES.objectNode())), true).getFirst();
             assertTrue(del.ok(), String.valueOf(del));
-            assertEquals(first, current(db, "d"), "the older branch wins again");
+            assertEquals(first, DocOps.current(db, "d"), "the older branch wins again");
             List<String> now = rows(views, db, "byType", ViewQuery.Update.FALSE).stream().map(ViewModelTest::text).toList();
             assertEquals(expected(db, "byType"), now);
             assertTrue(now.getFirst().contains("apple"), now.toString());
@@ -216,7 +217,7 @@ class ViewModelTest {
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory().withFaults(faults));
              Storage store = new Storage(kv, "{}")) {
             String name = "m" + seed;
-            retry(() -> store.create(name));
+            DocOps.retry(() -> store.create(name));
             Database db = store.open(name);
             ObjectNode ddoc = Json.NODES.objectNode();
             ddoc.putObject("views").putObject("byType").put("map", "byType").put("reduce", "_sum");
@@ -347,43 +348,20 @@ class ViewModelTest {
     }
 
     static void write(Database db, String id, ObjectNode body) {
-        retry(() -> {
-            RevId base = current(db, id);
+        DocOps.retry(() -> {
+            RevId base = DocOps.current(db, id);
             var res = db.update(List.of(DocUpdate.edit(id, base, false, body)), true).getFirst();
             if (!res.ok()) throw res.error(); // one writer: a conflict would be a bug
         });
     }
 
     static void delete(Database db, String id) {
-        retry(() -> {
-            RevId base = current(db, id);
+        DocOps.retry(() -> {
+            RevId base = DocOps.current(db, id);
             if (base == null) return;
             var res = db.update(List.of(DocUpdate.edit(id, base, true, Json.NODES.objectNode())), true).getFirst();
             if (!res.ok()) throw res.error();
         });
     }
 
-    static RevId current(Database db, String id) {
-        try {
-            return db.get(id, null, false).rev();
-        } catch (StorageException e) {
-            if (e.kind() != StorageException.Kind.NOT_FOUND) throw e;
-            return null;
-        }
-    }
-
-    /** An operator's retry around writes whose 1021 surfaced, or a create that did commit. */
-    static void retry(Runnable r) {
-        for (int attempt = 0; ; attempt++) {
-            try {
-                r.run();
-                return;
-            } catch (KvException e) {
-                if (attempt > 50) throw e;
-            } catch (StorageException e) {
-                if (e.kind() != StorageException.Kind.FILE_EXISTS || attempt == 0) throw e;
-                return;
-            }
-        }
-    }
 }

@@ -78,7 +78,7 @@ class JsonIndexTreeTest {
                 else MangoModelTest.write(db, id, doc(rnd));
             }
             String purged = "d" + (rnd.nextInt(10) + 1);
-            db.purge(List.of(new PurgeRequest(purged, List.of(MangoModelTest.current(db, purged)))));
+            db.purge(List.of(new PurgeRequest(purged, List.of(dev.chaise.views.DocOps.current(db, purged)))));
             checkFind(mango, db, find);
             assertEquals(countRows(views, db, "_design/j"), countRows(views, db, "_design/m"), "both indexes hold every document with an a");
 

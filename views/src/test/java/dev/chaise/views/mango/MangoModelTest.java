@@ -21,6 +21,7 @@ import dev.chaise.storage.ScanProperties;
 import dev.chaise.storage.Storage;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
+import dev.chaise.views.DocOps;
 import dev.chaise.views.ViewService;
 import dev.chaise.views.collation.ViewCollation;
 import java.util.ArrayList;
@@ -65,7 +66,7 @@ class MangoModelTest {
     private void run(long seed, FaultInjection faults, boolean interactive) {
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory().withFaults(faults));
              Storage store = new Storage(kv, "{}")) {
-            retry(() -> store.create("m"));
+            DocOps.retry(() -> store.create("m"));
             Database db = store.open("m");
             ViewService views = new ViewService(store, null);
             if (interactive) views.enableInteractiveViews();
@@ -398,44 +399,22 @@ class MangoModelTest {
     // ---------------------------------------------------------------- writes
 
     static void write(Database db, String id, ObjectNode body) {
-        retry(() -> {
-            RevId base = current(db, id);
+        DocOps.retry(() -> {
+            RevId base = DocOps.current(db, id);
             var res = db.update(List.of(DocUpdate.edit(id, base, false, body)), true).getFirst();
             if (!res.ok() && res.error().kind() != StorageException.Kind.CONFLICT) throw res.error();
         });
     }
 
     static void delete(Database db, String id) {
-        retry(() -> {
-            RevId base = current(db, id);
+        DocOps.retry(() -> {
+            RevId base = DocOps.current(db, id);
             if (base == null) return;
             var res = db.update(List.of(DocUpdate.edit(id, base, true, Json.NODES.objectNode())), true).getFirst();
             if (!res.ok() && res.error().kind() != StorageException.Kind.CONFLICT) throw res.error();
         });
     }
 
-    static RevId current(Database db, String id) {
-        try {
-            return db.get(id, null, false).rev();
-        } catch (StorageException e) {
-            if (e.kind() != StorageException.Kind.NOT_FOUND) throw e;
-            return null;
-        }
-    }
-
-    static void retry(Runnable r) {
-        for (int attempt = 0; ; attempt++) {
-            try {
-                r.run();
-                return;
-            } catch (KvException e) {
-                if (attempt > 50) throw e;
-            } catch (StorageException e) {
-                if (e.kind() != StorageException.Kind.FILE_EXISTS || attempt == 0) throw e;
-                return;
-            }
-        }
-    }
 
     // ---------------------------------------------------------------- concurrent writes
 

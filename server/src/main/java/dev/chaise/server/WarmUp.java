@@ -103,7 +103,9 @@ final class WarmUp {
 
     /**
      * One kept-alive HTTP/1.1 connection: a request, then its whole answer. Any answer but 2xx fails
-     * the warm-up, which is then only logged.
+     * the warm-up, which is then only logged. Not the JDK's HttpClient: with it the warm-up took
+     * 6.9-7.3 s and 14 s of CPU on an idle machine instead of 5.2-5.3 s and 11 s, time taken from
+     * the clients of a server that just started.
      */
     private static final class Client implements AutoCloseable {
         private final Socket socket;

@@ -1,5 +1,6 @@
 package dev.chaise.http;
 
+import dev.chaise.http.config.HttpConfig;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;

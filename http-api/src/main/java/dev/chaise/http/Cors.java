@@ -1,5 +1,6 @@
 package dev.chaise.http;
 
+import dev.chaise.http.config.ConfigStore;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;

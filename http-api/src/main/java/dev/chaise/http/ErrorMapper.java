@@ -35,7 +35,7 @@ public final class ErrorMapper {
 
     public static int status(StorageException.Kind kind) {
         return switch (kind) {
-            case BAD_REQUEST, DOC_VALIDATION, ILLEGAL_DOCID, ILLEGAL_DATABASE_NAME -> 400;
+            case BAD_REQUEST, DOC_VALIDATION, ILLEGAL_DOCID, ILLEGAL_DATABASE_NAME, INVALID_DESIGN_DOC, DESIGN_COMPILATION_ERROR -> 400;
             case UNAUTHORIZED -> 401;
             case FORBIDDEN -> 403;
             case NOT_FOUND -> 404;
@@ -58,6 +58,7 @@ public final class ErrorMapper {
     public static Mapped map(Throwable t, Request req) {
         Throwable e = unwrap(t);
         if (e instanceof HttpError h) return new Mapped(h.status(), h.error(), h.reason(), h.headers());
+        if (e instanceof dev.chaise.http.auth.AuthException a) return new Mapped(a.status(), a.error(), a.reason(), List.of());
         if (e instanceof StorageException s) return new Mapped(status(s.kind()), s.error(), s.reason(), List.of());
         if (e instanceof ViewException v) return new Mapped(status(v.kind()), v.error(), v.reason(), List.of());
         if (e instanceof dev.chaise.views.mango.MangoException m) return new Mapped(m.status(), m.error(), m.reason(), List.of());

@@ -1,9 +1,10 @@
 package dev.chaise.http;
 
+import dev.chaise.http.config.ConfigStore;
 import dev.chaise.http.auth.AuthenticationHandler;
 import dev.chaise.http.auth.Authenticator;
 import dev.chaise.http.auth.SessionCookies;
-import dev.chaise.http.auth.UserCtx;
+import dev.chaise.storage.UserCtx;
 import java.util.Set;
 
 /**

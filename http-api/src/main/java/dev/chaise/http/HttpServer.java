@@ -1,5 +1,6 @@
 package dev.chaise.http;
 
+import dev.chaise.http.config.HttpConfig;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;

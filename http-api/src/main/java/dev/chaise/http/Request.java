@@ -1,6 +1,6 @@
 package dev.chaise.http;
 
-import dev.chaise.http.auth.UserCtx;
+import dev.chaise.storage.UserCtx;
 import io.netty.handler.codec.http.HttpHeaders;
 import java.util.List;
 import java.util.Map;
@@ -16,7 +16,7 @@ import java.util.Map;
  */
 public record Request(String method, String rawUri, String rawPath, List<String> path, Map<String, List<String>> query,
                       HttpHeaders headers, RequestBody content, String remoteAddress, String requestId, UserCtx user,
-                      Map<String, String> params) {
+                      Map<String, String> params) implements dev.chaise.http.auth.AuthRequest {
 
     public boolean isHead() {
         return method.equals("HEAD");

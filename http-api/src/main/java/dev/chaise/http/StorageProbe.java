@@ -12,7 +12,7 @@ import java.util.concurrent.TimeoutException;
  * embedded engine is closed, instead of a hang. The answer is kept for a second, so frequent
  * health checks cost one read a second. While the server stops, the answer is that it stops.
  */
-final class StorageProbe {
+public final class StorageProbe {
     static final long TIMEOUT_MS = 2_000;
     private static final long KEEP_NANOS = TimeUnit.SECONDS.toNanos(1);
     private final Storage storage;
@@ -21,11 +21,11 @@ final class StorageProbe {
     private volatile String last;
     private CompletableFuture<String> inFlight; // guarded by this
 
-    StorageProbe(Storage storage) {
+    public StorageProbe(Storage storage) {
         this.storage = storage;
     }
 
-    void stopping(String why) {
+    public void stopping(String why) {
         stopping = why;
     }
 
@@ -50,7 +50,7 @@ final class StorageProbe {
     }
 
     /** @return null when storage answers, else why not */
-    String unusableReason() {
+    public String unusableReason() {
         if (stopping != null) return stopping;
         long now = System.nanoTime();
         if (now - checkedAt < KEEP_NANOS) return last;

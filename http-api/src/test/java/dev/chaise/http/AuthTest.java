@@ -1,5 +1,6 @@
 package dev.chaise.http;
 
+import dev.chaise.http.config.HttpConfig;
 import static dev.chaise.http.HttpTestServer.ADMIN;
 import static dev.chaise.http.HttpTestServer.b64;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,5 +1,6 @@
 package dev.chaise.http;
 
+import dev.chaise.http.config.InMemoryConfigStore;
 import static dev.chaise.http.HttpTestServer.ADMIN;
 import static dev.chaise.http.HttpTestServer.BOB;
 import static dev.chaise.http.HttpTestServer.b64;

@@ -56,7 +56,7 @@ class DatabaseEndpointsTest {
     @Test
     void updateSeqIsHexOnceWritten() throws Exception {
         s.asAdmin("PUT", "/seqdb", null).status(201);
-        s.docs.open("seqdb").update(java.util.List.of(dev.chaise.storage.DocUpdate.edit("a", null, false,
+        s.docs.open("seqdb").updateUnchecked(java.util.List.of(dev.chaise.storage.DocUpdate.edit("a", null, false,
                 dev.chaise.storage.json.Json.MAPPER.createObjectNode().put("x", 1))), true);
         JsonNode info = s.asAdmin("GET", "/seqdb", null).json();
         assertEquals(1, info.get("doc_count").asLong());

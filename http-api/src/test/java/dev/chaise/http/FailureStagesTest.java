@@ -36,7 +36,7 @@ class FailureStagesTest {
                 throw new OutOfMemoryError("injected");
             });
             r.add("PUT", "/_fail/after-commit/{id}", req -> {
-                http.storage().open("db").update(List.of(DocUpdate.edit(req.param("id"), null, false, Json.NODES.objectNode().put("a", 1))), true);
+                http.storage().open("db").updateUnchecked(List.of(DocUpdate.edit(req.param("id"), null, false, Json.NODES.objectNode().put("a", 1))), true);
                 throw new IllegalStateException("injected after the commit");
             });
             r.add("GET", "/_fail/header-value", req -> Response.ok().withHeader("X-Name", req.query("v")));

@@ -1,11 +1,14 @@
 package dev.chaise.http;
 
+import dev.chaise.http.wiring.ChaiseHttp;
+import dev.chaise.http.config.InMemoryConfigStore;
+import dev.chaise.http.config.HttpConfig;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.chaise.http.auth.Credentials;
 import dev.chaise.http.auth.PasswordHash;
-import dev.chaise.http.auth.SecurityObject;
+import dev.chaise.storage.SecurityObject;
 import dev.chaise.http.auth.UserDirectory;
 import dev.chaise.kv.KvStore;
 import dev.chaise.kv.embedded.EmbeddedKvStore;

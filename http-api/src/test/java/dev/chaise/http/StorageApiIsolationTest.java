@@ -1,5 +1,6 @@
 package dev.chaise.http;
 
+import dev.chaise.http.wiring.ChaiseHttp;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

@@ -1,20 +1,53 @@
 package dev.chaise.replicator;
 
-import dev.chaise.storage.Database;
-import dev.chaise.storage.DocumentValidator;
+import dev.chaise.storage.SecuredDb;
+import dev.chaise.storage.Storage;
+import dev.chaise.storage.StorageException;
+import dev.chaise.storage.UserCtx;
 
 /**
- * How a replication reaches a database of this server as the user it runs as: the HTTP layer
- * implements it with the same checks as a request ({@code _security}, validate_doc_update, design
- * document writers), so a local endpoint allows exactly what the same user could do over HTTP.
- * Failures are {@link ReplicationException}s: {@code db_not_found}, {@code unauthorized}, {@code forbidden}.
+ * How a replication reaches a database of this server: opened through storage's door for the
+ * user the replication runs as, so a local endpoint allows exactly what that user could do over
+ * HTTP ({@code _security}, validate_doc_update, the system databases' rules, design documents for
+ * database admins). Refusals are CouchDB's replication errors: {@code db_not_found},
+ * {@code unauthorized}, {@code forbidden}.
  */
-public interface LocalAccess {
-    /** A database opened for a replication. */
-    record LocalDb(Database db, DocumentValidator validator, boolean designWriter) {}
+public final class LocalAccess {
+    private final Storage storage;
 
-    LocalDb open(String name, ReplicationSpec.RepUser user);
+    public LocalAccess(Storage storage) {
+        this.storage = storage;
+    }
+
+    static UserCtx userCtx(ReplicationSpec.RepUser user) {
+        return new UserCtx(user.name(), user.roles(), "replication");
+    }
+
+    public SecuredDb open(String name, ReplicationSpec.RepUser user) {
+        try {
+            return storage.open(name, userCtx(user), SecuredDb.Level.MEMBER);
+        } catch (StorageException e) {
+            throw switch (e.kind()) {
+                case UNAUTHORIZED -> new ReplicationException(401, "unauthorized", "unauthorized to access or create database " + name);
+                case FORBIDDEN -> new ReplicationException(403, "forbidden", name);
+                default -> new ReplicationException(404, "db_not_found", "could not open " + name);
+            };
+        }
+    }
 
     /** {@code create_target}: creates the database (server admins only), then opens it. */
-    LocalDb create(String name, ReplicationSpec.RepUser user);
+    public SecuredDb create(String name, ReplicationSpec.RepUser user) {
+        if (!user.isAdmin()) {
+            if (!storage.exists(name)) throw new ReplicationException(401, "unauthorized", "unauthorized to access or create database " + name);
+        } else {
+            try {
+                storage.create(name);
+            } catch (StorageException e) {
+                if (e.kind() != StorageException.Kind.FILE_EXISTS) {
+                    throw new ReplicationException(e.kind() == StorageException.Kind.ILLEGAL_DATABASE_NAME ? 400 : 500, e.error(), e.reason());
+                }
+            }
+        }
+        return open(name, user);
+    }
 }

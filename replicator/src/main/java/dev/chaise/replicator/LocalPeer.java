@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.Cursor;
 import dev.chaise.storage.Database;
+import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.DbReader;
 import dev.chaise.storage.DocUpdate;
 import dev.chaise.storage.DocumentJson;
@@ -18,7 +19,6 @@ import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.UpdateResult;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.ViewService;
-import dev.chaise.views.index.DesignDoc;
 import dev.chaise.views.index.ViewException;
 import dev.chaise.views.mango.Selector;
 import java.io.IOException;
@@ -48,7 +48,7 @@ final class LocalPeer implements Peer {
 
     private final String name;
     private final LocalAccess access;
-    private LocalAccess.LocalDb local;
+    private SecuredDb secured;
     private Database db;
     private final ViewService views;
     private final ReplicationSpec.RepUser user;
@@ -61,9 +61,9 @@ final class LocalPeer implements Peer {
         this.user = user;
     }
 
-    private synchronized void opened(LocalAccess.LocalDb l) {
-        local = l;
-        db = l.db();
+    private synchronized void opened(SecuredDb opened) {
+        secured = opened;
+        db = opened.database();
     }
 
     private synchronized Database open() {
@@ -110,14 +110,14 @@ final class LocalPeer implements Peer {
         b.remove("_rev");
         guard(() -> {
             LocalDoc current = db.read(r -> r.local(id)); // the next revision is this one's plus one, as CouchDB numbers them
-            return db.writeLocal(id, current == null ? null : current.rev(), false, b);
+            return secured.writeLocal(id, current == null ? null : current.rev(), false, b);
         });
     }
 
     @Override
     public ObjectNode getDoc(String id) {
         try {
-            return guard(() -> DocumentJson.render(db.get(id, null, false)));
+            return guard(() -> secured.render(db.get(id, null, false), DocumentJson.Meta.NONE));
         } catch (ReplicationException e) {
             if (e.status() == 404) return null;
             throw e;
@@ -306,7 +306,8 @@ final class LocalPeer implements Peer {
                 for (Wanted w : part) {
                     for (DbReader.OpenRev o : r.openRevs(w.id(), List.of(RevId.parse(w.rev())), true)) {
                         if (o.doc() == null) continue; // gone meanwhile (compacted away): nothing to copy
-                        ObjectNode doc = DocumentJson.render(o.doc(), new DocumentJson.Meta(true, false, false, false, false));
+                        ObjectNode doc = secured.renderOrNull(o.doc(), new DocumentJson.Meta(true, false, false, false, false));
+                        if (doc == null) continue; // not for this user to read
                         doc.put("_replicator_ancestor_pos", ancestorPos(w.possibleAncestors()));
                         out.add(doc);
                     }
@@ -411,12 +412,10 @@ final class LocalPeer implements Peer {
                 sent.add(d);
             } catch (StorageException e) {
                 errors.add(new WriteError(d.path("_id").asText(), d.path("_rev").asText(), e.error(), e.reason()));
-            } catch (ViewException e) {
-                errors.add(new WriteError(d.path("_id").asText(), d.path("_rev").asText(), e.error(), e.reason()));
             }
         }
         if (updates.isEmpty()) return errors;
-        List<UpdateResult> results = guard(() -> db.update(updates, false, local.validator()));
+        List<UpdateResult> results = guard(() -> secured.update(updates, false));
         for (int i = 0; i < results.size(); i++) {
             UpdateResult r = results.get(i);
             if (!r.ok()) errors.add(new WriteError(r.id(), sent.get(i).path("_rev").asText(), r.error().error(), r.error().reason()));
@@ -424,14 +423,10 @@ final class LocalPeer implements Peer {
         return errors;
     }
 
-    /** A replicated document as an update: CouchDB's checks for design documents first. */
-    private DocUpdate prepare(ObjectNode d) {
+    /** A replicated document as an update; the database's rules are the door's ({@link SecuredDb#update}). */
+    private static DocUpdate prepare(ObjectNode d) {
         DocumentJson.Parsed p = DocumentJson.parse(d, null);
         if (p.rev() == null) throw StorageException.badRequest("When `new_edits: false`, the document needs `_rev` or `_revisions` specified");
-        if (p.id() != null && p.id().startsWith(DocumentJson.DESIGN_PREFIX)) {
-            if (!local.designWriter()) throw new StorageException(StorageException.Kind.UNAUTHORIZED, "You are not a db or server admin.");
-            if (!p.deleted()) DesignDoc.parse(p.id(), p.body());
-        }
         return DocumentJson.toUpdate(p, false);
     }
 
@@ -444,18 +439,16 @@ final class LocalPeer implements Peer {
             for (AttachmentBody b : f.attachments()) {
                 ObjectNode meta = (ObjectNode) d.get("_attachments").get(b.name());
                 try (InputStream in = b.open()) {
-                    StoredAttachment s = guard(() -> db.readAttachment(id, b.name(), meta, in));
+                    StoredAttachment s = guard(() -> secured.readAttachment(id, b.name(), meta, in));
                     if (s != null) stored.put(b.name(), s);
                 } catch (IOException e) {
                     throw new ReplicationException(500, "attachment_read_error", e.getMessage(), e);
                 }
             }
             DocUpdate u = prepare(d).withStored(stored);
-            UpdateResult r = guard(() -> db.update(List.of(u), false, local.validator())).getFirst();
+            UpdateResult r = guard(() -> secured.update(List.of(u), false)).getFirst();
             return r.ok() ? null : new WriteError(id, d.path("_rev").asText(), r.error().error(), r.error().reason());
         } catch (StorageException e) {
-            return new WriteError(id, d.path("_rev").asText(), e.error(), e.reason());
-        } catch (ViewException e) {
             return new WriteError(id, d.path("_rev").asText(), e.error(), e.reason());
         }
     }

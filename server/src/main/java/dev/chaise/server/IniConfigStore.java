@@ -1,6 +1,6 @@
 package dev.chaise.server;
 
-import dev.chaise.http.InMemoryConfigStore;
+import dev.chaise.http.config.InMemoryConfigStore;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;

@@ -1,10 +1,10 @@
 package dev.chaise.server;
 
-import dev.chaise.http.ChaiseHttp;
-import dev.chaise.http.ConfigStore;
-import dev.chaise.http.HttpConfig;
+import dev.chaise.http.wiring.ChaiseHttp;
+import dev.chaise.http.config.ConfigStore;
+import dev.chaise.http.config.HttpConfig;
 import dev.chaise.http.auth.PasswordHash;
-import dev.chaise.http.auth.SecurityObject;
+import dev.chaise.storage.SecurityObject;
 import dev.chaise.http.auth.ServerAdmins;
 import dev.chaise.kv.KvStore;
 import dev.chaise.kv.embedded.EmbeddedKvStore;

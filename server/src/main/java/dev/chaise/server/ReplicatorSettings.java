@@ -1,6 +1,6 @@
 package dev.chaise.server;
 
-import dev.chaise.http.HttpConfig;
+import dev.chaise.http.config.HttpConfig;
 import dev.chaise.replicator.ReplicationSpec;
 import dev.chaise.replicator.Replicator;
 import java.time.Duration;

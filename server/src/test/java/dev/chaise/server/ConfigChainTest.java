@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.chaise.http.HttpConfig;
+import dev.chaise.http.config.HttpConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

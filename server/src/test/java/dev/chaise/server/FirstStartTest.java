@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.http.auth.SecurityObject;
+import dev.chaise.storage.SecurityObject;
 import dev.chaise.kv.KvStore;
 import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
@@ -39,12 +39,12 @@ class FirstStartTest {
             IniConfigStore live = new IniConfigStore(ConfigFiles.defaults(), null);
             live.addListener((s, k, v) -> Main.applyLive(live, docs, s, k));
             ObjectNode body = Json.NODES.objectNode().put("text", "x".repeat(500));
-            assertTrue(db.update(List.of(DocUpdate.edit("a", null, false, body.deepCopy())), true).get(0).ok());
+            assertTrue(db.updateUnchecked(List.of(DocUpdate.edit("a", null, false, body.deepCopy())), true).get(0).ok());
             live.set("couchdb", "max_document_size", "100", false);
-            var r = db.update(List.of(DocUpdate.edit("b", null, false, body.deepCopy())), true).get(0);
+            var r = db.updateUnchecked(List.of(DocUpdate.edit("b", null, false, body.deepCopy())), true).get(0);
             assertEquals(StorageException.Kind.DOCUMENT_TOO_LARGE, r.error() == null ? null : r.error().kind());
             live.delete("couchdb", "max_document_size", false);
-            assertTrue(db.update(List.of(DocUpdate.edit("c", null, false, body.deepCopy())), true).get(0).ok(),
+            assertTrue(db.updateUnchecked(List.of(DocUpdate.edit("c", null, false, body.deepCopy())), true).get(0).ok(),
                     "deleting the key goes back to the default");
         }
     }

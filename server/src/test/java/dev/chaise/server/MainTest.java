@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.chaise.http.HttpConfig;
+import dev.chaise.http.config.HttpConfig;
 import dev.chaise.http.auth.PasswordHash;
 import java.nio.file.Files;
 import java.nio.file.Path;

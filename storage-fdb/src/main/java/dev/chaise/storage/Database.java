@@ -60,6 +60,11 @@ public final class Database {
         return storage;
     }
 
+    /** This database opened for {@code user} ({@link Storage#open(String, UserCtx, SecuredDb.Level)}), without reading its name again. */
+    public SecuredDb openFor(UserCtx user, SecuredDb.Level level) {
+        return storage.open(this, user, level);
+    }
+
     StoreTimer timer() {
         return storage.timer();
     }
@@ -126,24 +131,38 @@ public final class Database {
         return read(r -> r.branches(id));
     }
 
-    /** Writes documents, each checked by {@code validator}; each gets its own result (see {@link BatchWriter}). */
-    public List<UpdateResult> update(List<DocUpdate> docs, boolean newEdits, DocumentValidator validator) {
+    /** Writes documents, each checked by {@code validator}; each gets its own result (see {@link BatchWriter}). Requests write through {@link SecuredDb}. */
+    List<UpdateResult> update(List<DocUpdate> docs, boolean newEdits, DocumentValidator validator) {
         return timer().time(StorageWaits.SAVE_DOCUMENTS, () -> storage.batches().update(this, docs, newEdits, validator));
     }
 
-    /** Internal writes: no validate_doc_update. */
-    public List<UpdateResult> update(List<DocUpdate> docs, boolean newEdits) {
+    /**
+     * A write that applies no rule of the database's policy: for storage's own tests and the
+     * server's internal bookkeeping only. Everything a user or a server task writes goes
+     * through {@link SecuredDb}, which the architecture test holds main code to.
+     */
+    public List<UpdateResult> updateUnchecked(List<DocUpdate> docs, boolean newEdits) {
         return update(docs, newEdits, DocumentValidator.NONE);
     }
 
+    /** {@link #updateUnchecked}, for storage's own tests. */
+    List<UpdateResult> update(List<DocUpdate> docs, boolean newEdits) {
+        return updateUnchecked(docs, newEdits);
+    }
+
     /** All documents in one transaction, written only if every one succeeds; otherwise nothing is written and the failures say why. */
-    public List<UpdateResult> updateAllOrNothing(List<DocUpdate> docs, boolean newEdits, DocumentValidator validator) {
+    List<UpdateResult> updateAllOrNothing(List<DocUpdate> docs, boolean newEdits, DocumentValidator validator) {
         return timer().time(StorageWaits.SAVE_DOCUMENTS, () -> storage.batches().updateAllOrNothing(this, docs, newEdits, validator));
     }
 
-    /** {@link #updateAllOrNothing(List, boolean, DocumentValidator)} for internal writes: no validate_doc_update. */
-    public List<UpdateResult> updateAllOrNothing(List<DocUpdate> docs, boolean newEdits) {
+    /** {@link #updateAllOrNothing(List, boolean, DocumentValidator)} with no rule applied, as {@link #updateUnchecked}. */
+    public List<UpdateResult> updateAllOrNothingUnchecked(List<DocUpdate> docs, boolean newEdits) {
         return updateAllOrNothing(docs, newEdits, DocumentValidator.NONE);
+    }
+
+    /** {@link #updateAllOrNothingUnchecked}, for storage's own tests. */
+    List<UpdateResult> updateAllOrNothing(List<DocUpdate> docs, boolean newEdits) {
+        return updateAllOrNothingUnchecked(docs, newEdits);
     }
 
     /** What a replicator asks ({@code _revs_diff}): the revisions of one document this database lacks, and CouchDB's possible ancestors. */

@@ -28,7 +28,7 @@ public record DocUpdate(String id, RevId baseRev, boolean deleted, ObjectNode bo
         return new DocUpdate(id, baseRev, deleted, body, path, Map.copyOf(s));
     }
 
-    DocUpdate withBody(ObjectNode b) {
+    public DocUpdate withBody(ObjectNode b) {
         return new DocUpdate(id, baseRev, deleted, b, path, stored);
     }
 }

@@ -28,6 +28,7 @@ public final class Storage implements AutoCloseable {
     private final DbUpdates dbUpdates;
     private final List<DocumentWriteHook> hooks = new CopyOnWriteArrayList<>();
     private final List<PurgeHook> purgeHooks = new CopyOnWriteArrayList<>();
+    private final List<DbPolicy> policies = new CopyOnWriteArrayList<>();
     private final DocumentWriter writer;
     private final BatchWriter batches;
     private final AttachmentStore attachments;
@@ -109,6 +110,33 @@ public final class Storage implements AutoCloseable {
     public Database open(String name) {
         DatabaseDirectory.validateName(name);
         return new Database(this, directory.open(name));
+    }
+
+    /**
+     * Opens a database for {@code user} ({@link SecuredDb}): 400 for an illegal name, 404 if it
+     * does not exist (whoever asks, as CouchDB), then 401/403 if {@code user} may not at {@code level}.
+     */
+    public SecuredDb open(String name, UserCtx user, SecuredDb.Level level) {
+        return open(open(name), user, level);
+    }
+
+    SecuredDb open(Database db, UserCtx user, SecuredDb.Level level) {
+        return SecuredDb.open(db, user, level, policies);
+    }
+
+    /**
+     * A rule every {@link SecuredDb} applies from now on, after those added before it; one of the
+     * same class as a rule already added replaces it in its place (a server wired again on the
+     * same storage, as tests do, does not apply its rules twice).
+     */
+    public synchronized void addPolicy(DbPolicy policy) {
+        for (int i = 0; i < policies.size(); i++) {
+            if (policies.get(i).getClass() == policy.getClass()) {
+                policies.set(i, policy);
+                return;
+            }
+        }
+        policies.add(policy);
     }
 
     /** Creates a database: 412 {@code file_exists} if it does. */

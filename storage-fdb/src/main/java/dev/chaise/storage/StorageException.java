@@ -28,6 +28,10 @@ public final class StorageException extends RuntimeException {
         VALIDATION_FAILED("unknown_error"),
         /** A validate_doc_update function does not compile when a write runs it: 500 in CouchDB, which compiles it only then. */
         COMPILATION_ERROR("compilation_error"),
+        /** A design document that cannot be saved as it is (its views, its options): 400. */
+        INVALID_DESIGN_DOC("invalid_design_doc"),
+        /** A design document whose view functions do not compile, found when it is saved: 400, unlike {@link #COMPILATION_ERROR}. */
+        DESIGN_COMPILATION_ERROR("compilation_error"),
         NOT_IMPLEMENTED("not_implemented");
 
         private final String error;

@@ -1,7 +1,6 @@
 package dev.chaise.http.auth;
 
-import dev.chaise.http.HttpError;
-import dev.chaise.http.Request;
+import dev.chaise.storage.UserCtx;
 import io.netty.handler.codec.http.cookie.Cookie;
 import io.netty.handler.codec.http.cookie.ServerCookieDecoder;
 import java.nio.charset.StandardCharsets;
@@ -44,7 +43,7 @@ public final class Authenticator {
 
     private final List<UserDirectory> directories;
     private final SessionCookies cookies;
-    private final dev.chaise.http.ConfigStore config;
+    private final dev.chaise.http.config.ConfigStore config;
     private final java.util.Map<String, AuthenticationHandler> builtIn = new java.util.LinkedHashMap<>();
     private final Lockout lockout;
     private final ConcurrentHashMap<String, byte[]> verified = new ConcurrentHashMap<>();
@@ -54,7 +53,7 @@ public final class Authenticator {
             Thread.ofPlatform().name("pbkdf2-", 0).daemon().factory());
     private final byte[] cacheSalt = new byte[16];
 
-    public Authenticator(List<UserDirectory> directories, SessionCookies cookies, dev.chaise.http.ConfigStore config) {
+    public Authenticator(List<UserDirectory> directories, SessionCookies cookies, dev.chaise.http.config.ConfigStore config) {
         this.directories = List.copyOf(directories);
         this.cookies = cookies;
         this.config = config;
@@ -116,8 +115,8 @@ public final class Authenticator {
         return names;
     }
 
-    /** Runs the handlers; anonymous if none establishes a user. May throw 400/401/403 {@link HttpError}s. */
-    public AuthenticationHandler.Authenticated authenticate(Request req) {
+    /** Runs the handlers; anonymous if none establishes a user. May throw 400/401/403 {@link AuthException}s. */
+    public AuthenticationHandler.Authenticated authenticate(AuthRequest req) {
         for (AuthenticationHandler h : handlers()) {
             Optional<AuthenticationHandler.Authenticated> a = h.authenticate(req);
             if (a.isPresent()) return a.get();
@@ -127,7 +126,7 @@ public final class Authenticator {
         boolean up = req.path().equals(List.of("_up"));
         boolean required = up ? requireValidUser() && !flag("chttpd", "require_valid_user_except_for_up")
                 : requireValidUser() || flag("chttpd", "require_valid_user_except_for_up");
-        if (required && !login) throw HttpError.unauthorized("Authentication required.");
+        if (required && !login) throw AuthException.unauthorized("Authentication required.");
         return new AuthenticationHandler.Authenticated(UserCtx.ANONYMOUS, null);
     }
 
@@ -152,7 +151,7 @@ public final class Authenticator {
         String peer = Lockout.peer(remoteAddress);
         String salt = c.map(Credentials::salt).orElse("");
         if (c.isEmpty() && !countUnknown) return Optional.empty();
-        if (lockout.isLocked(peer, name, salt)) throw HttpError.forbidden(Lockout.MESSAGE);
+        if (lockout.isLocked(peer, name, salt)) throw AuthException.forbidden(Lockout.MESSAGE);
         if (c.isPresent() && matches(c.get(), password)) return c;
         lockout.failed(peer, name, salt);
         return Optional.empty();
@@ -203,7 +202,7 @@ public final class Authenticator {
         return cookies.setCookie("", secure);
     }
 
-    public static String cookieValue(Request req, String name) {
+    public static String cookieValue(AuthRequest req, String name) {
         String header = req.header("Cookie");
         if (header == null) return null;
         for (Cookie c : ServerCookieDecoder.LAX.decodeAll(header)) {
@@ -219,7 +218,7 @@ public final class Authenticator {
         }
 
         @Override
-        public Optional<Authenticated> authenticate(Request req) {
+        public Optional<Authenticated> authenticate(AuthRequest req) {
             String value = cookieValue(req, SessionCookies.NAME);
             if (value == null || value.isEmpty()) return Optional.empty();
             SessionCookies.Decoded d = SessionCookies.decode(value);
@@ -242,14 +241,14 @@ public final class Authenticator {
         }
 
         @Override
-        public Optional<Authenticated> authenticate(Request req) {
+        public Optional<Authenticated> authenticate(AuthRequest req) {
             String header = req.header("Authorization");
             if (header == null || header.length() < 6 || !header.regionMatches(true, 0, "Basic ", 0, 6)) return Optional.empty();
             String decoded;
             try {
                 decoded = new String(Base64.getMimeDecoder().decode(header.substring(6).strip()), StandardCharsets.UTF_8);
             } catch (IllegalArgumentException e) {
-                throw HttpError.badRequest("Authorization header has invalid base64 value");
+                throw AuthException.badRequest("Authorization header has invalid base64 value");
             }
             int colon = decoded.indexOf(':');
             if (colon < 0) return Optional.empty();
@@ -257,7 +256,7 @@ public final class Authenticator {
             String password = decoded.substring(colon + 1);
             // "_:_" is how clients say "log me out" over Basic.
             if (name.equals("_") && password.equals("_")) return Optional.empty();
-            Credentials c = check(name, password, req.remoteAddress(), false).orElseThrow(() -> HttpError.unauthorized(INCORRECT));
+            Credentials c = check(name, password, req.remoteAddress(), false).orElseThrow(() -> AuthException.unauthorized(INCORRECT));
             return Optional.of(new Authenticated(c.userCtx(name()), null));
         }
     }

@@ -1,5 +1,6 @@
 package dev.chaise.http.auth;
 
+import dev.chaise.storage.UserCtx;
 import java.util.List;
 
 /**

@@ -1,5 +1,6 @@
 package dev.chaise.http.auth;
 
+import dev.chaise.storage.UserCtx;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.nimbusds.jose.JOSEException;
@@ -7,9 +8,7 @@ import com.nimbusds.jose.JWSObject;
 import com.nimbusds.jose.JWSVerifier;
 import com.nimbusds.jose.crypto.ECDSAVerifier;
 import com.nimbusds.jose.crypto.RSASSAVerifier;
-import dev.chaise.http.ConfigStore;
-import dev.chaise.http.HttpError;
-import dev.chaise.http.Request;
+import dev.chaise.http.config.ConfigStore;
 import dev.chaise.storage.json.Json;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -67,7 +66,7 @@ final class JwtHandler implements AuthenticationHandler {
     }
 
     @Override
-    public Optional<Authenticated> authenticate(Request req) {
+    public Optional<Authenticated> authenticate(AuthRequest req) {
         String h = req.header("Authorization");
         if (h == null || !h.startsWith("Bearer ")) return Optional.empty();
         String token = h.substring("Bearer ".length());
@@ -89,7 +88,7 @@ final class JwtHandler implements AuthenticationHandler {
         if (checks.containsKey("kid") && kid == null) throw bad("Missing kid claim");
         verify(token, parts, alg, kid == null ? "_default" : kid);
         JsonNode sub = claims.get("sub");
-        if (sub == null) throw HttpError.unauthorized("Token missing sub claim.");
+        if (sub == null) throw AuthException.unauthorized("Token missing sub claim.");
         return Optional.of(new Authenticated(new UserCtx(sub.asText(), roles(claims), name()), null));
     }
 
@@ -110,8 +109,8 @@ final class JwtHandler implements AuthenticationHandler {
         return out;
     }
 
-    private static HttpError misconfigured() {
-        return new HttpError(500, "misconfigured_server", "JWT is not configured correctly");
+    private static AuthException misconfigured() {
+        return new AuthException(500, "misconfigured_server", "JWT is not configured correctly");
     }
 
     private void validateClaims(ObjectNode claims, Map<String, String> checks) {
@@ -129,12 +128,12 @@ final class JwtHandler implements AuthenticationHandler {
         if (checks.containsKey("nbf")) {
             JsonNode nbf = claims.get("nbf");
             if (nbf == null) throw bad("Missing nbf claim");
-            if (!nbf.isNumber() || nbf.doubleValue() >= now) throw HttpError.unauthorized("nbf not in past");
+            if (!nbf.isNumber() || nbf.doubleValue() >= now) throw AuthException.unauthorized("nbf not in past");
         }
         if (checks.containsKey("exp")) {
             JsonNode exp = claims.get("exp");
             if (exp == null) throw bad("Missing exp claim");
-            if (!exp.isNumber() || exp.doubleValue() <= now) throw HttpError.unauthorized("exp not in future");
+            if (!exp.isNumber() || exp.doubleValue() <= now) throw AuthException.unauthorized("exp not in future");
         }
     }
 
@@ -240,7 +239,7 @@ final class JwtHandler implements AuthenticationHandler {
         return v == null || v.isNull() ? null : v.asText();
     }
 
-    private static HttpError bad(String reason) {
-        return HttpError.badRequest(reason);
+    private static AuthException bad(String reason) {
+        return AuthException.badRequest(reason);
     }
 }

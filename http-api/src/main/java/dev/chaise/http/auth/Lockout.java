@@ -1,6 +1,6 @@
 package dev.chaise.http.auth;
 
-import dev.chaise.http.ConfigStore;
+import dev.chaise.http.config.ConfigStore;
 import java.util.Locale;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;

@@ -1,7 +1,7 @@
 package dev.chaise.http.auth;
 
-import dev.chaise.http.ConfigStore;
-import dev.chaise.http.Request;
+import dev.chaise.storage.UserCtx;
+import dev.chaise.http.config.ConfigStore;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
@@ -40,7 +40,7 @@ final class ProxyHandler implements AuthenticationHandler {
     }
 
     @Override
-    public Optional<Authenticated> authenticate(Request req) {
+    public Optional<Authenticated> authenticate(AuthRequest req) {
         String name = req.header(setting("x_auth_username", "X-Auth-CouchDB-UserName"));
         if (name == null) return Optional.empty();
         String rolesHeader = req.header(setting("x_auth_roles", "X-Auth-CouchDB-Roles"));

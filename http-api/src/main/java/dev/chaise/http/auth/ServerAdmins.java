@@ -1,7 +1,8 @@
 package dev.chaise.http.auth;
 
-import dev.chaise.http.ConfigStore;
-import dev.chaise.http.HttpConfig;
+import dev.chaise.storage.UserCtx;
+import dev.chaise.http.config.ConfigStore;
+import dev.chaise.http.config.HttpConfig;
 import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;

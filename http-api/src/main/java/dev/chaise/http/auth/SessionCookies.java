@@ -1,7 +1,6 @@
 package dev.chaise.http.auth;
 
-import dev.chaise.http.HttpConfig;
-import dev.chaise.http.HttpError;
+import dev.chaise.http.config.HttpConfig;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
@@ -72,7 +71,7 @@ public final class SessionCookies {
             String time = new String(raw, a + 1, b - a - 1, StandardCharsets.ISO_8859_1);
             return new Decoded(name, time, Arrays.copyOfRange(raw, b + 1, raw.length));
         } catch (IllegalArgumentException e) {
-            throw HttpError.badRequest("Malformed AuthSession cookie. Please clear your cookies.");
+            throw AuthException.badRequest("Malformed AuthSession cookie. Please clear your cookies.");
         }
     }
 

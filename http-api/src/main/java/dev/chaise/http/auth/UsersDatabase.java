@@ -1,10 +1,13 @@
 package dev.chaise.http.auth;
 
+import dev.chaise.storage.SecurityObject;
+import dev.chaise.storage.UserCtx;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.http.HttpConfig;
-import dev.chaise.http.HttpError;
-import dev.chaise.http.Request;
+import dev.chaise.http.config.HttpConfig;
+import dev.chaise.storage.DbPolicy;
+import dev.chaise.storage.DocUpdate;
+import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.Storage;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.DocumentValidator;
@@ -26,13 +29,16 @@ import java.util.function.Supplier;
  *   <li>Writes: a plaintext {@code password} is stored as its PBKDF2 hash ({@code [chttpd_auth]}
  *       iterations and PRF), never as given.
  *   <li>Access: the database's {@code _security} first, as for any database (CouchDB 3.5 makes
- *       {@code _users} admin-only); then {@link #checkWriter} and {@link #forReader}, CouchDB's
+ *       {@code _users} admin-only); then {@link #checkOwnDocument} and {@link #forReader}, CouchDB's
  *       {@code couch_users_db} rules, and no password hash or salt to anyone but an admin.
  *   <li>{@link #rules}: the checks CouchDB's {@code _design/_auth} makes (types, ids, names, and
  *       that only admins set roles or touch other users' documents), with its reasons.
  * </ul>
+ *
+ * <p>As a {@link DbPolicy} registered with storage, every {@link SecuredDb} of {@code _users}
+ * applies these rules itself, whichever path a document takes in or out.
  */
-public final class UsersDatabase implements UserDirectory {
+public final class UsersDatabase implements UserDirectory, DbPolicy {
     public static final String NAME = "_users";
     public static final String PREFIX = "org.couchdb.user:";
     private static final Set<String> PASSWORD_FIELDS =
@@ -40,14 +46,14 @@ public final class UsersDatabase implements UserDirectory {
     private static final Set<String> SCHEMES = Set.of("simple", "pbkdf2", "simple+pbkdf2");
 
     private final Storage storage;
-    private final java.util.function.Supplier<HttpConfig.Auth> auth;
-    private final dev.chaise.http.ConfigStore config;
+    private final Supplier<HttpConfig.Auth> auth;
+    private final dev.chaise.http.config.ConfigStore config;
 
     /**
      * @param auth read at each password write, so {@code [chttpd_auth] iterations} changes apply at once
      * @param config the live config: {@code [chttpd_auth] public_fields}
      */
-    public UsersDatabase(Storage storage, java.util.function.Supplier<HttpConfig.Auth> auth, dev.chaise.http.ConfigStore config) {
+    public UsersDatabase(Storage storage, Supplier<HttpConfig.Auth> auth, dev.chaise.http.config.ConfigStore config) {
         this.storage = storage;
         this.auth = auth;
         this.config = config;
@@ -83,11 +89,36 @@ public final class UsersDatabase implements UserDirectory {
         return Optional.empty();
     }
 
+    // ---------------------------------------------------------------- the policy
+
+    /** {@code couch_users_db:before_doc_update}: one's own document only, the stored hash kept, a plaintext password hashed. */
+    @Override
+    public DocUpdate beforeUpdate(SecuredDb db, DocUpdate doc, boolean newEdits) {
+        if (!NAME.equals(db.name()) || doc.deleted()) return doc;
+        ObjectNode body = hashPassword(db.name(), keepPassword(db, doc.id(), doc.body()));
+        return body == doc.body() ? doc : doc.withBody(body);
+    }
+
+    @Override
+    public void checkWriter(SecuredDb db, String docId) {
+        checkOwnDocument(db, docId);
+    }
+
+    @Override
+    public DocumentValidator validator(SecuredDb db) {
+        return NAME.equals(db.name()) ? rules(db.user(), db.security()) : null;
+    }
+
+    @Override
+    public ObjectNode afterRead(SecuredDb db, ObjectNode doc) {
+        return forReader(db, doc);
+    }
+
     /** For a document of {@code _users}, the body to store: a plaintext password becomes its hash (CouchDB's before_doc_update). */
-    public ObjectNode hashPassword(String db, ObjectNode body) {
+    ObjectNode hashPassword(String db, ObjectNode body) {
         if (!NAME.equals(db) || !body.has("password") || body.get("password").isNull()) return body;
         JsonNode password = body.get("password");
-        if (!password.isTextual()) throw HttpError.badRequest("password must be a string");
+        if (!password.isTextual()) throw StorageException.badRequest("password must be a string");
         PasswordHash h = PasswordHash.create(password.textValue(), auth.get().pbkdf2Prf(), auth.get().iterations());
         ObjectNode out = body.deepCopy();
         out.remove(PASSWORD_FIELDS);
@@ -115,8 +146,8 @@ public final class UsersDatabase implements UserDirectory {
      *
      * @param docId null for a document whose id the server makes up ({@code POST /_users})
      */
-    public static void checkWriter(Access.Db db, String docId) {
-        if (!NAME.equals(db.name()) || db.security().isAdmin(db.user())) return;
+    static void checkOwnDocument(SecuredDb db, String docId) {
+        if (!NAME.equals(db.name()) || db.isAdmin()) return;
         UserCtx u = db.user();
         if (u.isAnonymous() || Objects.equals(u.name(), nameOf(docId))) return;
         throw StorageException.notFound("missing");
@@ -130,10 +161,10 @@ public final class UsersDatabase implements UserDirectory {
      * hash and salt ({@link #SECRET_FIELDS}) go to no one but an admin, not even in public fields.
      * Other databases' documents pass unchanged.
      */
-    public ObjectNode forReader(Access.Db db, ObjectNode doc) {
-        if (!NAME.equals(db.name()) || db.security().isAdmin(db.user())) return doc;
+    ObjectNode forReader(SecuredDb db, ObjectNode doc) {
+        if (!NAME.equals(db.name()) || db.isAdmin()) return doc;
         String id = doc.path("_id").asText("");
-        if (id.startsWith("_design/")) throw HttpError.forbidden("Only administrators can view design docs in the users database.");
+        if (id.startsWith("_design/")) throw forbidden("Only administrators can view design docs in the users database.");
         ObjectNode out = doc.deepCopy();
         if (Objects.equals(db.user().name(), nameOf(id))) {
             out.remove(SECRET_FIELDS);
@@ -157,13 +188,13 @@ public final class UsersDatabase implements UserDirectory {
      * Its owner never sees a user document's hash and salt ({@link #forReader}), so an owner's
      * update without a new {@code password} keeps the stored ones rather than losing the login.
      */
-    public ObjectNode keepPassword(Access.Db db, String docId, ObjectNode body) {
-        if (!NAME.equals(db.name()) || docId == null || db.security().isAdmin(db.user())) return body;
+    ObjectNode keepPassword(SecuredDb db, String docId, ObjectNode body) {
+        if (!NAME.equals(db.name()) || docId == null || db.isAdmin()) return body;
         if (body.has("password") || body.has("derived_key") || body.has("password_sha")) return body;
         if (!Objects.equals(db.user().name(), nameOf(docId))) return body;
         ObjectNode stored;
         try {
-            stored = db.db().get(docId, null, false).body();
+            stored = db.database().get(docId, null, false).body();
         } catch (StorageException e) {
             if (e.kind() == StorageException.Kind.NOT_FOUND) return body;
             throw e;

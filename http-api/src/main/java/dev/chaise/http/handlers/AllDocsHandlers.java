@@ -7,7 +7,7 @@ import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.ResponseStream;
 import dev.chaise.http.Router;
-import dev.chaise.http.auth.Access;
+import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.Cursor;
 import dev.chaise.storage.Database;
 import dev.chaise.storage.DbInfo;
@@ -61,12 +61,12 @@ public final class AllDocsHandlers {
     }
 
     private Response list(Request req, Namespace ns, ObjectNode body) {
-        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         AllDocsArgs a = AllDocsArgs.parse(req, body);
-        Database database = db.db();
+        Database database = db.database();
         DbInfo info = database.info();
         Long total = total(database, ns, info);
-        return Response.jsonStream(200, out -> write(out, database, ns, a, total, info));
+        return Response.jsonStream(200, out -> write(out, db, ns, a, total, info));
     }
 
     /**
@@ -75,7 +75,7 @@ public final class AllDocsHandlers {
      * the same order under {@code results}.
      */
     private Response queries(Request req, Namespace ns) {
-        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         ObjectNode body = Bodies.jsonObject(req);
         JsonNode qs = body.get("queries");
         if (qs == null) throw dev.chaise.http.HttpError.badRequest("POST body must include `queries` parameter.");
@@ -85,14 +85,14 @@ public final class AllDocsHandlers {
             if (!one.isObject()) throw dev.chaise.http.HttpError.badRequest("Each query must be an object.");
             parsed.add(AllDocsArgs.parse(req, (ObjectNode) one, true));
         }
-        Database database = db.db();
+        Database database = db.database();
         DbInfo info = database.info();
         Long total = total(database, ns, info);
         return Response.jsonStream(200, out -> {
             out.write("{\"results\":[\r\n");
             for (int i = 0; i < parsed.size(); i++) {
                 if (i > 0) out.write(",\r\n");
-                write(out, database, ns, parsed.get(i), total, info);
+                write(out, db, ns, parsed.get(i), total, info);
             }
             out.write("\r\n]}");
         });
@@ -107,11 +107,11 @@ public final class AllDocsHandlers {
     }
 
     /** One result object: {@code total_rows}, {@code update_seq} if asked, and the rows as they are read. */
-    private static void write(ResponseStream out, Database database, Namespace ns, AllDocsArgs a, Long total, DbInfo info) throws Exception {
+    private static void write(ResponseStream out, SecuredDb db, Namespace ns, AllDocsArgs a, Long total, DbInfo info) throws Exception {
         StringBuilder head = new StringBuilder("{\"total_rows\":").append(total);
         if (a.updateSeq()) head.append(",\"update_seq\":\"").append(info.updateSeq() == null ? "0" : info.updateSeq().toHex()).append('"');
         out.write(head.append(",\"rows\":[\r\n").toString());
-        Iterator<ObjectNode> rows = a.keys() != null ? keyRows(database, ns, a) : rangeRows(database, ns, a);
+        Iterator<ObjectNode> rows = a.keys() != null ? keyRows(db, ns, a) : rangeRows(db, ns, a);
         boolean first = true;
         while (rows.hasNext()) {
             ObjectNode row = rows.next();
@@ -124,7 +124,8 @@ public final class AllDocsHandlers {
 
     // ---------------------------------------------------------------- ranges
 
-    private static Iterator<ObjectNode> rangeRows(Database db, Namespace ns, AllDocsArgs a) {
+    private static Iterator<ObjectNode> rangeRows(SecuredDb sdb, Namespace ns, AllDocsArgs a) {
+        Database db = sdb.database();
         Bounds b = bounds(ns, a);
         if (b == null || a.limit() == 0) return java.util.Collections.emptyIterator();
         long max = a.limit() == Long.MAX_VALUE ? 0 : a.limit() + a.skip();
@@ -143,7 +144,7 @@ public final class AllDocsHandlers {
                 }
             };
         } else {
-            rows = db.allDocs(range, props, null, (r, d) -> row(r, d, a));
+            rows = db.allDocs(range, props, null, (r, d) -> row(sdb, r, d, a));
         }
         for (long i = 0; i < a.skip() && rows.hasNext(); i++) rows.next();
         return rows;
@@ -198,14 +199,14 @@ public final class AllDocsHandlers {
         return compare(a, b) <= 0 ? a : b;
     }
 
-    private static ObjectNode row(DbReader r, DocInfo d, AllDocsArgs a) {
+    private static ObjectNode row(SecuredDb db, DbReader r, DocInfo d, AllDocsArgs a) {
         ObjectNode row = Json.NODES.objectNode().put("id", d.id()).put("key", d.id());
         row.putObject("value").put("rev", d.rev().toString());
         if (a.includeDocs()) {
             StoredDoc doc = r.get(d.id(), d.rev(), a.conflicts());
-            ObjectNode rendered = DocumentJson.render(doc, new Meta(false, false, a.conflicts(), false, false));
-            r.inlineAttachments(d.id(), rendered, a.attachments() ? 0 : -1);
-            row.set("doc", rendered);
+            ObjectNode rendered = db.renderOrNull(doc, new Meta(false, false, a.conflicts(), false, false));
+            if (rendered != null) r.inlineAttachments(d.id(), rendered, a.attachments() ? 0 : -1);
+            row.set("doc", rendered == null ? Json.NODES.nullNode() : rendered);
         }
         return row;
     }
@@ -230,7 +231,8 @@ public final class AllDocsHandlers {
     // ---------------------------------------------------------------- keys
 
     /** As fabric: keys reversed when descending, then skip and limit, then the namespace's filter. */
-    private static Iterator<ObjectNode> keyRows(Database db, Namespace ns, AllDocsArgs a) {
+    private static Iterator<ObjectNode> keyRows(SecuredDb sdb, Namespace ns, AllDocsArgs a) {
+        Database db = sdb.database();
         List<JsonNode> keys = new ArrayList<>(a.keys());
         if (a.descending()) java.util.Collections.reverse(keys);
         int from = (int) Math.min(a.skip(), keys.size());
@@ -258,7 +260,7 @@ public final class AllDocsHandlers {
                 pos = 0;
                 batch.addAll(db.read(r -> {
                     List<ObjectNode> out = new ArrayList<>(chunk.size());
-                    for (JsonNode k : chunk) out.add(keyRow(r, k, a));
+                    for (JsonNode k : chunk) out.add(keyRow(sdb, r, k, a));
                     return out;
                 }));
                 return true;
@@ -271,7 +273,7 @@ public final class AllDocsHandlers {
         };
     }
 
-    private static ObjectNode keyRow(DbReader r, JsonNode k, AllDocsArgs a) {
+    private static ObjectNode keyRow(SecuredDb sdb, DbReader r, JsonNode k, AllDocsArgs a) {
         ObjectNode missing = Json.NODES.objectNode();
         missing.set("key", k);
         missing.put("error", "not_found");
@@ -289,7 +291,7 @@ public final class AllDocsHandlers {
             if (a.includeDocs()) row.putNull("doc");
             return row;
         }
-        return row(r, d, a);
+        return row(sdb, r, d, a);
     }
 
     static String seq(Sequence s) {

@@ -7,7 +7,7 @@ import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
-import dev.chaise.http.auth.Access;
+import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.Database;
 import dev.chaise.storage.DocUpdate;
@@ -17,7 +17,6 @@ import dev.chaise.storage.UpdateResult;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.RevId;
-import dev.chaise.views.ViewService;
 import java.util.ArrayList;
 import java.util.Map;
 import java.util.List;
@@ -32,10 +31,9 @@ import java.util.List;
 public final class AttachmentHandlers {
     private static final String MISSING = "Document is missing attachment";
 
-    private final ViewService views;
     private final Access access;
-    public AttachmentHandlers(ViewService views, Access access) {
-        this.views = views;
+
+    public AttachmentHandlers(Access access) {
         this.access = access;
     }
 
@@ -52,11 +50,11 @@ public final class AttachmentHandlers {
     }
 
     private Response get(Request req) {
-        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         String id = docId(req);
         String name = req.param("att");
         RevId rev = req.query("rev") == null ? null : RevId.parse(req.query("rev"));
-        StoredDoc d = db.db().get(id, rev, false);
+        StoredDoc d = db.database().get(id, rev, false);
         JsonNode meta = d.body().path("_attachments").get(name);
         if (meta == null) throw StorageException.notFound(MISSING);
         String digest = meta.path("digest").asText();
@@ -75,7 +73,7 @@ public final class AttachmentHandlers {
             long[] r = ranges.getFirst();
             headers.add(new Response.Header("Content-Range", "bytes " + r[0] + "-" + r[1] + "/" + length));
             if (req.isHead()) return new Response.Full(206, headers, new byte[0]);
-            return new Response.Streamed(206, headers, out -> stream(out, db.db(), id, digest, r[0], r[1] + 1));
+            return new Response.Streamed(206, headers, out -> stream(out, db.database(), id, digest, r[0], r[1] + 1));
         }
         if (ranges != null && ranges.size() < MAX_RANGES) {
             // As CouchDB: each range a part of multipart/byteranges, in the order asked.
@@ -87,7 +85,7 @@ public final class AttachmentHandlers {
                 out.write("--" + boundary);
                 for (long[] r : ranges) {
                     out.write("\r\nContent-Type: " + type + "\r\nContent-Range: bytes " + r[0] + "-" + r[1] + "/" + length + "\r\n\r\n");
-                    stream(out, db.db(), id, digest, r[0], r[1] + 1);
+                    stream(out, db.database(), id, digest, r[0], r[1] + 1);
                     out.write("\r\n--" + boundary);
                 }
                 out.write("--");
@@ -97,7 +95,7 @@ public final class AttachmentHandlers {
             headers.add(new Response.Header("Content-Length", String.valueOf(length)));
             return new Response.Full(200, headers, new byte[0]);
         }
-        return new Response.Streamed(200, headers, out -> stream(out, db.db(), id, digest, 0, length));
+        return new Response.Streamed(200, headers, out -> stream(out, db.database(), id, digest, 0, length));
     }
 
     /** Bytes {@code [from, to)} of an attachment, reading only the chunks they lie in, a few per transaction. */
@@ -165,19 +163,18 @@ public final class AttachmentHandlers {
     }
 
     private Response put(Request req) {
-        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         String id = docId(req);
-        DocSupport.checkDesignWriter(db, id);
-        dev.chaise.http.auth.UsersDatabase.checkWriter(db, id);
+        db.checkWriter(id); // before the body is read
         DocumentJson.validateId(id);
         String name = req.param("att");
         DocumentJson.validateAttachmentName(name); // before the body is read
         String type = req.contentType() == null ? "application/octet-stream" : req.header("Content-Type");
         RevId rev = baseRev(req);
-        ObjectNode body = currentBody(db.db(), id, rev, null);
+        ObjectNode body = currentBody(db.database(), id, rev, null);
         ObjectNode atts = body.has("_attachments") ? (ObjectNode) body.get("_attachments") : body.putObject("_attachments");
         ObjectNode att = atts.putObject(name).put("content_type", type);
-        StoredAttachment stored = db.db().readAttachment(id, name, att, Bodies.stream(req));
+        StoredAttachment stored = db.readAttachment(id, name, att, Bodies.stream(req));
         DocUpdate u = DocUpdate.edit(id, rev, false, body);
         if (stored != null) u = u.withStored(Map.of(name, stored));
         UpdateResult r = write(db, u);
@@ -187,21 +184,20 @@ public final class AttachmentHandlers {
     }
 
     private Response delete(Request req) {
-        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         String id = docId(req);
-        DocSupport.checkDesignWriter(db, id);
-        dev.chaise.http.auth.UsersDatabase.checkWriter(db, id);
+        db.checkWriter(id); // before the body is read
         String name = req.param("att");
         DocumentJson.validateAttachmentName(name);
         RevId rev = baseRev(req);
         if (rev == null) {
             // chttpd_db: the current document must exist and have the attachment (404s); then,
             // without a revision, the edit is a conflict.
-            JsonNode current = db.db().get(id, null, false).body().path("_attachments");
+            JsonNode current = db.database().get(id, null, false).body().path("_attachments");
             if (current.get(name) == null) throw StorageException.notFound(MISSING);
             throw StorageException.conflict();
         }
-        ObjectNode body = currentBody(db.db(), id, rev, name);
+        ObjectNode body = currentBody(db.database(), id, rev, name);
         JsonNode atts = body.get("_attachments");
         ((ObjectNode) atts).remove(name);
         if (atts.isEmpty()) body.remove("_attachments");
@@ -260,8 +256,8 @@ public final class AttachmentHandlers {
         return body;
     }
 
-    private UpdateResult write(Access.Db db, DocUpdate u) {
-        UpdateResult r = db.db().update(List.of(u), true, DocSupport.validator(views, db)).getFirst();
+    private static UpdateResult write(SecuredDb db, DocUpdate u) {
+        UpdateResult r = db.update(List.of(u), true).getFirst();
         if (!r.ok()) throw r.error();
         return r;
     }

@@ -8,15 +8,13 @@ import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
-import dev.chaise.http.auth.Access;
-import dev.chaise.http.auth.UsersDatabase;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.DocUpdate;
 import dev.chaise.storage.LocalDoc;
+import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.UpdateResult;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.ViewService;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -28,13 +26,9 @@ import java.util.List;
  * would have failed.
  */
 public final class BulkDocsHandler {
-    private final ViewService views;
-    private final UsersDatabase users;
     private final Access access;
 
-    public BulkDocsHandler(ViewService views, UsersDatabase users, Access access) {
-        this.views = views;
-        this.users = users;
+    public BulkDocsHandler(Access access) {
         this.access = access;
     }
 
@@ -42,11 +36,11 @@ public final class BulkDocsHandler {
         r.add("POST", "/{db}/_bulk_docs", this::bulkDocs);
     }
 
-    /** One document of the request: what to write, or the row it already earned. */
-    private record Item(String id, String rev, DocUpdate update, DocumentJson.LocalUpdate local, ObjectNode row) {}
+    /** One document of the request: a document to write, or a {@code _local} one. */
+    private record Item(String id, String rev, DocUpdate update, DocumentJson.LocalUpdate local) {}
 
     private Response bulkDocs(Request req) {
-        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        SecuredDb db = access.database(req, SecuredDb.Level.MEMBER);
         Bodies.requireContentType(req, Response.JSON);
         ObjectNode body = Bodies.jsonObject(req);
         JsonNode list = body.get("docs");
@@ -56,59 +50,39 @@ public final class BulkDocsHandler {
         if (ne != null && !ne.isBoolean()) throw HttpError.badRequest("`new_edits` parameter must be a boolean.");
         boolean newEdits = ne == null || ne.booleanValue();
         boolean allOrNothing = body.path("all_or_nothing").isBoolean() && body.get("all_or_nothing").booleanValue();
-        boolean designWriter = DocSupport.isDesignWriter(db);
 
         List<Item> items = new ArrayList<>(list.size());
         for (JsonNode doc : list) {
             if (doc.isObject() && doc.path("_id").isTextual() && DocumentJson.isLocal(doc.get("_id").textValue())) {
                 DocumentJson.LocalUpdate u = DocumentJson.parseLocal(doc, null);
                 DocSupport.checkLocalRev(u.rev());
-                items.add(new Item(u.id(), u.rev(), null, u, null));
+                items.add(new Item(u.id(), u.rev(), null, u));
                 continue;
             }
-            DocumentJson.Parsed p = DocSupport.beforeUpdate(users, db, DocumentJson.parse(doc, null)); // any failure fails the request, as CouchDB
+            DocumentJson.Parsed p = DocumentJson.parse(doc, null); // any failure fails the request, as CouchDB
             if (p.id() == null) p = p.withId(DocSupport.newId());
-            try {
-                p = DocSupport.replicatorRules(db, p, newEdits);
-            } catch (dev.chaise.replicator.ReplicationException e) {
-                items.add(new Item(p.id(), null, null, null, DocSupport.errorRow(p.id(), null, e.error(), e.reason())));
-                continue;
-            }
             if (!newEdits && p.rev() == null) {
                 throw HttpError.badRequest(DocSupport.NEEDS_REV);
             }
             String rev = p.rev() == null ? null : p.rev().toString();
-            if (p.id().startsWith(DocumentJson.DESIGN_PREFIX) && !designWriter) {
-                String error = db.user().isAnonymous() ? "unauthorized" : "forbidden"; // couch_db:check_is_admin, per document
-                items.add(new Item(p.id(), rev, null, null, DocSupport.errorRow(p.id(), newEdits ? null : rev, error, DocSupport.NOT_DB_ADMIN)));
-                continue;
-            }
-            try {
-                DocSupport.validateDesign(views, p);
-            } catch (dev.chaise.views.index.ViewException e) {
-                items.add(new Item(p.id(), rev, null, null, DocSupport.errorRow(p.id(), newEdits ? null : rev, e.error(), e.reason())));
-                continue;
-            }
-            items.add(new Item(p.id(), rev, DocumentJson.toUpdate(p, newEdits), null, null));
+            items.add(new Item(p.id(), rev, DocumentJson.toUpdate(p, newEdits), null));
         }
 
         List<DocUpdate> updates = new ArrayList<>();
         for (Item it : items) if (it.update() != null) updates.add(it.update());
         ObjectNode[] rows = new ObjectNode[items.size()];
         boolean failed = false;
-        for (int i = 0; i < items.size(); i++) {
-            rows[i] = items.get(i).row();
-            failed |= rows[i] != null;
-        }
-        if (allOrNothing && failed) return aborted(items, rows);
+        // The database applies its rules to each document (design documents' writers, the system
+        // databases', validate_doc_update): a refused one comes back with its error.
         List<UpdateResult> results = updates.isEmpty() ? List.of()
-                : allOrNothing ? db.db().updateAllOrNothing(updates, newEdits, DocSupport.validator(views, db))
-                : db.db().update(updates, newEdits, DocSupport.validator(views, db));
+                : allOrNothing ? db.updateAllOrNothing(updates, newEdits)
+                : db.update(updates, newEdits);
         int k = 0;
         for (int i = 0; i < items.size(); i++) {
             Item it = items.get(i);
             if (it.update() == null) continue;
             UpdateResult r = results.get(k++);
+            if (r.ok() && r.rev() == null) continue; // all_or_nothing stopped before writing: only failures are listed
             if (r.ok()) {
                 rows[i] = DocSupport.okRow(it.id(), r.rev().toString());
             } else {
@@ -122,7 +96,7 @@ public final class BulkDocsHandler {
             DocumentJson.LocalUpdate u = items.get(i).local();
             if (u == null) continue;
             try {
-                LocalDoc d = db.db().writeLocal(u.id(), u.rev(), u.deleted(), u.body());
+                LocalDoc d = db.writeLocal(u.id(), u.rev(), u.deleted(), u.body());
                 rows[i] = DocSupport.okRow(u.id(), d.rev());
             } catch (StorageException e) {
                 rows[i] = DocSupport.errorRow(u.id(), null, e.error(), e.reason());

@@ -9,9 +9,9 @@ import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.ResponseStream;
 import dev.chaise.http.Router;
-import dev.chaise.http.auth.Access;
 import dev.chaise.http.handlers.ChangesArgs.Feed;
 import dev.chaise.http.handlers.ChangesArgs.Filter;
+import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.Change;
 import dev.chaise.storage.Cursor;
 import dev.chaise.storage.Database;
@@ -71,17 +71,17 @@ public final class ChangesHandler {
     }
 
     private Response changes(Request req, ObjectNode body) {
-        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         ChangesArgs a = ChangesArgs.parse(req);
         Filter filter = a.builtInFilter(req, body);
-        if (filter == null) filter = designFilter(db.db(), a.filterName(), req, body);
+        if (filter == null) filter = designFilter(db.database(), a.filterName(), req, body);
         Sequence since = switch (a.since()) {
             case "0" -> null;
-            case "now" -> db.db().read(DbReader::updateSeq);
+            case "now" -> db.database().read(DbReader::updateSeq);
             default -> Sequence.parse(a.since());
         };
         Feed feed = a.feed();
-        Run run = new Run(db.db(), a, filter, since);
+        Run run = new Run(db, a, filter, since);
         Response.StreamBody body1 = out -> run.writeTo(out);
         if (feed == Feed.EVENTSOURCE) {
             return new Response.Streamed(200, List.of(new Response.Header("Content-Type", "text/event-stream"),
@@ -166,6 +166,7 @@ public final class ChangesHandler {
 
     /** The state of one response: where the scan is, what was sent, and how to write it. */
     private final class Run {
+        final SecuredDb secured;
         final Database db;
         final ChangesArgs a;
         final Filter filter;
@@ -186,8 +187,9 @@ public final class ChangesHandler {
         /** Mango or JavaScript: a test on each change's document; null for the other filters. */
         java.util.function.Predicate<ObjectNode> docTest;
 
-        Run(Database db, ChangesArgs a, Filter filter, Sequence since) {
-            this.db = db;
+        Run(SecuredDb secured, ChangesArgs a, Filter filter, Sequence since) {
+            this.secured = secured;
+            this.db = secured.database();
             this.a = a;
             this.filter = filter;
             this.since = since;
@@ -298,9 +300,9 @@ public final class ChangesHandler {
             if (ch.deleted()) row.put("deleted", true);
             if (a.includeDocs()) {
                 StoredDoc d = a.conflicts() ? r.get(id, ch.rev(), true) : winner != null ? winner : r.get(id, ch.rev(), false);
-                ObjectNode doc = DocumentJson.render(d, new Meta(false, false, a.conflicts(), false, false));
-                r.inlineAttachments(id, doc, a.attachments() ? 0 : -1);
-                row.set("doc", doc);
+                ObjectNode doc = secured.renderOrNull(d, new Meta(false, false, a.conflicts(), false, false));
+                if (doc != null) r.inlineAttachments(id, doc, a.attachments() ? 0 : -1);
+                row.set("doc", doc == null ? Json.NODES.nullNode() : doc);
             }
             return row;
         }

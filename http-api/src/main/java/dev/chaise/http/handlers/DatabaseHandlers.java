@@ -7,8 +7,8 @@ import dev.chaise.http.Queries;
 import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
-import dev.chaise.http.auth.Access;
-import dev.chaise.http.auth.SecurityObject;
+import dev.chaise.storage.SecuredDb;
+import dev.chaise.storage.SecurityObject;
 import dev.chaise.storage.DbInfo;
 import dev.chaise.storage.Storage;
 import dev.chaise.storage.json.Json;
@@ -24,9 +24,9 @@ public final class DatabaseHandlers {
 
     private final Storage storage;
     private final Access access;
-    private final dev.chaise.http.ConfigStore config;
+    private final dev.chaise.http.config.ConfigStore config;
 
-    public DatabaseHandlers(Storage storage, Access access, dev.chaise.http.ConfigStore config) {
+    public DatabaseHandlers(Storage storage, Access access, dev.chaise.http.config.ConfigStore config) {
         this.storage = storage;
         this.access = access;
         this.config = config;
@@ -34,14 +34,14 @@ public final class DatabaseHandlers {
 
     public void register(Router r) {
         r.add("PUT", "/{db}", this::create);
-        r.add("GET", "/{db}", req -> Response.json(200, info(db(req, Access.Level.MEMBER).db().info())));
+        r.add("GET", "/{db}", req -> Response.json(200, info(db(req, SecuredDb.Level.MEMBER).database().info())));
         r.add("DELETE", "/{db}", this::delete);
-        r.add("GET", "/{db}/_security", req -> Response.json(200, db(req, Access.Level.MEMBER).security().json()));
+        r.add("GET", "/{db}/_security", req -> Response.json(200, db(req, SecuredDb.Level.MEMBER).security().json()));
         r.add("PUT", "/{db}/_security", this::putSecurity);
-        r.add("GET", "/{db}/_revs_limit", req -> Response.json(200, db(req, Access.Level.MEMBER).db().revsLimit()));
+        r.add("GET", "/{db}/_revs_limit", req -> Response.json(200, db(req, SecuredDb.Level.MEMBER).database().revsLimit()));
         r.add("PUT", "/{db}/_revs_limit", this::putRevsLimit);
         r.add("POST", "/{db}/_compact", req -> {
-            var db = db(req, Access.Level.REQUIRE_DB_ADMIN).db(); // chttpd_auth_request first, then the handler's checks
+            var db = db(req, SecuredDb.Level.REQUIRE_DB_ADMIN).database(); // chttpd_auth_request first, then the handler's checks
             Bodies.requireContentType(req, Response.JSON);
             String name = db.name();
             // Old revisions' bodies go as they are superseded; what is left to reclaim is attachment
@@ -56,7 +56,7 @@ public final class DatabaseHandlers {
             return Response.json(202, Response.OK);
         });
         r.add("POST", "/{db}/_ensure_full_commit", req -> {
-            db(req, Access.Level.MEMBER);
+            db(req, SecuredDb.Level.MEMBER);
             Bodies.requireContentType(req, Response.JSON);
             // Every acknowledged write is already durable.
             Map<String, Object> body = new LinkedHashMap<>();
@@ -66,7 +66,7 @@ public final class DatabaseHandlers {
         });
     }
 
-    private Access.Db db(Request req, Access.Level level) {
+    private SecuredDb db(Request req, SecuredDb.Level level) {
         return access.database(req, req.param("db"), level);
     }
 
@@ -85,29 +85,29 @@ public final class DatabaseHandlers {
         if (req.query("rev") != null) {
             throw HttpError.badRequest("You tried to DELETE a database with a ?=rev parameter. Did you mean to DELETE a document instead?");
         }
-        access.database(req, req.param("db"), Access.Level.SERVER_ADMIN);
+        access.database(req, req.param("db"), SecuredDb.Level.SERVER_ADMIN);
         storage.delete(req.param("db"));
         return Response.ok();
     }
 
     private Response putSecurity(Request req) throws Exception {
-        Access.Db db = db(req, Access.Level.DB_ADMIN);
+        SecuredDb db = db(req, SecuredDb.Level.DB_ADMIN);
         // chttpd_db:validate_security_can_be_edited: [couchdb] users_db_security_editable, false by default.
         if (db.name().equals("_users") && !config.get("couchdb", "users_db_security_editable").map(v -> v.strip().equals("true")).orElse(false)) {
             throw HttpError.forbidden("You can't edit the security object of the user database.");
         }
         SecurityObject sec = SecurityObject.parse(Bodies.json(req));
-        db.db().setSecurity(Json.write(sec.json()));
+        db.setSecurity(Json.write(sec.json()));
         return Response.ok();
     }
 
     private Response putRevsLimit(Request req) {
-        Access.Db db = db(req, Access.Level.DB_ADMIN);
+        SecuredDb db = db(req, SecuredDb.Level.DB_ADMIN);
         JsonNode n = Bodies.json(req);
         if (!n.canConvertToInt() || !n.isIntegralNumber() || n.asInt() < 1) {
             throw HttpError.badRequest("revs_limit must be a positive integer");
         }
-        db.db().setRevsLimit(n.asInt());
+        db.setRevsLimit(n.asInt());
         return Response.ok();
     }
 

@@ -5,7 +5,6 @@ import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
-import dev.chaise.http.auth.Access;
 import dev.chaise.http.handlers.ChangesArgs.Feed;
 import dev.chaise.storage.Cursor;
 import dev.chaise.storage.DbUpdate;

@@ -7,9 +7,8 @@ import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
-import dev.chaise.http.auth.Access;
-import dev.chaise.http.auth.UsersDatabase;
 import dev.chaise.storage.Database;
+import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.DocInfo;
 import dev.chaise.storage.DocUpdate;
 import dev.chaise.storage.DocumentJson;
@@ -20,7 +19,6 @@ import dev.chaise.storage.StorageException;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.UpdateResult;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.ViewService;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -35,13 +33,9 @@ import org.slf4j.LoggerFactory;
 public final class DocumentHandlers {
     private static final Logger log = LoggerFactory.getLogger(DocumentHandlers.class);
 
-    private final ViewService views;
-    private final UsersDatabase users;
     private final Access access;
 
-    public DocumentHandlers(ViewService views, UsersDatabase users, Access access) {
-        this.views = views;
-        this.users = users;
+    public DocumentHandlers(Access access) {
         this.access = access;
     }
 
@@ -73,14 +67,14 @@ public final class DocumentHandlers {
         return req.param("docid");
     }
 
-    private Access.Db member(Request req) {
-        return access.database(req, req.param("db"), Access.Level.MEMBER);
+    private SecuredDb member(Request req) {
+        return access.database(req, SecuredDb.Level.MEMBER);
     }
 
     // ---------------------------------------------------------------- GET
 
     private Response get(Request req) throws Exception {
-        Access.Db db = member(req);
+        SecuredDb db = member(req);
         String id = docId(req);
         if (!validId(id)) throw StorageException.notFound("missing"); // no document can have it
         String openRevs = req.query("open_revs");
@@ -92,9 +86,9 @@ public final class DocumentHandlers {
                 rev == null && (meta || flag(req, "deleted_conflicts")), meta || flag(req, "local_seq"));
         long attsSince = attsSince(req);
         record Read(StoredDoc doc, ObjectNode body) {}
-        Read read = db.db().read(r -> {
+        Read read = db.database().read(r -> {
             StoredDoc doc = r.get(id, rev, m.needsBranches());
-            ObjectNode rendered = db.readable(DocumentJson.render(doc, m));
+            ObjectNode rendered = db.render(doc, m);
             if (rendered.has("_attachments")) r.inlineAttachments(id, rendered, attsSince);
             return new Read(doc, rendered);
         });
@@ -158,8 +152,8 @@ public final class DocumentHandlers {
     }
 
     /** {@code open_revs}: the given revisions (or every leaf), as JSON or as CouchDB's multipart/mixed. */
-    private Response openRevs(Request req, Access.Db adb, String id, String spec) throws Exception {
-        Database db = adb.db();
+    private Response openRevs(Request req, SecuredDb sdb, String id, String spec) throws Exception {
+        Database db = sdb.database();
         List<RevId> asked = null;
         if (!spec.equals("all")) {
             JsonNode list;
@@ -182,8 +176,7 @@ public final class DocumentHandlers {
         boolean multipart = acceptsMultipartMixed(req.header("Accept"));
         // As multipart (the replicator's way) attachment bodies are streamed from storage after the
         // read, so a document with a body of any size passes through a few hundred KB.
-        List<ObjectNode> parts = db.read(r -> OpenRevs.read(r, id, wanted, revs, latest, multipart ? -1 : attsSince));
-        for (ObjectNode p : parts) if (p.has("ok")) p.set("ok", adb.readable((ObjectNode) p.get("ok")));
+        List<ObjectNode> parts = db.read(r -> OpenRevs.read(sdb, r, id, wanted, revs, latest, multipart ? -1 : attsSince, false));
         if (asked == null && parts.isEmpty()) throw StorageException.notFound("missing");
         if (!multipart) return Response.json(200, parts);
         String boundary = MultipartDocs.boundary();
@@ -213,23 +206,20 @@ public final class DocumentHandlers {
     // ---------------------------------------------------------------- writes
 
     private Response put(Request req) throws Exception {
-        Access.Db db = member(req);
+        SecuredDb db = member(req);
         String id = docId(req);
         DocumentJson.validateId(id);
         String ct = req.contentType();
         // multipart/related: the replicator's document with attachment bodies as parts.
         MultipartRelated.Parsed multipart = ct != null && ct.startsWith("multipart/related")
-                ? MultipartRelated.read(req.header("Content-Type"), Bodies.stream(req), (name, meta, in) -> db.db().readAttachment(id, name, meta, in))
+                ? MultipartRelated.read(req.header("Content-Type"), Bodies.stream(req), (name, meta, in) -> db.readAttachment(id, name, meta, in))
                 : null;
         JsonNode json = multipart != null ? multipart.doc() : Bodies.json(req); // CouchDB does not insist on a JSON Content-Type here
         boolean newEdits = !"false".equals(req.query("new_edits"));
-        DocumentJson.Parsed p = DocSupport.beforeUpdate(users, db, DocumentJson.parse(json, id));
+        DocumentJson.Parsed p = DocumentJson.parse(json, id);
         String rev = DocSupport.requestRev(req, p.rev() == null ? null : p.rev().toString());
         if (rev != null && p.rev() == null) p = p.withRev(RevId.parse(rev));
         if (!newEdits && p.rev() == null) throw HttpError.badRequest(DocSupport.NEEDS_REV);
-        p = DocSupport.replicatorRules(db, p, newEdits);
-        DocSupport.checkDesignWriter(db, id);
-        DocSupport.validateDesign(views, p);
         boolean batch = "ok".equals(req.query("batch"));
         DocUpdate u = DocumentJson.toUpdate(p, newEdits);
         if (multipart != null) u = u.withStored(multipart.stored());
@@ -245,8 +235,8 @@ public final class DocumentHandlers {
      * outcome, so its failures are only logged there; here the write is done first (it is
      * durable when acknowledged anyway) and its failure likewise not reported.
      */
-    private UpdateResult write(Access.Db db, DocUpdate u, boolean newEdits, boolean batch) {
-        UpdateResult r = db.db().update(List.of(u), newEdits, DocSupport.validator(views, db)).getFirst();
+    private static UpdateResult write(SecuredDb db, DocUpdate u, boolean newEdits, boolean batch) {
+        UpdateResult r = db.update(List.of(u), newEdits).getFirst();
         if (r.ok()) return r;
         if (batch) {
             log.debug("batch=ok write of {} failed: {}", u.id(), r.error().getMessage());
@@ -256,20 +246,18 @@ public final class DocumentHandlers {
     }
 
     private Response post(Request req) throws Exception {
-        Access.Db db = member(req);
+        SecuredDb db = member(req);
         Bodies.requireContentType(req, Response.JSON);
         JsonNode json = Bodies.json(req);
         if (json.isObject() && json.path("_id").isTextual() && DocumentJson.isLocal(json.get("_id").textValue())) {
             DocumentJson.LocalUpdate u = DocumentJson.parseLocal(json, null);
             DocSupport.checkLocalRev(u.rev());
-            LocalDoc d = db.db().writeLocal(u.id(), u.rev(), u.deleted(), u.body());
+            LocalDoc d = db.writeLocal(u.id(), u.rev(), u.deleted(), u.body());
             return Response.json(201, DocSupport.okRow(u.id(), d.rev())).withHeader("Location", DocSupport.location(req, db.name(), u.id()));
         }
-        DocumentJson.Parsed p = DocSupport.beforeUpdate(users, db, DocumentJson.parse(json, null));
+        DocumentJson.Parsed p = DocumentJson.parse(json, null);
         String id = p.id() != null ? p.id() : DocSupport.newId();
-        p = DocSupport.replicatorRules(db, p.withId(id), true);
-        DocSupport.checkDesignWriter(db, id);
-        DocSupport.validateDesign(views, p);
+        p = p.withId(id);
         boolean batch = "ok".equals(req.query("batch"));
         UpdateResult r = write(db, DocumentJson.toUpdate(p, true), true, batch);
         if (batch) return Response.json(202, DocSupport.okRow(id, null));
@@ -277,25 +265,23 @@ public final class DocumentHandlers {
     }
 
     private Response delete(Request req) {
-        Access.Db db = member(req);
+        SecuredDb db = member(req);
         String id = docId(req);
         DocumentJson.validateId(id);
         // CouchDB opens the document first: a missing or deleted one is a 404, not a conflict.
-        DocInfo w = db.db().winner(id);
+        DocInfo w = db.database().winner(id);
         if (w == null) throw StorageException.notFound("missing");
         if (w.deleted()) throw StorageException.notFound("deleted");
         String rev = DocSupport.requestRev(req, null);
         if (rev == null) throw StorageException.conflict();
         RevId base = RevId.parse(rev);
-        DocSupport.checkDesignWriter(db, id);
-        UsersDatabase.checkWriter(db, id);
         UpdateResult r = write(db, DocUpdate.edit(id, base, true, Json.NODES.objectNode()), true, false);
         return Response.json(200, DocSupport.okRow(id, r.rev().toString())).withHeader("ETag", "\"" + r.rev() + "\"");
     }
 
     /** {@code COPY} with {@code Destination: id} or {@code id?rev=...}, relative as CouchDB requires. */
     private Response copy(Request req) {
-        Access.Db db = member(req);
+        SecuredDb db = member(req);
         String id = docId(req);
         String dest = req.header("Destination");
         if (dest == null) throw HttpError.badRequest("Destination header is mandatory for COPY.");
@@ -320,24 +306,22 @@ public final class DocumentHandlers {
 
         ObjectNode body;
         if (DocumentJson.isLocal(id)) {
-            body = db.db().getLocal(id).body().deepCopy();
+            body = db.getLocal(id).body().deepCopy();
         } else {
             if (!validId(id)) throw StorageException.notFound("missing");
-            StoredDoc src = db.db().get(id, srcRev == null ? null : RevId.parse(srcRev), false);
-            body = src.body().deepCopy();
-            if (UsersDatabase.NAME.equals(db.name())) { // a copy carries no more than its reader may see
-                body = db.readable(DocumentJson.render(src)).deepCopy();
-                body.remove(List.of("_id", "_rev"));
-            }
+            StoredDoc src = db.database().get(id, srcRev == null ? null : RevId.parse(srcRev), false);
+            // A copy carries no more than its reader may see; what a policy leaves whole is copied as stored.
+            ObjectNode rendered = DocumentJson.render(src);
+            ObjectNode seen = db.visible(rendered);
+            body = seen == rendered ? src.body().deepCopy() : seen.deepCopy();
+            body.remove(List.of("_id", "_rev"));
         }
         String newRev;
         if (DocumentJson.isLocal(destId)) {
             DocSupport.checkLocalRev(destRev);
-            newRev = db.db().writeLocal(destId, destRev, false, body).rev();
+            newRev = db.writeLocal(destId, destRev, false, body).rev();
         } else {
             RevId base = destRev == null ? null : RevId.parse(destRev);
-            DocSupport.checkDesignWriter(db, destId);
-            UsersDatabase.checkWriter(db, destId);
             newRev = write(db, DocUpdate.edit(destId, base, false, body), true, false).rev().toString();
         }
         return Response.json(201, DocSupport.okRow(destId, newRev))
@@ -348,35 +332,35 @@ public final class DocumentHandlers {
     // ---------------------------------------------------------------- _local
 
     private Response getLocal(Request req) {
-        Access.Db db = member(req);
+        SecuredDb db = member(req);
         String id = docId(req);
-        LocalDoc d = db.db().getLocal(id);
+        LocalDoc d = db.getLocal(id);
         String etag = "\"" + d.rev() + "\"";
         if (etagMatches(req, etag)) return notModified(etag);
         return Response.json(200, DocumentJson.render(d)).withHeader("ETag", etag);
     }
 
     private Response putLocal(Request req) throws Exception {
-        Access.Db db = member(req);
+        SecuredDb db = member(req);
         String id = docId(req);
         DocumentJson.validateId(id);
         DocumentJson.LocalUpdate u = DocumentJson.parseLocal(Bodies.json(req), id);
         String rev = DocSupport.requestRev(req, u.rev());
         DocSupport.checkLocalRev(rev);
-        LocalDoc d = db.db().writeLocal(id, rev, u.deleted(), u.body());
+        LocalDoc d = db.writeLocal(id, rev, u.deleted(), u.body());
         return Response.json(u.deleted() ? 200 : 201, DocSupport.okRow(id, d.rev()))
                 .withHeader("ETag", "\"" + d.rev() + "\"")
                 .withHeader("Location", DocSupport.location(req, db.name(), id));
     }
 
     private Response deleteLocal(Request req) {
-        Access.Db db = member(req);
+        SecuredDb db = member(req);
         String id = docId(req);
         DocumentJson.validateId(id);
-        db.db().getLocal(id); // 404 first, as CouchDB
+        db.getLocal(id); // 404 first, as CouchDB
         String rev = DocSupport.requestRev(req, null);
         DocSupport.checkLocalRev(rev);
-        LocalDoc d = db.db().writeLocal(id, rev, true, Json.NODES.objectNode());
+        LocalDoc d = db.writeLocal(id, rev, true, Json.NODES.objectNode());
         return Response.json(200, DocSupport.okRow(id, d.rev())).withHeader("ETag", "\"" + d.rev() + "\"");
     }
 }

@@ -1,6 +1,6 @@
 package dev.chaise.http.handlers;
 
-import dev.chaise.http.ConfigStore;
+import dev.chaise.http.config.ConfigStore;
 import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
 import dev.chaise.http.Response;

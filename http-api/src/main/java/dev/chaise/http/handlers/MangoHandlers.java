@@ -8,7 +8,7 @@ import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
-import dev.chaise.http.auth.Access;
+import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.ViewService;
 import dev.chaise.views.mango.Find;
@@ -42,21 +42,21 @@ public final class MangoHandlers {
         r.add("DELETE", "/{db}/_index/_design/{ddoc}/{type}/{name}", req -> delete(req, "_design/" + req.param("ddoc")));
         for (String method : new String[] {"GET", "POST", "PUT", "DELETE"}) {
             r.add(method, "/{db}/_index/{rest...}", req -> {
-                access.database(req, req.param("db"), Access.Level.MEMBER);
+                access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
                 throw HttpError.notFound("missing"); // CouchDB's answer for any other path under _index
             });
         }
     }
 
     private Response find(Request req) {
-        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         Bodies.requireContentType(req, Response.JSON);
         JsonNode body = Bodies.json(req);
-        Find.Result r = mango.find(db.db(), body);
+        Find.Result r = mango.find(db.database(), body);
         ObjectNode out = Json.NODES.objectNode();
         ArrayNode list = out.putArray("docs");
         r.docs().forEach(d -> {
-            ObjectNode readable = d instanceof ObjectNode o ? db.readableOrNull(o) : null; // _users: as the caller may see it
+            ObjectNode readable = d instanceof ObjectNode o ? db.visibleOrNull(o) : null; // _users: as the caller may see it
             if (readable != null) list.add(readable);
         });
         // CouchDB's member order: docs, bookmark, execution_stats, warning (only when there is one).
@@ -74,22 +74,22 @@ public final class MangoHandlers {
     }
 
     private Response explain(Request req) {
-        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         Bodies.requireContentType(req, Response.JSON);
-        return Response.json(200, mango.explain(db.db(), Bodies.json(req)));
+        return Response.json(200, mango.explain(db.database(), Bodies.json(req)));
     }
 
     private Response indexes(Request req) {
-        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
-        return Response.json(200, mango.indexes().listJson(db.db(), req.query("skip"), req.query("limit")));
+        SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
+        return Response.json(200, mango.indexes().listJson(db.database(), req.query("skip"), req.query("limit")));
     }
 
     private Response create(Request req) {
-        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         Bodies.requireContentType(req, Response.JSON);
         JsonNode body = Bodies.json(req);
-        DocSupport.checkDesignWriter(db, "_design/");
-        MangoIndexes.Created c = mango.indexes().create(db.db(), body, DocSupport.validator(views, db));
+        db.checkAdmin(); // indexes are design documents: refused before the body is read
+        MangoIndexes.Created c = mango.indexes().create(db, body);
         ObjectNode out = Json.NODES.objectNode();
         out.put("result", c.result());
         out.put("id", c.id());
@@ -98,17 +98,17 @@ public final class MangoHandlers {
     }
 
     private Response delete(Request req, String ddoc) {
-        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
-        DocSupport.checkDesignWriter(db, "_design/");
-        mango.indexes().delete(db.db(), ddoc, req.param("type"), req.param("name"), DocSupport.validator(views, db));
+        SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
+        db.checkAdmin(); // indexes are design documents: refused before the body is read
+        mango.indexes().delete(db, ddoc, req.param("type"), req.param("name"));
         return Response.json(200, Json.NODES.objectNode().put("ok", true));
     }
 
     private Response bulkDelete(Request req) {
-        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         Bodies.requireContentType(req, Response.JSON);
         JsonNode body = Bodies.json(req);
-        DocSupport.checkDesignWriter(db, "_design/");
-        return Response.json(200, mango.indexes().bulkDelete(db.db(), body, DocSupport.validator(views, db)));
+        db.checkAdmin(); // indexes are design documents: refused before the body is read
+        return Response.json(200, mango.indexes().bulkDelete(db, body));
     }
 }

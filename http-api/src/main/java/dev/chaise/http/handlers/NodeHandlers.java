@@ -2,13 +2,12 @@ package dev.chaise.http.handlers;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.chaise.http.Bodies;
-import dev.chaise.http.ConfigStore;
-import dev.chaise.http.HttpConfig;
+import dev.chaise.http.config.ConfigStore;
+import dev.chaise.http.config.HttpConfig;
 import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
-import dev.chaise.http.auth.Access;
 import dev.chaise.http.auth.ServerAdmins;
 import dev.chaise.http.metrics.Metrics;
 import java.util.Map;

@@ -2,7 +2,6 @@ package dev.chaise.http.handlers;
 
 import dev.chaise.http.HttpError;
 import dev.chaise.http.Router;
-import dev.chaise.http.auth.Access;
 import java.util.List;
 
 /**
@@ -55,7 +54,7 @@ public final class NotImplementedHandlers {
         for (Missing m : DATABASE) {
             for (String method : METHODS) {
                 r.add(method, m.pattern(), req -> {
-                    access.database(req, req.param("db"), Access.Level.MEMBER);
+                    access.database(req, req.param("db"), dev.chaise.storage.SecuredDb.Level.MEMBER);
                     throw missing(m);
                 });
             }

@@ -2,7 +2,8 @@ package dev.chaise.http.handlers;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.DbReader;
-import dev.chaise.storage.DocumentJson;
+import dev.chaise.storage.SecuredDb;
+import dev.chaise.storage.StorageException;
 import dev.chaise.storage.DocumentJson.Meta;
 import dev.chaise.storage.RevId;
 import dev.chaise.storage.json.Json;
@@ -13,17 +14,22 @@ import java.util.Locale;
 /**
  * CouchDB's {@code open_revs} as JSON, shared by {@code GET /{db}/{doc}?open_revs=} and
  * {@code _bulk_get}: the given revisions of one document (or every leaf), each as
- * {@code {"ok": doc}} or {@code {"missing": rev}} ({@link DbReader#openRevs}).
+ * {@code {"ok": doc}} or {@code {"missing": rev}} ({@link DbReader#openRevs}), each document as
+ * the database's policy lets the reader see it.
  */
 final class OpenRevs {
     private OpenRevs() {}
 
     /**
+     * @param db the database as opened for the reader: each revision is rendered as they may see it
      * @param wanted the revisions asked for, or null for every leaf
      * @param latest answer each revision with every leaf descending from it
      * @param attsSince as {@link DbReader#inlineAttachments}: -1 stubs, 0 every body, N those newer than position N
+     * @param refusalsAsRows a revision the reader may not see becomes {@code {"error": {id, rev, error, reason}}}
+     *     ({@code _bulk_get}), rather than failing the read
      */
-    static List<ObjectNode> read(DbReader r, String id, List<RevId> wanted, boolean revs, boolean latest, long attsSince) {
+    static List<ObjectNode> read(SecuredDb db, DbReader r, String id, List<RevId> wanted, boolean revs, boolean latest, long attsSince,
+                                 boolean refusalsAsRows) {
         List<ObjectNode> out = new ArrayList<>();
         Meta meta = new Meta(revs, false, false, false, false);
         for (DbReader.OpenRev o : r.openRevs(id, wanted, latest)) {
@@ -31,7 +37,16 @@ final class OpenRevs {
                 out.add(Json.NODES.objectNode().put("missing", o.rev().toString()));
                 continue;
             }
-            ObjectNode doc = DocumentJson.render(o.doc(), meta);
+            ObjectNode doc;
+            try {
+                doc = db.render(o.doc(), meta);
+            } catch (StorageException e) {
+                if (!refusalsAsRows) throw e;
+                ObjectNode err = Json.NODES.objectNode();
+                err.putObject("error").put("id", id).put("rev", o.rev().toString()).put("error", e.error()).put("reason", e.reason());
+                out.add(err);
+                continue;
+            }
             r.inlineAttachments(id, doc, attsSince);
             out.add(Json.NODES.objectNode().set("ok", doc));
         }

@@ -4,12 +4,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.http.Bodies;
-import dev.chaise.http.ConfigStore;
+import dev.chaise.http.config.ConfigStore;
 import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
-import dev.chaise.http.auth.Access;
+import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.PurgeRequest;
 import dev.chaise.storage.Purged;
 import dev.chaise.storage.PurgedInfos;
@@ -38,11 +38,11 @@ public final class PurgeHandlers {
     public void register(Router r) {
         r.add("POST", "/{db}/_purge", this::purge);
         r.add("GET", "/{db}/_purged_infos", this::infos);
-        r.add("GET", "/{db}/_purged_infos_limit", req -> Response.json(200, db(req, Access.Level.MEMBER).db().purgedInfosLimit()));
+        r.add("GET", "/{db}/_purged_infos_limit", req -> Response.json(200, db(req, SecuredDb.Level.MEMBER).database().purgedInfosLimit()));
         r.add("PUT", "/{db}/_purged_infos_limit", this::setLimit);
     }
 
-    private Access.Db db(Request req, Access.Level level) {
+    private SecuredDb db(Request req, SecuredDb.Level level) {
         return access.database(req, req.param("db"), level);
     }
 
@@ -57,7 +57,7 @@ public final class PurgeHandlers {
     }
 
     private Response purge(Request req) {
-        Access.Db db = db(req, Access.Level.SERVER_ADMIN); // chttpd_auth_request: require_admin
+        SecuredDb db = db(req, SecuredDb.Level.SERVER_ADMIN); // chttpd_auth_request: require_admin
         Bodies.requireContentType(req, Response.JSON);
         ObjectNode body = Bodies.jsonObject(req);
         List<PurgeRequest> requests = new ArrayList<>(body.size());
@@ -75,7 +75,7 @@ public final class PurgeHandlers {
         }
         if (requests.size() > setting("max_document_id_number", 100)) throw HttpError.badRequest("Exceeded maximum number of documents.");
         if (revs > setting("max_revisions_number", 1000)) throw HttpError.badRequest("Exceeded maximum number of revisions.");
-        List<Purged> results = requests.isEmpty() ? List.of() : db.db().purge(requests);
+        List<Purged> results = requests.isEmpty() ? List.of() : db.purge(requests);
         ObjectNode out = Json.NODES.objectNode();
         out.putNull("purge_seq");
         ObjectNode purged = out.putObject("purged");
@@ -87,10 +87,10 @@ public final class PurgeHandlers {
     }
 
     private Response infos(Request req) {
-        Access.Db db = db(req, Access.Level.MEMBER);
+        SecuredDb db = db(req, SecuredDb.Level.MEMBER);
         ObjectNode out = Json.NODES.objectNode();
         ArrayNode list = out.putArray("purged_infos");
-        for (PurgedInfos.Info i : db.db().purgedInfos()) {
+        for (PurgedInfos.Info i : db.database().purgedInfos()) {
             ObjectNode o = list.addObject().put("id", i.id());
             ArrayNode a = o.putArray("revs");
             for (RevId r : i.revs()) a.add(r.toString());
@@ -99,12 +99,12 @@ public final class PurgeHandlers {
     }
 
     private Response setLimit(Request req) {
-        Access.Db db = db(req, Access.Level.SERVER_ADMIN); // chttpd_auth_request: require_admin
+        SecuredDb db = db(req, SecuredDb.Level.SERVER_ADMIN); // chttpd_auth_request: require_admin
         JsonNode n = Bodies.json(req);
         if (!n.isIntegralNumber() || !n.canConvertToInt() || n.intValue() < 1) {
             throw HttpError.badRequest("`purged_infos_limit` must be positive integer");
         }
-        db.db().setPurgedInfosLimit(n.intValue());
+        db.setPurgedInfosLimit(n.intValue());
         return Response.ok();
     }
 }

@@ -8,8 +8,8 @@ import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
-import dev.chaise.http.auth.Access;
 import dev.chaise.storage.Database;
+import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.DbReader;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.RevId;
@@ -50,7 +50,7 @@ public final class ReplicationHandlers {
      * (left out when empty); {@code _missing_revs} answers the missing ones only.
      */
     private Response revsDiff(Request req, boolean missingRevsOnly) {
-        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        SecuredDb db = access.database(req, SecuredDb.Level.MEMBER);
         Bodies.requireContentType(req, Response.JSON);
         ObjectNode body = Bodies.jsonObject(req);
         List<String> ids = new ArrayList<>(body.size());
@@ -68,7 +68,7 @@ public final class ReplicationHandlers {
         }
         ObjectNode out = Json.NODES.objectNode();
         ObjectNode target = missingRevsOnly ? out.putObject("missing_revs") : out;
-        for (Database.RevsDiff d : db.db().revsDiff(ids, asked)) {
+        for (Database.RevsDiff d : db.database().revsDiff(ids, asked)) {
             if (missingRevsOnly) {
                 strings(target.putArray(d.id()), d.missing());
                 continue;
@@ -97,7 +97,7 @@ public final class ReplicationHandlers {
      * multipart, as CouchDB decides (the CouchDB replicator and PouchDB ask for JSON).
      */
     private Response bulkGet(Request req) throws Exception {
-        Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
+        SecuredDb db = access.database(req, SecuredDb.Level.MEMBER);
         Bodies.requireContentType(req, Response.JSON);
         ObjectNode body = Bodies.jsonObject(req);
         JsonNode list = body.get("docs");
@@ -114,13 +114,12 @@ public final class ReplicationHandlers {
         List<ObjectNode> results = new ArrayList<>(wanted.size());
         for (int i = 0; i < wanted.size(); i += DOCS_PER_TRANSACTION) {
             List<Wanted> chunk = wanted.subList(i, Math.min(wanted.size(), i + DOCS_PER_TRANSACTION));
-            results.addAll(db.db().read(r -> {
+            results.addAll(db.database().read(r -> {
                 List<ObjectNode> out = new ArrayList<>(chunk.size());
-                for (Wanted w : chunk) out.add(result(r, w, revs, latest, attachments));
+                for (Wanted w : chunk) out.add(result(db, r, w, revs, latest, attachments));
                 return out;
             }));
         }
-        for (ObjectNode row : results) readable(db, row);
         String accept = req.header("Accept");
         boolean multipart = !OpenRevs.accepts(accept, Response.JSON)
                 && (OpenRevs.accepts(accept, "multipart/mixed") || OpenRevs.accepts(accept, "multipart/related"));
@@ -164,7 +163,7 @@ public final class ReplicationHandlers {
     }
 
     /** {@code {"id": id, "docs": [...]}} for one requested document. */
-    private static ObjectNode result(DbReader r, Wanted w, boolean revs, boolean latest, boolean attachments) {
+    private static ObjectNode result(SecuredDb db, DbReader r, Wanted w, boolean revs, boolean latest, boolean attachments) {
         ObjectNode row = Json.NODES.objectNode();
         row.set("id", w.id() == null ? Json.NODES.nullNode() : w.id());
         ArrayNode out = row.putArray("docs");
@@ -174,29 +173,14 @@ public final class ReplicationHandlers {
         }
         String id = w.id().textValue();
         // An empty atts_since asks for nothing more than attachments= does, as in CouchDB.
-        List<ObjectNode> parts = OpenRevs.read(r, id, w.revs(), revs, latest, DocSupport.attsSince(w.attsSince() != null && w.attsSince().isEmpty() ? null : w.attsSince(), attachments));
+        List<ObjectNode> parts = OpenRevs.read(db, r, id, w.revs(), revs, latest,
+                DocSupport.attsSince(w.attsSince() != null && w.attsSince().isEmpty() ? null : w.attsSince(), attachments), true);
         // A missing document without a rev: CouchDB names the rev "undefined".
         if (parts.isEmpty()) out.add(error(w.id(), Json.NODES.textNode("undefined"), "not_found", "missing"));
         for (ObjectNode p : parts) {
-            out.add(p.has("ok") ? p : error(w.id(), p.get("missing"), "not_found", "missing"));
+            out.add(p.has("ok") || p.has("error") ? p : error(w.id(), p.get("missing"), "not_found", "missing"));
         }
         return row;
-    }
-
-    /** In {@code _users}, each found revision as the caller may read it, or the reason it may not. */
-    private static void readable(Access.Db db, ObjectNode row) {
-        ArrayNode docs = (ArrayNode) row.get("docs");
-        for (int i = 0; i < docs.size(); i++) {
-            JsonNode ok = docs.get(i).get("ok");
-            if (ok == null) continue;
-            try {
-                ((ObjectNode) docs.get(i)).set("ok", db.readable((ObjectNode) ok));
-            } catch (HttpError e) {
-                docs.set(i, error(row.get("id"), ok.get("_rev"), e.error(), e.reason()));
-            } catch (StorageException e) {
-                docs.set(i, error(row.get("id"), ok.get("_rev"), e.error(), e.reason()));
-            }
-        }
     }
 
     private static ObjectNode error(JsonNode id, JsonNode rev, String error, String reason) {

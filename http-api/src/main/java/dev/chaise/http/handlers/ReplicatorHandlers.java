@@ -7,7 +7,6 @@ import dev.chaise.http.Queries;
 import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
-import dev.chaise.http.auth.Access;
 import dev.chaise.http.auth.Authenticator;
 import dev.chaise.http.auth.SessionCookies;
 import dev.chaise.replicator.ReplicationSpec;

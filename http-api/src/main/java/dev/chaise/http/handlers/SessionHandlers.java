@@ -9,7 +9,7 @@ import dev.chaise.http.Response;
 import dev.chaise.http.Router;
 import dev.chaise.http.auth.Authenticator;
 import dev.chaise.http.auth.Credentials;
-import dev.chaise.http.auth.UserCtx;
+import dev.chaise.storage.UserCtx;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;

@@ -8,7 +8,7 @@ import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.ResponseStream;
 import dev.chaise.http.Router;
-import dev.chaise.http.auth.Access;
+import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.Sequence;
 import dev.chaise.storage.json.Json;
@@ -46,13 +46,13 @@ public final class ViewHandlers {
         r.add("GET", "/{db}/_design/{ddoc}/_view/{view}/_errors", this::errors);
         r.add("GET", "/{db}/_design/{ddoc}/_info", this::info);
         r.add("POST", "/{db}/_view_cleanup", req -> {
-            Database db = access.database(req, req.param("db"), Access.Level.REQUIRE_DB_ADMIN).db();
+            Database db = access.database(req, req.param("db"), SecuredDb.Level.REQUIRE_DB_ADMIN).database();
             Bodies.requireContentType(req, Response.JSON);
             views.cleanup(db);
             return Response.json(202, Map.of("ok", true));
         });
         r.add("POST", "/{db}/_compact/{ddoc}", req -> {
-            Database db = access.database(req, req.param("db"), Access.Level.REQUIRE_DB_ADMIN).db();
+            Database db = access.database(req, req.param("db"), SecuredDb.Level.REQUIRE_DB_ADMIN).database();
             Bodies.requireContentType(req, Response.JSON);
             views.designDoc(db, ddocId(req)); // 404 for a missing design doc, as CouchDB
             return Response.json(202, Map.of("ok", true)); // nothing to compact: FDB keeps no append-only files
@@ -64,8 +64,8 @@ public final class ViewHandlers {
     }
 
     private Response view(Request req, ObjectNode body) {
-        Access.Db adb = access.database(req, req.param("db"), Access.Level.MEMBER);
-        Database db = adb.db();
+        SecuredDb adb = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
+        Database db = adb.database();
         ViewQuery q = ViewArgs.parse(req, body);
         boolean attachments = "true".equals(req.query("attachments")) || (body != null && body.path("attachments").asBoolean(false));
         ViewService.Result result = views.query(db, ddocId(req), req.param("view"), q, attachments);
@@ -76,7 +76,7 @@ public final class ViewHandlers {
         });
     }
 
-    private static void writeResult(ResponseStream out, ViewService.Result result, ViewQuery q, Access.Db db) throws Exception {
+    private static void writeResult(ResponseStream out, ViewService.Result result, ViewQuery q, SecuredDb db) throws Exception {
         StringBuilder head = new StringBuilder("{");
         if (!result.reduced()) head.append("\"total_rows\":").append(result.totalRows()).append(",\"offset\":").append(result.offset()).append(',');
         if (q.updateSeq()) head.append("\"update_seq\":").append(seq(result.updateSeq())).append(',');
@@ -94,20 +94,20 @@ public final class ViewHandlers {
         return s == null ? "\"0\"" : "\"" + s.toHex() + "\"";
     }
 
-    private static ObjectNode row(ViewRow r, Access.Db db) {
+    private static ObjectNode row(ViewRow r, SecuredDb db) {
         ObjectNode o = Json.NODES.objectNode();
         if (r.id() != null) o.put("id", r.id());
         o.set("key", r.key());
         o.set("value", r.value());
-        if (r.doc() != null) o.set("doc", r.doc() instanceof ObjectNode d ? db.readableOrNull(d) : r.doc()); // _users: as its reader may see it
+        if (r.doc() != null) o.set("doc", r.doc() instanceof ObjectNode d ? db.visibleOrNull(d) : r.doc()); // _users: as its reader may see it
         return o;
     }
 
     /** {@code {"queries": [{...}, ...]}}: each query runs as if alone; results in the same order. */
     private Response queries(Request req) {
         Bodies.requireContentType(req, Response.JSON);
-        Access.Db adb = access.database(req, req.param("db"), Access.Level.MEMBER);
-        Database db = adb.db();
+        SecuredDb adb = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
+        Database db = adb.database();
         ObjectNode body = Bodies.jsonObject(req);
         JsonNode qs = body.get("queries");
         if (qs == null || !qs.isArray()) throw HttpError.badRequest("Request body must contain a `queries` array.");
@@ -136,7 +136,7 @@ public final class ViewHandlers {
     }
 
     private Response errors(Request req) {
-        Database db = access.database(req, req.param("db"), Access.Level.MEMBER).db();
+        Database db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER).database();
         long limit = dev.chaise.http.Queries.nonNegative(req, "limit", 1000);
         List<MapIndexSubspace.MapError> errs = views.errors(db, ddocId(req), req.param("view"), (int) Math.min(limit, 100_000));
         ObjectNode out = Json.NODES.objectNode();
@@ -146,7 +146,7 @@ public final class ViewHandlers {
     }
 
     private Response info(Request req) {
-        Database db = access.database(req, req.param("db"), Access.Level.MEMBER).db();
+        Database db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER).database();
         ViewService.IndexInfo i = views.info(db, ddocId(req));
         ObjectNode out = Json.NODES.objectNode();
         out.put("name", req.param("ddoc"));

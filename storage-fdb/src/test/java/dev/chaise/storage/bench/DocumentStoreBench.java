@@ -108,7 +108,7 @@ public final class DocumentStoreBench {
         LongAdder done = new LongAdder();
         return BenchLoop.run(writers, 1, seconds, done, () -> {
             long n = ids.getAndIncrement();
-            var r = bench.update(List.of(DocUpdate.edit(id(n), null, false, doc(n))), true).getFirst();
+            var r = bench.updateUnchecked(List.of(DocUpdate.edit(id(n), null, false, doc(n))), true).getFirst();
             if (!r.ok()) throw new IllegalStateException(r.error());
             done.increment();
         });
@@ -123,7 +123,7 @@ public final class DocumentStoreBench {
                 long n = ids.getAndIncrement();
                 batch.add(DocUpdate.edit(id(n), null, false, doc(n)));
             }
-            for (var r : bench.update(batch, true)) if (!r.ok()) throw new IllegalStateException(r.error());
+            for (var r : bench.updateUnchecked(batch, true)) if (!r.ok()) throw new IllegalStateException(r.error());
             done.add(1000);
         });
     }

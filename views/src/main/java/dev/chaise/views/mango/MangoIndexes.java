@@ -4,10 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.Database;
+import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.DocInfo;
 import dev.chaise.storage.DocUpdate;
 import dev.chaise.storage.DocumentJson;
-import dev.chaise.storage.DocumentValidator;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.UpdateResult;
@@ -180,7 +180,7 @@ public final class MangoIndexes {
     }
 
     /** {@code POST _index}. */
-    public Created create(Database db, JsonNode body, DocumentValidator validator) {
+    public Created create(SecuredDb db, JsonNode body) {
         Request r = parseRequest(body);
         ObjectNode map = viewMap(r.def());
         String generated = r.name() == null || r.ddoc() == null
@@ -194,7 +194,7 @@ public final class MangoIndexes {
         view.put("reduce", "_count");
         view.putObject("options").set("def", r.def());
         for (int attempt = 1; ; attempt++) {
-            StoredDoc current = load(db, ddocId);
+            StoredDoc current = load(db.database(), ddocId);
             ObjectNode ddoc = current == null ? newDesignDoc() : current.body().deepCopy();
             JsonNode lang = ddoc.get("language");
             if (lang == null || !lang.isTextual() || !lang.textValue().equals(DesignDoc.QUERY)) {
@@ -209,7 +209,7 @@ public final class MangoIndexes {
                 JsonNode o = ddoc.get("options");
                 (o instanceof ObjectNode on ? on : ddoc.putObject("options")).put("interactive", true);
             }
-            if (save(db, ddocId, current, ddoc, validator, attempt)) return new Created("created", ddocId, name);
+            if (save(db, ddocId, current, ddoc, attempt)) return new Created("created", ddocId, name);
         }
     }
 
@@ -230,10 +230,10 @@ public final class MangoIndexes {
     }
 
     /** Writes the new body over {@code current}; false when another write got there first (try again). */
-    private static boolean save(Database db, String ddocId, StoredDoc current, ObjectNode body, DocumentValidator validator, int attempt) {
+    private static boolean save(SecuredDb db, String ddocId, StoredDoc current, ObjectNode body, int attempt) {
         boolean deleted = body == null;
         UpdateResult res = db.update(List.of(DocUpdate.edit(ddocId, current == null ? null : current.rev(), deleted,
-                deleted ? Json.NODES.objectNode() : body)), true, validator).getFirst();
+                deleted ? Json.NODES.objectNode() : body)), true).getFirst();
         if (res.ok()) return true;
         if (res.error().kind() == StorageException.Kind.CONFLICT && attempt < SAVE_ATTEMPTS) return false;
         throw res.error();
@@ -242,15 +242,15 @@ public final class MangoIndexes {
     // ---------------------------------------------------------------- deleting
 
     /** {@code DELETE _index/{ddoc}/{type}/{name}}: 404 {@code not_found}/{@code missing} when there is no such index. */
-    public void delete(Database db, String ddoc, String type, String name, DocumentValidator validator) {
+    public void delete(SecuredDb db, String ddoc, String type, String name) {
         String ddocId = ddoc.startsWith(DocumentJson.DESIGN_PREFIX) ? ddoc : DocumentJson.DESIGN_PREFIX + ddoc;
-        if (!deleteView(db, ddocId, type, name, validator)) throw StorageException.notFound("missing");
+        if (!deleteView(db, ddocId, type, name)) throw StorageException.notFound("missing");
     }
 
     /** Removes the view, and the design document with its last view; false if there was no such index. */
-    private boolean deleteView(Database db, String ddocId, String type, String name, DocumentValidator validator) {
+    private boolean deleteView(SecuredDb db, String ddocId, String type, String name) {
         for (int attempt = 1; ; attempt++) {
-            StoredDoc current = load(db, ddocId);
+            StoredDoc current = load(db.database(), ddocId);
             if (current == null) return false;
             List<JsonIndex> indexes = JsonIndex.fromDesignDoc(ddocId, current.body());
             boolean found = type.equals("json") && indexes.stream().anyMatch(i -> name == null || i.name().equals(name));
@@ -265,12 +265,12 @@ public final class MangoIndexes {
             if (views.isEmpty()) ddoc.remove("views");
             // A design document left with nothing but its language goes, as CouchDB deletes it.
             boolean empty = ddoc.size() == 1 && ddoc.has("language");
-            if (save(db, ddocId, current, empty ? null : ddoc, validator, attempt)) return true;
+            if (save(db, ddocId, current, empty ? null : ddoc, attempt)) return true;
         }
     }
 
     /** {@code POST _index/_bulk_delete}: each design document's JSON indexes go; the answer lists what did and did not. */
-    public ObjectNode bulkDelete(Database db, JsonNode body, DocumentValidator validator) {
+    public ObjectNode bulkDelete(SecuredDb db, JsonNode body) {
         if (body == null || !body.isObject()) throw new MangoException("invalid_ejson", "Invalid JSON value: " + body);
         JsonNode ids = body.get("docids");
         if (ids == null) throw new MangoException("missing_required_key", "Missing required key: docids");
@@ -296,7 +296,7 @@ public final class MangoIndexes {
             }
             String id = idNode.textValue().startsWith(DocumentJson.DESIGN_PREFIX) ? idNode.textValue() : DocumentJson.DESIGN_PREFIX + idNode.textValue();
             try {
-                if (deleteView(db, id, "json", null, validator)) success.addObject().put("id", id).put("ok", true);
+                if (deleteView(db, id, "json", null)) success.addObject().put("id", id).put("ok", true);
                 else fail.addObject().put("id", id).put("error", "not_found");
             } catch (StorageException e) {
                 fail.addObject().put("id", id).put("error", e.error());

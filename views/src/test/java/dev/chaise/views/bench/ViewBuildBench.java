@@ -41,7 +41,7 @@ public final class ViewBuildBench {
             for (int i = 0; i < docs; i += 1000) {
                 List<DocUpdate> batch = new ArrayList<>();
                 for (int j = i; j < Math.min(docs, i + 1000); j++) batch.add(DocUpdate.edit(String.format("doc-%08d", j), null, false, doc(j)));
-                bench.update(batch, true);
+                bench.updateUnchecked(batch, true);
             }
             JsEngine js;
             String map;
@@ -54,7 +54,7 @@ public final class ViewBuildBench {
             }
             ObjectNode ddoc = Json.NODES.objectNode();
             ddoc.putObject("views").putObject("t").put("map", map).put("reduce", "_count");
-            bench.update(List.of(DocUpdate.edit("_design/b", null, false, ddoc)), true);
+            bench.updateUnchecked(List.of(DocUpdate.edit("_design/b", null, false, ddoc)), true);
             ViewService views = new ViewService(store, js, new ViewService.Options(workers, 5_000));
             long t0 = System.nanoTime();
             query(views, bench, q(ViewQuery.Update.TRUE, null, 0, false));

@@ -51,7 +51,7 @@ class ReduceTreeTest {
                     if (i % 15 == 0) d.put("pad", "x".repeat(2_000) + i);
                     batch.add(DocUpdate.edit(String.format("d%06d", i), null, false, d));
                 }
-                db.update(batch, true);
+                db.updateUnchecked(batch, true);
             }
             ObjectNode ddoc = Json.NODES.objectNode();
             ddoc.putObject("views").putObject("stats").put("map", "n").put("reduce", "_stats");

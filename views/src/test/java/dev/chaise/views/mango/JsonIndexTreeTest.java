@@ -59,8 +59,7 @@ class JsonIndexTreeTest {
             for (int i = 0; i < 60; i++) MangoModelTest.write(db, "d" + i, doc(rnd));
 
             String extra = interactive ? ",\"interactive\":true" : "";
-            mango.indexes().create(db, MangoModelTest.json("{\"index\":{\"fields\":[\"a\"]},\"ddoc\":\"m\",\"name\":\"a\"" + extra + "}"),
-                    DocumentValidator.NONE);
+            mango.indexes().create(db.openFor(dev.chaise.storage.UserCtx.server("test"), dev.chaise.storage.SecuredDb.Level.MEMBER), MangoModelTest.json("{\"index\":{\"fields\":[\"a\"]},\"ddoc\":\"m\",\"name\":\"a\"" + extra + "}"));
             ObjectNode jsDdoc = Json.NODES.objectNode();
             jsDdoc.putObject("views").putObject("a").put("map", "byA").put("reduce", "_count");
             if (interactive) jsDdoc.putObject("options").put("interactive", true);

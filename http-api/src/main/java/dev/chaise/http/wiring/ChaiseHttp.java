@@ -1,11 +1,18 @@
-package dev.chaise.http;
+package dev.chaise.http.wiring;
 
-import dev.chaise.http.auth.Access;
+import dev.chaise.http.HttpPipeline;
+import dev.chaise.http.HttpServer;
+import dev.chaise.http.Router;
+import dev.chaise.http.StorageProbe;
+
+import dev.chaise.http.config.ConfigStore;
+import dev.chaise.http.config.HttpConfig;
 import dev.chaise.http.auth.Authenticator;
 import dev.chaise.http.auth.ServerAdmins;
 import dev.chaise.http.auth.SessionCookies;
 import dev.chaise.http.auth.UserDirectory;
 import dev.chaise.http.auth.UsersDatabase;
+import dev.chaise.http.handlers.Access;
 import dev.chaise.http.handlers.AllDocsHandlers;
 import dev.chaise.http.handlers.AttachmentHandlers;
 import dev.chaise.http.handlers.BulkDocsHandler;
@@ -83,8 +90,13 @@ public final class ChaiseHttp implements AutoCloseable {
         dirs.add(new ServerAdmins(configStore));
         dirs.addAll(users);
         UsersDatabase usersDb = new UsersDatabase(storage, () -> live.get().auth(), configStore);
-        this.access = new Access(storage, usersDb);
         dirs.add(usersDb);
+        // The database's rules, applied by every database opened for someone (storage's door),
+        // whichever path a document takes: the _users and _replicator rules, then views' checks.
+        storage.addPolicy(usersDb);
+        storage.addPolicy(new dev.chaise.replicator.ReplicatorPolicy());
+        storage.addPolicy(new dev.chaise.views.DesignPolicy(views));
+        this.access = new Access(storage);
         this.authenticator = new Authenticator(dirs, new SessionCookies(secret, () -> live.get().auth(), () -> System.currentTimeMillis() / 1000), configStore);
         this.probe = new StorageProbe(storage);
         this.metrics = metrics(configStore, storage, views);
@@ -96,15 +108,15 @@ public final class ChaiseHttp implements AutoCloseable {
                 storage.backendName(), storage.engineFigures())).register(router);
         new DatabaseHandlers(storage, access, configStore).register(router);
         new DbUpdatesHandler(storage).register(router);
-        new DocumentHandlers(views, usersDb, access).register(router);
-        new BulkDocsHandler(views, usersDb, access).register(router);
+        new DocumentHandlers(access).register(router);
+        new BulkDocsHandler(access).register(router);
         new AllDocsHandlers(access).register(router);
         changes = new ChangesHandler(views, access);
         changes.register(router);
         metrics.gauge("couchdb.httpd.clients_requesting_changes", "number of clients for continuous _changes", changes::openFeeds);
         new ReplicationHandlers(access).register(router);
         new ViewHandlers(views, access).register(router);
-        new AttachmentHandlers(views, access).register(router);
+        new AttachmentHandlers(access).register(router);
         new PurgeHandlers(access, configStore).register(router);
         new ReplicatorHandlers(() -> replicator).register(router);
         new NotImplementedHandlers(access).register(router);
@@ -143,9 +155,9 @@ public final class ChaiseHttp implements AutoCloseable {
         return uuid;
     }
 
-    /** How the replicator reaches this server's databases: with a request's checks, as the replication's user. */
+    /** How the replicator reaches this server's databases: through storage's door, as the replication's user. */
     public dev.chaise.replicator.LocalAccess localAccess() {
-        return new dev.chaise.http.handlers.ReplicatorAccess(storage, access, views);
+        return new dev.chaise.replicator.LocalAccess(storage);
     }
 
     /** Serves {@code _replicate}, {@code _scheduler} and replication tasks with {@code r} (before {@link #start()}). */
@@ -157,10 +169,6 @@ public final class ChaiseHttp implements AutoCloseable {
 
     public Router router() {
         return router;
-    }
-
-    public Access access() {
-        return access;
     }
 
     public Authenticator authenticator() {

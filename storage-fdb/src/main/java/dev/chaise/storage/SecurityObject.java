@@ -1,8 +1,7 @@
-package dev.chaise.http.auth;
+package dev.chaise.storage;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.http.HttpError;
 import dev.chaise.storage.json.Json;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,7 +40,7 @@ public record SecurityObject(Group admins, Group members, ObjectNode json) {
 
     /** Parses and validates; invalid objects are 400 with CouchDB's reasons. */
     public static SecurityObject parse(JsonNode node) {
-        if (node == null || !node.isObject()) throw HttpError.badRequest("Request body must be a JSON object");
+        if (node == null || !node.isObject()) throw StorageException.badRequest("Request body must be a JSON object");
         ObjectNode o = (ObjectNode) node;
         JsonNode members = o.has("members") ? o.get("members") : o.get("readers");
         return new SecurityObject(group(o.get("admins")), group(members), o);
@@ -57,17 +56,17 @@ public record SecurityObject(Group admins, Group members, ObjectNode json) {
 
     private static Group group(JsonNode g) {
         if (g == null) return Group.EMPTY;
-        if (!g.isObject()) throw HttpError.badRequest("admins or members must be a JSON list of strings");
+        if (!g.isObject()) throw StorageException.badRequest("admins or members must be a JSON list of strings");
         return new Group(strings(g.get("names"), "names"), strings(g.get("roles"), "roles"));
     }
 
     private static List<String> strings(JsonNode a, String what) {
         if (a == null) return List.of();
         String reason = what + " must be a JSON list of strings";
-        if (!a.isArray()) throw HttpError.badRequest(reason);
+        if (!a.isArray()) throw StorageException.badRequest(reason);
         List<String> out = new ArrayList<>();
         for (JsonNode n : a) {
-            if (!n.isTextual()) throw HttpError.badRequest(reason);
+            if (!n.isTextual()) throw StorageException.badRequest(reason);
             out.add(n.asText());
         }
         return out;

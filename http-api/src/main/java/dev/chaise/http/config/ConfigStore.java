@@ -1,4 +1,4 @@
-package dev.chaise.http;
+package dev.chaise.http.config;
 
 import java.util.Map;
 import java.util.Optional;

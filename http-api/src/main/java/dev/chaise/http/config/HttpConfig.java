@@ -1,4 +1,4 @@
-package dev.chaise.http;
+package dev.chaise.http.config;
 
 /**
  * Settings read once at start (the server module builds this from the ini). Values that

@@ -1,0 +1,51 @@
+package dev.chaise.http.handlers;
+
+import dev.chaise.http.Request;
+import dev.chaise.storage.SecuredDb;
+import dev.chaise.storage.Storage;
+import dev.chaise.storage.UserCtx;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * How a handler opens the database a request names: through storage's door
+ * ({@link Storage#open(String, UserCtx, SecuredDb.Level)}, which checks {@code _security} and
+ * applies the database's rules to everything done with it), after the checks that CouchDB makes on
+ * the request's path ({@code chttpd_auth_request}) rather than on the database.
+ */
+public final class Access {
+    private static final Set<String> SYSTEM_DBS = Set.of("_users", "_replicator", "_global_changes");
+
+    private final Storage storage;
+
+    public Access(Storage storage) {
+        this.storage = storage;
+    }
+
+    public static void requireServerAdmin(Request req) {
+        SecuredDb.requireServerAdmin(req.user());
+    }
+
+    /**
+     * Opens {@code name} for {@code req}'s user at {@code level}, or throws: 400 for an illegal
+     * name, 404 if it does not exist, 401/403 if the user may not. Names starting with {@code _}
+     * that are not system databases reach here only for server admins, as in CouchDB, where such
+     * paths are server endpoints; the users and replicator databases' listings and feeds are for
+     * server admins too.
+     */
+    public SecuredDb database(Request req, String name, SecuredDb.Level level) {
+        UserCtx u = req.user();
+        if (name.startsWith("_") && !SYSTEM_DBS.contains(name)) SecuredDb.requireServerAdmin(u);
+        List<String> p = req.path();
+        if ((name.equals("_users") || name.equals("_replicator")) && p.size() > 1
+                && (p.get(1).equals("_all_docs") || p.get(1).equals("_changes"))) {
+            SecuredDb.requireServerAdmin(u);
+        }
+        return storage.open(name, u, level);
+    }
+
+    /** The database named by the request's {@code {db}}. */
+    public SecuredDb database(Request req, SecuredDb.Level level) {
+        return database(req, req.param("db"), level);
+    }
+}

@@ -1,0 +1,266 @@
+package dev.chaise.storage;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A database opened for someone: the one door through which requests and the server's own tasks
+ * read and write documents, as CouchDB's {@code fabric2_db} is opened with a {@code user_ctx}.
+ * It applies the database's policy itself, so no caller can forget a rule:
+ *
+ * <ul>
+ *   <li>at opening ({@link Storage#open(String, UserCtx, Level)}), {@code _security}: 401 to an
+ *       anonymous caller who may not, 403 to a signed-in one, as {@code couch_db} decides them;
+ *   <li>on every write, design documents for database admins only, then each registered
+ *       {@link DbPolicy}'s {@code beforeUpdate} (the {@code _users} and {@code _replicator}
+ *       rules, design documents that must compile), then their validators (validate_doc_update)
+ *       inside the write's transaction;
+ *   <li>on every document it hands out ({@link #render}, {@link #visible}), each policy's
+ *       {@code afterRead} ({@code _users}: no one else's password hash).
+ * </ul>
+ *
+ * <p>Reads that return no document bodies (counts, ids, revisions, attachments' bytes, the raw
+ * {@link #database()} for views' and Mango's scans) need nothing more than membership.
+ */
+public final class SecuredDb {
+
+    /** What the caller must be to open the database. */
+    public enum Level {
+        /** Read or write documents: a member (or anyone, if the database has no members). */
+        MEMBER,
+        /** Change {@code _security}, {@code _revs_limit}: a database admin (401 anonymous, 403 signed in). */
+        DB_ADMIN,
+        /** Compact, clean up views: a database admin, 401 to everyone else ({@code chttpd_auth_request:require_db_admin}). */
+        REQUIRE_DB_ADMIN,
+        /** Create, delete, purge: a server admin (401 to everyone else). */
+        SERVER_ADMIN
+    }
+
+    /** {@code couch_db:check_is_admin}'s reason. */
+    public static final String NOT_DB_ADMIN = "You are not a db or server admin.";
+    public static final String NOT_SERVER_ADMIN = "You are not a server admin.";
+
+    private final Database db;
+    private final UserCtx user;
+    private final SecurityObject security;
+    private final List<DbPolicy> policies;
+
+    SecuredDb(Database db, UserCtx user, SecurityObject security, List<DbPolicy> policies) {
+        this.db = db;
+        this.user = user;
+        this.security = security;
+        this.policies = policies;
+    }
+
+    /** Opens {@code db} for {@code user}, or throws 401/403 as CouchDB decides them. */
+    static SecuredDb open(Database db, UserCtx user, Level level, List<DbPolicy> policies) {
+        SecurityObject sec = SecurityObject.parse(db.securityJson());
+        switch (level) {
+            case MEMBER -> {
+                if (!sec.isMember(user)) throw denied(user, "You are not allowed to access this db.", "You are not authorized to access this db.");
+            }
+            case DB_ADMIN -> {
+                if (!sec.isAdmin(user)) throw denied(user, NOT_DB_ADMIN, NOT_DB_ADMIN);
+            }
+            case REQUIRE_DB_ADMIN -> {
+                if (!sec.isAdmin(user)) throw new StorageException(StorageException.Kind.UNAUTHORIZED, "You are not a server or db admin.");
+            }
+            case SERVER_ADMIN -> requireServerAdmin(user);
+        }
+        return new SecuredDb(db, user, sec, policies);
+    }
+
+    /** CouchDB answers 401 here even to signed-in users. */
+    public static void requireServerAdmin(UserCtx u) {
+        if (!u.isServerAdmin()) throw new StorageException(StorageException.Kind.UNAUTHORIZED, NOT_SERVER_ADMIN);
+    }
+
+    /** {@code couch_db:throw_security_error}: unauthorized for an anonymous caller, forbidden for a signed-in one. */
+    public static StorageException denied(UserCtx u, String forbidden, String unauthorized) {
+        return u.isAnonymous() ? new StorageException(StorageException.Kind.UNAUTHORIZED, unauthorized)
+                : new StorageException(StorageException.Kind.FORBIDDEN, forbidden);
+    }
+
+    public String name() {
+        return db.name();
+    }
+
+    public UserCtx user() {
+        return user;
+    }
+
+    public SecurityObject security() {
+        return security;
+    }
+
+    /** A database admin (server admins are). */
+    public boolean isAdmin() {
+        return security.isAdmin(user);
+    }
+
+    /** {@code couch_db:check_is_admin}: 401 to an anonymous caller, 403 to a signed-in one. */
+    public void checkAdmin() {
+        if (!isAdmin()) throw denied(user, NOT_DB_ADMIN, NOT_DB_ADMIN);
+    }
+
+    /**
+     * The database for reads that hand out no document the policy must see first: counts,
+     * revisions, changes rows, attachments, and the scans of views and Mango, whose documents
+     * come back through {@link #visible}. Its writes are storage's internal ones.
+     */
+    public Database database() {
+        return db;
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    /** {@code doc} as this user may see it (each policy's {@code afterRead}), or a refusal. */
+    public ObjectNode visible(ObjectNode doc) {
+        ObjectNode out = doc;
+        for (DbPolicy p : policies) out = p.afterRead(this, out);
+        return out;
+    }
+
+    /** {@link #visible}, or null for a document this user may not see (a listing's row then has none). */
+    public ObjectNode visibleOrNull(ObjectNode doc) {
+        try {
+            return visible(doc);
+        } catch (StorageException e) {
+            if (e.kind() == StorageException.Kind.NOT_FOUND || e.kind() == StorageException.Kind.FORBIDDEN
+                    || e.kind() == StorageException.Kind.UNAUTHORIZED) return null;
+            throw e;
+        }
+    }
+
+    /** A stored document rendered with {@code meta}, as this user may see it. */
+    public ObjectNode render(StoredDoc doc, DocumentJson.Meta meta) {
+        return visible(DocumentJson.render(doc, meta));
+    }
+
+    /** {@link #render}, or null for a document this user may not see. */
+    public ObjectNode renderOrNull(StoredDoc doc, DocumentJson.Meta meta) {
+        return visibleOrNull(DocumentJson.render(doc, meta));
+    }
+
+    // ---------------------------------------------------------------- writes
+
+    /**
+     * Writes documents as this user: each passes the design-document check and every policy's
+     * {@code beforeUpdate} here, then every policy's validator in its own transaction. Each
+     * document gets its own result; one refused before the write is not written.
+     */
+    public List<UpdateResult> update(List<DocUpdate> docs, boolean newEdits) {
+        return write(docs, newEdits, false);
+    }
+
+    /**
+     * All documents in one transaction, or none: if any is refused, before or in the write,
+     * nothing is written and the results say which failed (the others' results have neither a
+     * revision nor an error).
+     */
+    public List<UpdateResult> updateAllOrNothing(List<DocUpdate> docs, boolean newEdits) {
+        return write(docs, newEdits, true);
+    }
+
+    private List<UpdateResult> write(List<DocUpdate> docs, boolean newEdits, boolean allOrNothing) {
+        UpdateResult[] out = new UpdateResult[docs.size()];
+        List<DocUpdate> passed = new ArrayList<>(docs.size());
+        List<Integer> at = new ArrayList<>(docs.size());
+        for (int i = 0; i < docs.size(); i++) {
+            DocUpdate u = docs.get(i);
+            try {
+                checkWriter(u.id());
+                for (DbPolicy p : policies) u = p.beforeUpdate(this, u, newEdits);
+                passed.add(u);
+                at.add(i);
+            } catch (StorageException e) {
+                out[i] = new UpdateResult(docs.get(i).id(), null, e);
+            }
+        }
+        if (allOrNothing && passed.size() < docs.size()) {
+            for (int i = 0; i < out.length; i++) if (out[i] == null) out[i] = new UpdateResult(docs.get(i).id(), null, null);
+            return List.of(out);
+        }
+        if (!passed.isEmpty()) {
+            DocumentValidator v = validator();
+            List<UpdateResult> written = allOrNothing ? db.updateAllOrNothing(passed, newEdits, v) : db.update(passed, newEdits, v);
+            for (int k = 0; k < written.size(); k++) out[at.get(k)] = written.get(k);
+        }
+        return List.of(out);
+    }
+
+    /** One document through {@link #update}: its new revision, or its error thrown. */
+    public UpdateResult updateOne(DocUpdate doc, boolean newEdits) {
+        UpdateResult r = update(List.of(doc), newEdits).getFirst();
+        if (!r.ok()) throw r.error();
+        return r;
+    }
+
+    /**
+     * Whether this user may write {@code docId} at all (design documents: database admins; then
+     * each policy's {@link DbPolicy#checkWriter}): every write asks it, and a request with a body
+     * to stream asks it first.
+     */
+    public void checkWriter(String docId) {
+        if (docId.startsWith(DocumentJson.DESIGN_PREFIX)) checkAdmin();
+        for (DbPolicy p : policies) p.checkWriter(this, docId);
+    }
+
+    private DocumentValidator validator() {
+        DocumentValidator all = DocumentValidator.NONE;
+        for (DbPolicy p : policies) {
+            DocumentValidator v = p.validator(this);
+            if (v != null) all = all == DocumentValidator.NONE ? v : all.andThen(v);
+        }
+        return all;
+    }
+
+    // ---------------------------------------------------------------- _local documents
+
+    /** A {@code _local} document: 404 "missing" if there is none. */
+    public LocalDoc getLocal(String id) {
+        return db.getLocal(id);
+    }
+
+    /** A {@code _local} document written as CouchDB 3 does ({@link Database#writeLocal}). */
+    public LocalDoc writeLocal(String id, String clientRev, boolean deleted, ObjectNode body) {
+        return db.writeLocal(id, clientRev, deleted, body);
+    }
+
+    // ---------------------------------------------------------------- attachments
+
+    /** An attachment body stored ahead of the write that names it ({@link Database#storeAttachment}). */
+    public StoredAttachment storeAttachment(String docId, String name, InputStream in) {
+        return db.storeAttachment(docId, name, in);
+    }
+
+    /** {@link Database#readAttachment}: an attachment body of a multipart document, stored ahead. */
+    public StoredAttachment readAttachment(String docId, String name, ObjectNode meta, InputStream in) {
+        return db.readAttachment(docId, name, meta, in);
+    }
+
+    // ---------------------------------------------------------------- administration
+
+    /** CouchDB's purge: server admins only. */
+    public List<Purged> purge(List<PurgeRequest> requests) {
+        requireServerAdmin(user);
+        return db.purge(requests);
+    }
+
+    public void setPurgedInfosLimit(int limit) {
+        requireServerAdmin(user);
+        db.setPurgedInfosLimit(limit);
+    }
+
+    public void setSecurity(String securityJson) {
+        checkAdmin();
+        db.setSecurity(securityJson);
+    }
+
+    public void setRevsLimit(int limit) {
+        checkAdmin();
+        db.setRevsLimit(limit);
+    }
+}

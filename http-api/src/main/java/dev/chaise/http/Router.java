@@ -32,6 +32,10 @@ public final class Router {
     }
 
     private final Node root = new Node();
+    private final Map<String, Route> routes = new LinkedHashMap<>();
+
+    /** A registered method and pattern, as given to {@link #add}. */
+    public record Route(String method, String pattern) {}
 
     /** Registers {@code handler} for {@code method} on {@code pattern}; a later registration of the same pair replaces it. */
     public Router add(String method, String pattern, Handler handler) {
@@ -59,7 +63,13 @@ public final class Router {
             }
         }
         n.handlers.put(method, handler);
+        routes.put(method + " " + pattern, new Route(method, pattern));
         return this;
+    }
+
+    /** Every method and pattern registered, in the order they were first added: what the server serves. */
+    public List<Route> routes() {
+        return List.copyOf(routes.values());
     }
 
     /**

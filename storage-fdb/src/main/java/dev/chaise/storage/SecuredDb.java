@@ -56,7 +56,7 @@ public final class SecuredDb {
 
     /** Opens {@code db} for {@code user}, or throws 401/403 as CouchDB decides them. */
     static SecuredDb open(Database db, UserCtx user, Level level, List<DbPolicy> policies) {
-        SecurityObject sec = SecurityObject.parse(db.securityJson());
+        SecurityObject sec = SecurityObject.ofStored(db.securityJson());
         switch (level) {
             case MEMBER -> {
                 if (!sec.isMember(user)) throw denied(user, "You are not allowed to access this db.", "You are not authorized to access this db.");

@@ -46,6 +46,23 @@ public record SecurityObject(Group admins, Group members, ObjectNode json) {
         return new SecurityObject(group(o.get("admins")), group(members), o);
     }
 
+    private static final int CACHED = 1024;
+    private static final java.util.concurrent.ConcurrentHashMap<String, SecurityObject> PARSED = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * The stored object, parsed once per distinct text: every request opens its database with it,
+     * and parsing it each time was a measurable share of a small request's CPU. Records are
+     * immutable but for {@code json}, which callers only read.
+     */
+    public static SecurityObject ofStored(String json) {
+        SecurityObject s = PARSED.get(json);
+        if (s != null) return s;
+        s = parse(json);
+        if (PARSED.size() >= CACHED) PARSED.clear(); // a crude bound: distinct _security objects are few
+        PARSED.put(json, s);
+        return s;
+    }
+
     public static SecurityObject parse(String json) {
         try {
             return parse(Json.MAPPER.readTree(json));

@@ -7,7 +7,6 @@ import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.storage.Database;
 import dev.chaise.storage.DocUpdate;
-import dev.chaise.storage.DocumentValidator;
 import dev.chaise.storage.Storage;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.ViewService;

@@ -13,7 +13,6 @@ import dev.chaise.kv.KvStore;
 import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.storage.Database;
-import dev.chaise.storage.DocumentValidator;
 import dev.chaise.storage.PurgeRequest;
 import dev.chaise.storage.Storage;
 import dev.chaise.storage.json.Json;

@@ -15,7 +15,6 @@ import dev.chaise.kv.embedded.FaultInjection;
 import dev.chaise.storage.Database;
 import dev.chaise.storage.DocUpdate;
 import dev.chaise.storage.DocumentJson;
-import dev.chaise.storage.DocumentValidator;
 import dev.chaise.storage.RevId;
 import dev.chaise.storage.ScanProperties;
 import dev.chaise.storage.Storage;

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.Storage;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.DocFilters;
 import dev.chaise.views.jobs.JobQueue;
 import dev.chaise.views.jobs.LeaseLostException;
 import java.net.http.HttpClient;
@@ -76,7 +76,7 @@ public final class Replicator implements AutoCloseable {
     }
 
     final Storage storage;
-    final ViewService views;
+    final DocFilters filters;
     final JobQueue queue;
     final LocalAccess access;
     final Config config;
@@ -87,9 +87,9 @@ public final class Replicator implements AutoCloseable {
     private final ReplicatorDocs docs;
     private volatile boolean closed;
 
-    public Replicator(Storage storage, ViewService views, JobQueue queue, LocalAccess access, Config config) {
+    public Replicator(Storage storage, DocFilters filters, JobQueue queue, LocalAccess access, Config config) {
         this.storage = storage;
-        this.views = views;
+        this.filters = filters;
         this.queue = queue;
         this.access = access;
         this.config = config;
@@ -266,7 +266,7 @@ public final class Replicator implements AutoCloseable {
     /** One side of a replication; nothing is opened until the run asks (source first, then target, as CouchDB). */
     Peer peer(Endpoint e, ReplicationSpec spec) {
         return switch (e) {
-            case Endpoint.Local l -> new LocalPeer(l.db(), access, views, spec.user());
+            case Endpoint.Local l -> new LocalPeer(l.db(), access, filters, spec.user());
             case Endpoint.Remote r -> new HttpPeer(http, r, spec.connectionTimeoutMs(), spec.retries());
         };
     }

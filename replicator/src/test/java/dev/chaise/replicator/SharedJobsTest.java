@@ -12,7 +12,7 @@ import dev.chaise.storage.DocumentValidator;
 import dev.chaise.storage.Storage;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.ViewsModule;
 import dev.chaise.views.jobs.JobQueue;
 import java.time.Duration;
 import java.util.List;
@@ -47,7 +47,7 @@ class SharedJobsTest {
         Replicator.Config d = Replicator.Config.defaults("uuid", () -> "http://127.0.0.1:5984/");
         Replicator.Config c = new Replicator.Config(d.serverUuid(), node, d.loopbackBase(), d.maxJobs(), Duration.ofMillis(200), d.healthThreshold(),
                 d.maxHistory(), Duration.ofSeconds(2), Duration.ofMillis(200), d.defaults(), false, Duration.ofSeconds(1));
-        return new Replicator(storage, new ViewService(storage, null), new JobQueue(kv), access, c).start();
+        return new Replicator(storage, new ViewsModule(storage, null).filters(), new JobQueue(kv), access, c).start();
     }
 
     static void write(Storage storage, String db, String id) {

@@ -17,7 +17,7 @@ import dev.chaise.storage.UpdateResult;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.RevId;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.DesignDocChecks;
 import java.util.ArrayList;
 import java.util.Map;
 import java.util.List;
@@ -32,10 +32,10 @@ import java.util.List;
 public final class AttachmentHandlers {
     private static final String MISSING = "Document is missing attachment";
 
-    private final ViewService views;
+    private final DesignDocChecks checks;
     private final Access access;
-    public AttachmentHandlers(ViewService views, Access access) {
-        this.views = views;
+    public AttachmentHandlers(DesignDocChecks checks, Access access) {
+        this.checks = checks;
         this.access = access;
     }
 
@@ -261,7 +261,7 @@ public final class AttachmentHandlers {
     }
 
     private UpdateResult write(Access.Db db, DocUpdate u) {
-        UpdateResult r = db.db().update(List.of(u), true, DocSupport.validator(views, db)).getFirst();
+        UpdateResult r = db.db().update(List.of(u), true, DocSupport.validator(checks, db)).getFirst();
         if (!r.ok()) throw r.error();
         return r;
     }

@@ -16,7 +16,7 @@ import dev.chaise.storage.LocalDoc;
 import dev.chaise.storage.UpdateResult;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.DesignDocChecks;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -28,12 +28,12 @@ import java.util.List;
  * would have failed.
  */
 public final class BulkDocsHandler {
-    private final ViewService views;
+    private final DesignDocChecks checks;
     private final UsersDatabase users;
     private final Access access;
 
-    public BulkDocsHandler(ViewService views, UsersDatabase users, Access access) {
-        this.views = views;
+    public BulkDocsHandler(DesignDocChecks checks, UsersDatabase users, Access access) {
+        this.checks = checks;
         this.users = users;
         this.access = access;
     }
@@ -84,7 +84,7 @@ public final class BulkDocsHandler {
                 continue;
             }
             try {
-                DocSupport.validateDesign(views, p);
+                DocSupport.validateDesign(checks, p);
             } catch (dev.chaise.views.index.ViewException e) {
                 items.add(new Item(p.id(), rev, null, null, DocSupport.errorRow(p.id(), newEdits ? null : rev, e.error(), e.reason())));
                 continue;
@@ -102,8 +102,8 @@ public final class BulkDocsHandler {
         }
         if (allOrNothing && failed) return aborted(items, rows);
         List<UpdateResult> results = updates.isEmpty() ? List.of()
-                : allOrNothing ? db.db().updateAllOrNothing(updates, newEdits, DocSupport.validator(views, db))
-                : db.db().update(updates, newEdits, DocSupport.validator(views, db));
+                : allOrNothing ? db.db().updateAllOrNothing(updates, newEdits, DocSupport.validator(checks, db))
+                : db.db().update(updates, newEdits, DocSupport.validator(checks, db));
         int k = 0;
         for (int i = 0; i < items.size(); i++) {
             Item it = items.get(i);

@@ -56,8 +56,8 @@ final class DocSupport {
     }
 
     /** The request user's validate_doc_update checks: every write of a document by a client goes through them. */
-    static dev.chaise.storage.DocumentValidator validator(dev.chaise.views.ViewService views, Access.Db db) {
-        dev.chaise.storage.DocumentValidator functions = views.validator(db.user().name(), db.user().roles());
+    static dev.chaise.storage.DocumentValidator validator(dev.chaise.views.DesignDocChecks checks, Access.Db db) {
+        dev.chaise.storage.DocumentValidator functions = checks.validator(db.user().name(), db.user().roles());
         return db.name().equals(UsersDatabase.NAME) ? UsersDatabase.rules(db.user(), db.security()).andThen(functions) : functions;
     }
 
@@ -84,9 +84,9 @@ final class DocSupport {
         return body == p.body() ? p : p.withBody(body);
     }
 
-    /** A design document's views must parse and compile before it is saved, as CouchDB checks them ({@link dev.chaise.views.ViewService#checkDesign}). */
-    static void validateDesign(dev.chaise.views.ViewService views, DocumentJson.Parsed p) {
-        if (p.id() != null && p.id().startsWith(DocumentJson.DESIGN_PREFIX) && !p.deleted()) views.checkDesign(p.id(), p.body());
+    /** A design document's views must parse and compile before it is saved, as CouchDB checks them ({@link dev.chaise.views.DesignDocChecks#checkDesign}). */
+    static void validateDesign(dev.chaise.views.DesignDocChecks checks, DocumentJson.Parsed p) {
+        if (p.id() != null && p.id().startsWith(DocumentJson.DESIGN_PREFIX) && !p.deleted()) checks.checkDesign(p.id(), p.body());
     }
 
     /** The {@code sincePos} of {@link dev.chaise.storage.DbReader#inlineAttachments} for a request: atts_since's newest position, attachments=true, or stubs. */

@@ -20,7 +20,7 @@ import dev.chaise.storage.StorageException;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.UpdateResult;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.DesignDocChecks;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -35,12 +35,12 @@ import org.slf4j.LoggerFactory;
 public final class DocumentHandlers {
     private static final Logger log = LoggerFactory.getLogger(DocumentHandlers.class);
 
-    private final ViewService views;
+    private final DesignDocChecks checks;
     private final UsersDatabase users;
     private final Access access;
 
-    public DocumentHandlers(ViewService views, UsersDatabase users, Access access) {
-        this.views = views;
+    public DocumentHandlers(DesignDocChecks checks, UsersDatabase users, Access access) {
+        this.checks = checks;
         this.users = users;
         this.access = access;
     }
@@ -229,7 +229,7 @@ public final class DocumentHandlers {
         if (!newEdits && p.rev() == null) throw HttpError.badRequest(DocSupport.NEEDS_REV);
         p = DocSupport.replicatorRules(db, p, newEdits);
         DocSupport.checkDesignWriter(db, id);
-        DocSupport.validateDesign(views, p);
+        DocSupport.validateDesign(checks, p);
         boolean batch = "ok".equals(req.query("batch"));
         DocUpdate u = DocumentJson.toUpdate(p, newEdits);
         if (multipart != null) u = u.withStored(multipart.stored());
@@ -246,7 +246,7 @@ public final class DocumentHandlers {
      * durable when acknowledged anyway) and its failure likewise not reported.
      */
     private UpdateResult write(Access.Db db, DocUpdate u, boolean newEdits, boolean batch) {
-        UpdateResult r = db.db().update(List.of(u), newEdits, DocSupport.validator(views, db)).getFirst();
+        UpdateResult r = db.db().update(List.of(u), newEdits, DocSupport.validator(checks, db)).getFirst();
         if (r.ok()) return r;
         if (batch) {
             log.debug("batch=ok write of {} failed: {}", u.id(), r.error().getMessage());
@@ -269,7 +269,7 @@ public final class DocumentHandlers {
         String id = p.id() != null ? p.id() : DocSupport.newId();
         p = DocSupport.replicatorRules(db, p.withId(id), true);
         DocSupport.checkDesignWriter(db, id);
-        DocSupport.validateDesign(views, p);
+        DocSupport.validateDesign(checks, p);
         boolean batch = "ok".equals(req.query("batch"));
         UpdateResult r = write(db, DocumentJson.toUpdate(p, true), true, batch);
         if (batch) return Response.json(202, DocSupport.okRow(id, null));

@@ -10,7 +10,8 @@ import dev.chaise.http.Response;
 import dev.chaise.http.Router;
 import dev.chaise.http.auth.Access;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.DesignDocChecks;
+import dev.chaise.views.ViewQueries;
 import dev.chaise.views.mango.Find;
 import dev.chaise.views.mango.Mango;
 import dev.chaise.views.mango.MangoIndexes;
@@ -23,13 +24,13 @@ import dev.chaise.views.mango.MangoIndexes;
  */
 public final class MangoHandlers {
     private final Access access;
-    private final ViewService views;
+    private final DesignDocChecks checks;
     private final Mango mango;
 
-    public MangoHandlers(ViewService views, Access access) {
+    public MangoHandlers(ViewQueries queries, DesignDocChecks checks, Access access) {
         this.access = access;
-        this.views = views;
-        this.mango = new Mango(views);
+        this.checks = checks;
+        this.mango = new Mango(queries);
     }
 
     public void register(Router r) {
@@ -89,7 +90,7 @@ public final class MangoHandlers {
         Bodies.requireContentType(req, Response.JSON);
         JsonNode body = Bodies.json(req);
         DocSupport.checkDesignWriter(db, "_design/");
-        MangoIndexes.Created c = mango.indexes().create(db.db(), body, DocSupport.validator(views, db));
+        MangoIndexes.Created c = mango.indexes().create(db.db(), body, DocSupport.validator(checks, db));
         ObjectNode out = Json.NODES.objectNode();
         out.put("result", c.result());
         out.put("id", c.id());
@@ -100,7 +101,7 @@ public final class MangoHandlers {
     private Response delete(Request req, String ddoc) {
         Access.Db db = access.database(req, req.param("db"), Access.Level.MEMBER);
         DocSupport.checkDesignWriter(db, "_design/");
-        mango.indexes().delete(db.db(), ddoc, req.param("type"), req.param("name"), DocSupport.validator(views, db));
+        mango.indexes().delete(db.db(), ddoc, req.param("type"), req.param("name"), DocSupport.validator(checks, db));
         return Response.json(200, Json.NODES.objectNode().put("ok", true));
     }
 
@@ -109,6 +110,6 @@ public final class MangoHandlers {
         Bodies.requireContentType(req, Response.JSON);
         JsonNode body = Bodies.json(req);
         DocSupport.checkDesignWriter(db, "_design/");
-        return Response.json(200, mango.indexes().bulkDelete(db.db(), body, DocSupport.validator(views, db)));
+        return Response.json(200, mango.indexes().bulkDelete(db.db(), body, DocSupport.validator(checks, db)));
     }
 }

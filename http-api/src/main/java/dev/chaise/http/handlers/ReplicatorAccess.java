@@ -8,7 +8,7 @@ import dev.chaise.replicator.ReplicationException;
 import dev.chaise.replicator.ReplicationSpec;
 import dev.chaise.storage.Storage;
 import dev.chaise.storage.StorageException;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.DesignDocChecks;
 
 /**
  * Local endpoints of a replication, opened with a request's checks for the replication's user:
@@ -19,12 +19,12 @@ import dev.chaise.views.ViewService;
 public final class ReplicatorAccess implements LocalAccess {
     private final Storage storage;
     private final Access access;
-    private final ViewService views;
+    private final DesignDocChecks checks;
 
-    public ReplicatorAccess(Storage storage, Access access, ViewService views) {
+    public ReplicatorAccess(Storage storage, Access access, DesignDocChecks checks) {
         this.storage = storage;
         this.access = access;
-        this.views = views;
+        this.checks = checks;
     }
 
     @Override
@@ -32,7 +32,7 @@ public final class ReplicatorAccess implements LocalAccess {
         UserCtx u = new UserCtx(user.name(), user.roles(), null);
         try {
             Access.Db db = access.database(u, name, Access.Level.MEMBER);
-            return new LocalDb(db.db(), DocSupport.validator(views, db), DocSupport.isDesignWriter(db));
+            return new LocalDb(db.db(), DocSupport.validator(checks, db), DocSupport.isDesignWriter(db));
         } catch (HttpError e) {
             if (e.status() == 401) throw new ReplicationException(401, "unauthorized", "unauthorized to access or create database " + name);
             if (e.status() == 403) throw new ReplicationException(403, "forbidden", name);

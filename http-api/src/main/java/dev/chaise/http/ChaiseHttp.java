@@ -49,7 +49,9 @@ public final class ChaiseHttp implements AutoCloseable {
     private final ViewsModule views;
     private final String uuid;
     private final ServerHandlers serverHandlers;
-    private volatile dev.chaise.replicator.Replicator replicator;
+    // Set once by replicator(r), before start; null on a server without one (its endpoints answer 501).
+    private volatile dev.chaise.replicator.ReplicateRequests replicate;
+    private volatile dev.chaise.replicator.SchedulerPages schedulerPages;
 
     /**
      * @param users directories consulted after the server admins (a {@code _users} database, later)
@@ -106,7 +108,7 @@ public final class ChaiseHttp implements AutoCloseable {
         new ViewHandlers(views.queries(), views.maintenance(), access).register(router);
         new AttachmentHandlers(views.checks(), access).register(router);
         new PurgeHandlers(access, configStore).register(router);
-        new ReplicatorHandlers(() -> replicator).register(router);
+        new ReplicatorHandlers(() -> replicate, () -> schedulerPages).register(router);
         new NotImplementedHandlers(access).register(router);
         new FauxtonHandlers(configStore).register(router);
         new MangoHandlers(views.queries(), views.checks(), access).register(router);
@@ -149,9 +151,10 @@ public final class ChaiseHttp implements AutoCloseable {
     }
 
     /** Serves {@code _replicate}, {@code _scheduler} and replication tasks with {@code r} (before {@link #start()}). */
-    public ChaiseHttp replicator(dev.chaise.replicator.Replicator r) {
-        this.replicator = r;
-        serverHandlers.otherTasks(r::activeTasks);
+    public ChaiseHttp replicator(dev.chaise.replicator.ReplicatorModule r) {
+        this.replicate = r.requests();
+        this.schedulerPages = r.pages();
+        serverHandlers.otherTasks(r.tasks()::list);
         return this;
     }
 

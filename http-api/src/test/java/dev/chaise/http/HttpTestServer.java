@@ -39,7 +39,7 @@ final class HttpTestServer implements AutoCloseable {
     final ChaiseHttp http;
     final dev.chaise.views.js.GraalJsEngine js;
     final dev.chaise.views.ViewsModule views;
-    final dev.chaise.replicator.Replicator replicator;
+    final dev.chaise.replicator.ReplicatorModule replicator;
     final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     final String base;
 
@@ -61,8 +61,8 @@ final class HttpTestServer implements AutoCloseable {
                 .useJobQueue(new dev.chaise.views.jobs.JobQueue(kv), 2, java.time.Duration.ofSeconds(30));
         http = new ChaiseHttp(cfg, docs, views, config, List.of(testUsers));
         ChaiseHttp h = http;
-        replicator = new dev.chaise.replicator.Replicator(docs, views.filters(), new dev.chaise.views.jobs.JobQueue(kv), http.localAccess(),
-                dev.chaise.replicator.Replicator.Config.defaults(http.uuid(), () -> "http://127.0.0.1:" + h.port() + "/")
+        replicator = new dev.chaise.replicator.ReplicatorModule(docs, views.filters(), new dev.chaise.views.jobs.JobQueue(kv), http.localAccess(),
+                dev.chaise.replicator.ReplicatorConfig.defaults(http.uuid(), () -> "http://127.0.0.1:" + h.port() + "/")
                         .withTimings(java.time.Duration.ofMillis(500), java.time.Duration.ofSeconds(5), java.time.Duration.ofMillis(500)));
         http.replicator(replicator);
         extraRoutes.accept(http);

@@ -25,15 +25,15 @@ class SchedulerRulesTest {
     @Test
     void consecutiveCrashesAsCouchDbCountsThem() throws Exception {
         Duration health = Duration.ofMinutes(2);
-        assertEquals(0, Replicator.consecutiveCrashes(history("started", "2026-01-01T00:00:00Z", "added", "2026-01-01T00:00:00Z"), health));
-        assertEquals(3, Replicator.consecutiveCrashes(history(
+        assertEquals(0, CrashBackoff.consecutiveCrashes(history("started", "2026-01-01T00:00:00Z", "added", "2026-01-01T00:00:00Z"), health));
+        assertEquals(3, CrashBackoff.consecutiveCrashes(history(
                 "crashed", "2026-01-01T00:03:00Z", "started", "2026-01-01T00:02:59Z", "crashed", "2026-01-01T00:02:00Z",
                 "started", "2026-01-01T00:01:59Z", "crashed", "2026-01-01T00:01:00Z", "added", "2026-01-01T00:00:59Z"), health));
         // a crash after running longer than the health threshold is not part of a streak
-        assertEquals(0, Replicator.consecutiveCrashes(history(
+        assertEquals(0, CrashBackoff.consecutiveCrashes(history(
                 "crashed", "2026-01-01T01:00:00Z", "started", "2026-01-01T00:10:00Z", "crashed", "2026-01-01T00:09:00Z",
                 "added", "2026-01-01T00:08:59Z"), health));
-        assertEquals(0, Replicator.consecutiveCrashes(history("stopped", "2026-01-01T00:03:00Z", "started", "2026-01-01T00:02:00Z",
+        assertEquals(0, CrashBackoff.consecutiveCrashes(history("stopped", "2026-01-01T00:03:00Z", "started", "2026-01-01T00:02:00Z",
                 "crashed", "2026-01-01T00:01:00Z"), health));
     }
 
@@ -41,12 +41,12 @@ class SchedulerRulesTest {
     @Test
     void backoffDoublesUpToTwoToTheTenth() {
         Duration base = Duration.ofSeconds(30);
-        assertEquals(Duration.ZERO, Replicator.backoff(base, 0));
-        assertEquals(Duration.ofSeconds(30), Replicator.backoff(base, 1));
-        assertEquals(Duration.ofSeconds(60), Replicator.backoff(base, 2));
-        assertEquals(Duration.ofSeconds(120), Replicator.backoff(base, 3));
-        assertEquals(Duration.ofSeconds(30 * 1024), Replicator.backoff(base, 11));
-        assertEquals(Duration.ofSeconds(30 * 1024), Replicator.backoff(base, 50));
+        assertEquals(Duration.ZERO, CrashBackoff.backoff(base, 0));
+        assertEquals(Duration.ofSeconds(30), CrashBackoff.backoff(base, 1));
+        assertEquals(Duration.ofSeconds(60), CrashBackoff.backoff(base, 2));
+        assertEquals(Duration.ofSeconds(120), CrashBackoff.backoff(base, 3));
+        assertEquals(Duration.ofSeconds(30 * 1024), CrashBackoff.backoff(base, 11));
+        assertEquals(Duration.ofSeconds(30 * 1024), CrashBackoff.backoff(base, 50));
     }
 
     static ObjectNode doc(String json) throws Exception {

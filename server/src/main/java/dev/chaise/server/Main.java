@@ -10,7 +10,7 @@ import dev.chaise.kv.KvStore;
 import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.kv.fdb.FdbKvStore;
-import dev.chaise.replicator.Replicator;
+import dev.chaise.replicator.ReplicatorModule;
 import dev.chaise.storage.Storage;
 import dev.chaise.views.ViewsModule;
 import dev.chaise.views.jobs.JobQueue;
@@ -128,11 +128,11 @@ public final class Main {
             });
         }
         ChaiseHttp server;
-        Replicator replicator;
+        ReplicatorModule replicator;
         try {
             server = new ChaiseHttp(http, storage, views, live, List.of());
             ChaiseHttp s = server;
-            replicator = new Replicator(storage, views.filters(), jobs, server.localAccess(), ReplicatorSettings.of(config, server.uuid(), http, s::port));
+            replicator = new ReplicatorModule(storage, views.filters(), jobs, server.localAccess(), ReplicatorSettings.of(config, server.uuid(), http, s::port));
             server.replicator(replicator).start();
             replicator.start();
         } catch (Exception e) {

@@ -150,6 +150,11 @@ public final class ChaiseHttp implements AutoCloseable {
         return new dev.chaise.http.handlers.ReplicatorAccess(storage, access, views.checks());
     }
 
+    /** Whether {@code name} is a server admin's ({@code [admins]}, read live): the replicator runs their documents as server admins. */
+    public boolean isServerAdmin(String name) {
+        return new ServerAdmins(configStore).isAdmin(name);
+    }
+
     /** Serves {@code _replicate}, {@code _scheduler} and replication tasks with {@code r} (before {@link #start()}). */
     public ChaiseHttp replicator(dev.chaise.replicator.ReplicatorModule r) {
         this.replicate = r.requests();

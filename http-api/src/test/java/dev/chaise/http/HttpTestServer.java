@@ -63,7 +63,8 @@ final class HttpTestServer implements AutoCloseable {
         ChaiseHttp h = http;
         replicator = new dev.chaise.replicator.ReplicatorModule(docs, views.filters(), new dev.chaise.views.jobs.JobQueue(kv), http.localAccess(),
                 dev.chaise.replicator.ReplicatorConfig.defaults(http.uuid(), () -> "http://127.0.0.1:" + h.port() + "/")
-                        .withTimings(java.time.Duration.ofMillis(500), java.time.Duration.ofSeconds(5), java.time.Duration.ofMillis(500)));
+                        .withTimings(java.time.Duration.ofMillis(500), java.time.Duration.ofSeconds(5), java.time.Duration.ofMillis(500)),
+                http::isServerAdmin);
         http.replicator(replicator);
         extraRoutes.accept(http);
         http.start();

@@ -23,6 +23,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,6 +44,7 @@ public final class ReplicatorDocs {
     private static final Logger log = LoggerFactory.getLogger(ReplicatorDocs.class);
     public static final String DB = "_replicator";
     public static final String OWNER = "owner";
+    private static final String ADMIN_ROLE = "_admin";
 
     /** What this server knows of a document that is not in a terminal state. */
     record DocState(String state, String repId, String error, int errorCount, String lastUpdated, String startTime, long retryAtNanos) {}
@@ -52,14 +54,17 @@ public final class ReplicatorDocs {
     private final JobQueue queue;
     private final ReplicationIds ids;
     private final Scheduler scheduler;
+    private final Predicate<String> serverAdmin;
     private final Map<String, DocState> states = new ConcurrentHashMap<>();
 
-    ReplicatorDocs(Storage storage, ReplicatorConfig config, JobQueue queue, ReplicationIds ids, Scheduler scheduler) {
+    /** @param serverAdmin whether a user name is a server admin's: their documents run as server admins */
+    ReplicatorDocs(Storage storage, ReplicatorConfig config, JobQueue queue, ReplicationIds ids, Scheduler scheduler, Predicate<String> serverAdmin) {
         this.storage = storage;
         this.config = config;
         this.queue = queue;
         this.ids = ids;
         this.scheduler = scheduler;
+        this.serverAdmin = serverAdmin;
     }
 
     // ---------------------------------------------------------------- writes by clients
@@ -115,6 +120,23 @@ public final class ReplicatorDocs {
         List<String> roles = new ArrayList<>();
         for (JsonNode role : ctx.path("roles")) roles.add(role.asText());
         return new ReplicationSpec.RepUser(ctx.path("name").isTextual() ? ctx.get("name").textValue() : null, roles);
+    }
+
+    /**
+     * Who a document's replication runs as: its {@code user_ctx} when it names one; otherwise its
+     * owner when the owner is a server admin, with {@code _admin}, as CouchDB 3 runs a document
+     * with its owner's user_ctx (without this, a server admin's document naming local databases
+     * ran anonymously and failed "unauthorized"). Any other document without {@code user_ctx}
+     * runs anonymously. The owner is trusted as far as {@link #beforeUpdate} sets it: only a
+     * database admin of {@code _replicator}, who may set {@code user_ctx} anyway, may name another.
+     */
+    static ReplicationSpec.RepUser runAs(ObjectNode doc, Predicate<String> serverAdmin) {
+        if (doc.get("user_ctx") instanceof ObjectNode) return user(doc);
+        JsonNode owner = doc.get(OWNER);
+        if (owner != null && owner.isTextual() && serverAdmin.test(owner.textValue())) {
+            return new ReplicationSpec.RepUser(owner.textValue(), List.of(ADMIN_ROLE));
+        }
+        return ReplicationSpec.RepUser.NONE;
     }
 
     // ---------------------------------------------------------------- following the database
@@ -226,7 +248,7 @@ public final class ReplicatorDocs {
         ReplicationSpec spec;
         ObjectNode rep = spec(body);
         try {
-            spec = ReplicationSpec.parse(rep, user(body), new ReplicationSpec.Context(config.loopbackBase().get(), null, null, true, config.defaults()));
+            spec = ReplicationSpec.parse(rep, runAs(body, serverAdmin), new ReplicationSpec.Context(config.loopbackBase().get(), null, null, true, config.defaults()));
         } catch (ReplicationException e) {
             failed(db, docId, e.reason(), prev);
             return;

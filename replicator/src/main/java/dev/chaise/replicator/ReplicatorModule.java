@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.Storage;
 import dev.chaise.views.DocFilters;
 import dev.chaise.views.jobs.JobQueue;
+import java.util.function.Predicate;
 
 /**
  * Owns wiring the replicator for one server: makes each part once, hands each to whoever needs
@@ -25,14 +26,18 @@ public final class ReplicatorModule implements AutoCloseable {
     private final ReplicationTasks tasks;
     private Thread docsWatcher;
 
-    /** @param filters design documents' filters, for local sources */
-    public ReplicatorModule(Storage storage, DocFilters filters, JobQueue queue, LocalAccess access, ReplicatorConfig config) {
+    /**
+     * @param filters design documents' filters, for local sources
+     * @param serverAdmin whether a user name is a server admin's ({@code _replicator} documents they own run as server admins)
+     */
+    public ReplicatorModule(Storage storage, DocFilters filters, JobQueue queue, LocalAccess access, ReplicatorConfig config,
+                            Predicate<String> serverAdmin) {
         this.peers = new Peers(access, filters, config);
         ReplicationIds ids = new ReplicationIds(config.serverUuid(), peers);
         // The scheduler and the watcher need each other: a document's one-shot job records its
         // completion in the document, and the watcher stops the jobs of deleted documents.
         this.scheduler = new Scheduler(config, queue, peers, this::documentCompleted);
-        this.docs = new ReplicatorDocs(storage, config, queue, ids, scheduler);
+        this.docs = new ReplicatorDocs(storage, config, queue, ids, scheduler, serverAdmin);
         this.requests = new ReplicateRequests(config, queue, ids, scheduler);
         this.pages = new SchedulerPages(config, queue, scheduler, docs);
         this.tasks = new ReplicationTasks(config, scheduler);

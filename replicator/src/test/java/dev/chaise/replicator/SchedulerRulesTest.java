@@ -74,4 +74,16 @@ class SchedulerRulesTest {
         assertEquals(403, e.status());
         ReplicatorDocs.beforeUpdate("r", doc("{\"source\":\"a\",\"target\":\"b\",\"user_ctx\":{\"name\":\"bob\",\"roles\":[\"reader\"]}}"), false, "bob", List.of("reader"), false);
     }
+
+    /** A document runs as its user_ctx; without one, as its owner when a server admin (with _admin), else anonymously. */
+    @Test
+    void replicatorDocumentsRunAsTheirUserCtxOrAServerAdminOwner() throws Exception {
+        java.util.function.Predicate<String> admins = "adm"::equals;
+        assertEquals(new ReplicationSpec.RepUser("adm", List.of("_admin")),
+                ReplicatorDocs.runAs(doc("{\"source\":\"a\",\"target\":\"b\",\"owner\":\"adm\"}"), admins));
+        assertEquals(ReplicationSpec.RepUser.NONE, ReplicatorDocs.runAs(doc("{\"source\":\"a\",\"target\":\"b\",\"owner\":\"bob\"}"), admins));
+        assertEquals(ReplicationSpec.RepUser.NONE, ReplicatorDocs.runAs(doc("{\"source\":\"a\",\"target\":\"b\",\"owner\":null}"), admins));
+        assertEquals(new ReplicationSpec.RepUser("bob", List.of("reader")), ReplicatorDocs.runAs(
+                doc("{\"source\":\"a\",\"target\":\"b\",\"owner\":\"adm\",\"user_ctx\":{\"name\":\"bob\",\"roles\":[\"reader\"]}}"), admins));
+    }
 }

@@ -47,7 +47,7 @@ class SharedJobsTest {
         ReplicatorConfig d = ReplicatorConfig.defaults("uuid", () -> "http://127.0.0.1:5984/");
         ReplicatorConfig c = new ReplicatorConfig(d.serverUuid(), node, d.loopbackBase(), d.maxJobs(), Duration.ofMillis(200), d.healthThreshold(),
                 d.maxHistory(), Duration.ofSeconds(2), Duration.ofMillis(200), d.defaults(), false, Duration.ofSeconds(1));
-        return new ReplicatorModule(storage, new ViewsModule(storage, null).filters(), new JobQueue(kv), access, c).start();
+        return new ReplicatorModule(storage, new ViewsModule(storage, null).filters(), new JobQueue(kv), access, c, name -> false).start();
     }
 
     static void write(Storage storage, String db, String id) {

@@ -132,7 +132,8 @@ public final class Main {
         try {
             server = new ChaiseHttp(http, storage, views, live, List.of());
             ChaiseHttp s = server;
-            replicator = new ReplicatorModule(storage, views.filters(), jobs, server.localAccess(), ReplicatorSettings.of(config, server.uuid(), http, s::port));
+            replicator = new ReplicatorModule(storage, views.filters(), jobs, server.localAccess(), ReplicatorSettings.of(config, server.uuid(), http, s::port),
+                    s::isServerAdmin);
             server.replicator(replicator).start();
             replicator.start();
         } catch (Exception e) {

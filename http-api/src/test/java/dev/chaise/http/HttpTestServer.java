@@ -41,8 +41,8 @@ final class HttpTestServer implements AutoCloseable {
     final InMemoryConfigStore config;
     final ChaiseHttp http;
     final dev.chaise.views.js.GraalJsEngine js;
-    final dev.chaise.views.ViewService views;
-    final dev.chaise.replicator.Replicator replicator;
+    final dev.chaise.views.ViewsModule views;
+    final dev.chaise.replicator.ReplicatorModule replicator;
     final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     final String base;
 
@@ -60,13 +60,14 @@ final class HttpTestServer implements AutoCloseable {
                 "eve", new Credentials("eve", List.of(), PasswordHash.create("evepw", "sha256", 10)));
         UserDirectory testUsers = name -> Optional.ofNullable(users.get(name));
         js = dev.chaise.views.js.GraalJsEngine.create(new dev.chaise.views.js.GraalJsEngine.Options(java.time.Duration.ofSeconds(2), 4));
-        views = new dev.chaise.views.ViewService(docs, js).enableInteractiveViews()
+        views = new dev.chaise.views.ViewsModule(docs, js).enableInteractiveViews()
                 .useJobQueue(new dev.chaise.views.jobs.JobQueue(kv), 2, java.time.Duration.ofSeconds(30));
         http = new ChaiseHttp(cfg, docs, views, config, List.of(testUsers));
         ChaiseHttp h = http;
-        replicator = new dev.chaise.replicator.Replicator(docs, views, new dev.chaise.views.jobs.JobQueue(kv), http.localAccess(),
-                dev.chaise.replicator.Replicator.Config.defaults(http.uuid(), () -> "http://127.0.0.1:" + h.port() + "/")
-                        .withTimings(java.time.Duration.ofMillis(500), java.time.Duration.ofSeconds(5), java.time.Duration.ofMillis(500)));
+        replicator = new dev.chaise.replicator.ReplicatorModule(docs, views.filters(), new dev.chaise.views.jobs.JobQueue(kv), http.localAccess(),
+                dev.chaise.replicator.ReplicatorConfig.defaults(http.uuid(), () -> "http://127.0.0.1:" + h.port() + "/")
+                        .withTimings(java.time.Duration.ofMillis(500), java.time.Duration.ofSeconds(5), java.time.Duration.ofMillis(500)),
+                http::isServerAdmin);
         http.replicator(replicator);
         extraRoutes.accept(http);
         http.start();

@@ -269,6 +269,26 @@ class ReplicatorEndpointsTest {
         a.asAdmin("GET", "/_scheduler/docs?states=bogus", null).error(400, "query_parse_error", null);
     }
 
+    /**
+     * A server admin's document naming local databases (Chaise's extension) runs as a server
+     * admin, as CouchDB runs a document with its owner's user_ctx: it reads an admin-only source
+     * and creates its target. It used to run anonymously and crash with "unauthorized".
+     */
+    @Test
+    void serverAdminsDocumentWithLocalNamesRunsAsServerAdmin() throws Exception {
+        String src = name("lsrc");
+        String tgt = name("ltgt");
+        fill(a, src);
+        a.asAdmin("PUT", "/_replicator/local-" + src, "{\"source\":\"" + src + "\",\"target\":\"" + tgt + "\",\"create_target\":true}").status(201);
+        waitFor(() -> {
+            JsonNode s = a.asAdmin("GET", "/_scheduler/docs/_replicator/local-" + src, null).json();
+            if (s.path("state").asText().equals("crashing")) throw new AssertionError(s.toString());
+            return s.path("state").asText().equals("completed");
+        }, 30_000);
+        assertEquals(snapshot(a, src), snapshot(a, tgt));
+        assertEquals("admin", a.asAdmin("GET", "/_replicator/local-" + src, null).json().get("owner").asText());
+    }
+
     @Test
     void couchDbsErrors() throws Exception {
         a.asAdmin("POST", "/_replicate", "{\"source\":\"nope-nope\",\"target\":\"whatever\"}").error(404, "db_not_found", "could not open nope-nope");

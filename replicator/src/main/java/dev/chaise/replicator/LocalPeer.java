@@ -18,7 +18,7 @@ import dev.chaise.storage.StoredAttachment;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.UpdateResult;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.DocFilters;
 import dev.chaise.views.index.ViewException;
 import dev.chaise.views.mango.Selector;
 import java.io.IOException;
@@ -50,14 +50,14 @@ final class LocalPeer implements Peer {
     private final LocalAccess access;
     private SecuredDb secured;
     private Database db;
-    private final ViewService views;
+    private final DocFilters filters;
     private final ReplicationSpec.RepUser user;
 
     /** Opened on first use, so a replication checks its source before its target, as CouchDB does. */
-    LocalPeer(String name, LocalAccess access, ViewService views, ReplicationSpec.RepUser user) {
+    LocalPeer(String name, LocalAccess access, DocFilters filters, ReplicationSpec.RepUser user) {
         this.name = name;
         this.access = access;
-        this.views = views;
+        this.filters = filters;
         this.user = user;
     }
 
@@ -144,7 +144,7 @@ final class LocalPeer implements Peer {
         Sequence last = since(q.since());
         Set<String> ids = q.docIds() == null ? null : new HashSet<>(q.docIds());
         Selector selector = q.selector() == null ? null : Selector.parse(q.selector());
-        ViewService.DocFilter js = openFilter(q);
+        DocFilters.DocFilter js = openFilter(q);
         try {
             Predicate<ObjectNode> test = js != null ? js::test : selector != null ? selector::matches : null;
             boolean designOnly = "_design".equals(q.filter());
@@ -198,15 +198,15 @@ final class LocalPeer implements Peer {
         return s == null ? Json.NODES.numberNode(0) : Json.NODES.textNode(s.toHex());
     }
 
-    private ViewService.DocFilter openFilter(ChangesQuery q) {
+    private DocFilters.DocFilter openFilter(ChangesQuery q) {
         if (q.filter() == null || q.filter().equals("_design") || q.filter().equals("_doc_ids") || q.filter().equals("_selector")) return null;
         try {
             if (q.filter().equals("_view")) {
                 String[] v = q.queryParams().path("view").asText().split("/", 2);
-                return views.viewFilter(db, DocumentJson.DESIGN_PREFIX + v[0], v[1]);
+                return filters.viewFilter(db, DocumentJson.DESIGN_PREFIX + v[0], v[1]);
             }
             int slash = q.filter().indexOf('/');
-            return views.filterFunction(db, DocumentJson.DESIGN_PREFIX + q.filter().substring(0, slash), q.filter().substring(slash + 1), filterRequest(q));
+            return filters.filterFunction(db, DocumentJson.DESIGN_PREFIX + q.filter().substring(0, slash), q.filter().substring(slash + 1), filterRequest(q));
         } catch (ViewException e) {
             throw new ReplicationException(404, "not_found", e.reason());
         } catch (StorageException e) {

@@ -10,33 +10,34 @@ import dev.chaise.storage.DocUpdate;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.ScanProperties;
 import dev.chaise.storage.Sequence;
+import dev.chaise.storage.Storage;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.UpdateResult;
-import dev.chaise.storage.json.Json;
 import dev.chaise.views.jobs.JobQueue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@code _replicator} database, as CouchDB 3's document processor runs it: every server
+ * Owns the {@code _replicator} database, as CouchDB 3's document processor runs it: every server
  * follows its changes; a document starts a replication job (submitted once, whichever server sees
  * it first), an edit restarts it, a deletion stops it. States live in the scheduler, not in the
  * document, except the terminal ones CouchDB 3 also writes back: {@code completed} (with the
  * counters) and {@code failed} (a document that cannot be parsed, with the reason), so a restarted
  * server does not run them again. {@code error} (the id cannot be computed yet: a user filter's
- * source is unreachable) is retried with CouchDB's random exponential backoff.
+ * source is unreachable) is retried with CouchDB's random exponential backoff. What it knows of a
+ * document is what {@link SchedulerPages} shows for it; writes by clients pass {@link #beforeUpdate}.
  *
  * <p>Beyond CouchDB 3, a document may name local databases, as CouchDB 2 allowed: they are
  * reached as the document's {@code user_ctx}, which a non-admin writer may only set to itself.
@@ -45,15 +46,27 @@ public final class ReplicatorDocs {
     private static final Logger log = LoggerFactory.getLogger(ReplicatorDocs.class);
     public static final String DB = "_replicator";
     public static final String OWNER = "owner";
+    private static final String ADMIN_ROLE = "_admin";
 
     /** What this server knows of a document that is not in a terminal state. */
     record DocState(String state, String repId, String error, int errorCount, String lastUpdated, String startTime, long retryAtNanos) {}
 
-    private final Replicator r;
+    private final Storage storage;
+    private final ReplicatorConfig config;
+    private final JobQueue queue;
+    private final ReplicationIds ids;
+    private final Scheduler scheduler;
+    private final Predicate<String> serverAdmin;
     private final Map<String, DocState> states = new ConcurrentHashMap<>();
 
-    ReplicatorDocs(Replicator r) {
-        this.r = r;
+    /** @param serverAdmin whether a user name is a server admin's: their documents run as server admins */
+    ReplicatorDocs(Storage storage, ReplicatorConfig config, JobQueue queue, ReplicationIds ids, Scheduler scheduler, Predicate<String> serverAdmin) {
+        this.storage = storage;
+        this.config = config;
+        this.queue = queue;
+        this.ids = ids;
+        this.scheduler = scheduler;
+        this.serverAdmin = serverAdmin;
     }
 
     // ---------------------------------------------------------------- writes by clients
@@ -111,12 +124,34 @@ public final class ReplicatorDocs {
         return new ReplicationSpec.RepUser(ctx.path("name").isTextual() ? ctx.get("name").textValue() : null, roles);
     }
 
+    /**
+     * Who a document's replication runs as: its {@code user_ctx} when it names one; otherwise its
+     * owner when the owner is a server admin, with {@code _admin}, as CouchDB 3 runs a document
+     * with its owner's user_ctx (without this, a server admin's document naming local databases
+     * ran anonymously and failed "unauthorized"). Any other document without {@code user_ctx}
+     * runs anonymously. The owner is trusted as far as {@link #beforeUpdate} sets it: only a
+     * database admin of {@code _replicator}, who may set {@code user_ctx} anyway, may name another.
+     */
+    static ReplicationSpec.RepUser runAs(ObjectNode doc, Predicate<String> serverAdmin) {
+        if (doc.get("user_ctx") instanceof ObjectNode) return user(doc);
+        JsonNode owner = doc.get(OWNER);
+        if (owner != null && owner.isTextual() && serverAdmin.test(owner.textValue())) {
+            return new ReplicationSpec.RepUser(owner.textValue(), List.of(ADMIN_ROLE));
+        }
+        return ReplicationSpec.RepUser.NONE;
+    }
+
     // ---------------------------------------------------------------- following the database
 
+    /** What this server knows of a document's replication, or null (none yet, or a terminal state). */
+    DocState state(String docId) {
+        return states.get(docId);
+    }
+
     /** The database, or null while it does not exist (the server makes it at its first start). */
-    private Database database() {
+    Database database() {
         try {
-            return r.storage.open(DB);
+            return storage.open(DB);
         } catch (StorageException e) {
             if (e.kind() != StorageException.Kind.NOT_FOUND) throw e;
             return null;
@@ -131,7 +166,7 @@ public final class ReplicatorDocs {
             try {
                 if (db == null) db = database();
                 if (db == null) { // not there (yet, or deleted): look again now and then
-                    Thread.sleep(Math.min(2_000, r.config.docsRescan().toMillis()));
+                    Thread.sleep(Math.min(2_000, config.docsRescan().toMillis()));
                     continue;
                 }
                 CompletableFuture<Void> watch = db.watchWrites();
@@ -173,7 +208,7 @@ public final class ReplicatorDocs {
     }
 
     private long nextWake() {
-        long wake = r.config.docsRescan().toNanos();
+        long wake = config.docsRescan().toNanos();
         long now = System.nanoTime();
         for (DocState s : states.values()) if (s.state().equals("error")) wake = Math.min(wake, Math.max(0, s.retryAtNanos() - now));
         return Math.max(TimeUnit.MILLISECONDS.toNanos(50), wake);
@@ -215,25 +250,25 @@ public final class ReplicatorDocs {
         ReplicationSpec spec;
         ObjectNode rep = spec(body);
         try {
-            spec = ReplicationSpec.parse(rep, user(body), new ReplicationSpec.Context(r.config.loopbackBase().get(), null, null, true, r.config.defaults()));
+            spec = ReplicationSpec.parse(rep, runAs(body, serverAdmin), new ReplicationSpec.Context(config.loopbackBase().get(), null, null, true, config.defaults()));
         } catch (ReplicationException e) {
             failed(db, docId, e.reason(), prev);
             return;
         }
         String id;
         try {
-            id = r.fullId(spec);
+            id = ids.fullId(spec);
         } catch (ReplicationException e) {
             int count = prev != null && prev.state().equals("error") ? prev.errorCount() + 1 : 1;
             // error_backoff: a random wait in [1, 64 * 2^count] seconds, the exponent at most 12
             long seconds = ThreadLocalRandom.current().nextLong(1, (64L << Math.min(count, 12)) + 1);
-            states.put(docId, new DocState("error", null, e.summary(), count, Replicator.now(), start(prev),
+            states.put(docId, new DocState("error", null, e.summary(), count, JobData.now(), start(prev),
                     System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds)));
             if (prev != null && prev.repId() != null) removeOwned(prev.repId(), docId);
             return;
         }
         if (prev != null && prev.repId() != null && !prev.repId().equals(id)) removeOwned(prev.repId(), docId);
-        Optional<JobQueue.Job> existing = r.queue.get(Replicator.JOB_TYPE, id);
+        Optional<JobQueue.Job> existing = queue.get(JobData.TYPE, id);
         if (existing.isPresent() && existing.get().state() != JobQueue.State.FINISHED) {
             JsonNode owner = existing.get().data().path("doc_id");
             if (!owner.isTextual() || !owner.textValue().equals(docId) || !existing.get().data().path("database").asText().equals(DB)) {
@@ -242,27 +277,27 @@ public final class ReplicatorDocs {
                 return;
             }
             if (!existing.get().data().path("rep").equals(rep)) { // the same replication with other options: restart it
-                r.removeJob(id);
+                scheduler.removeJob(id);
                 existing = Optional.empty();
             }
         }
-        String base = id.indexOf('+') < 0 ? id : id.substring(0, id.indexOf('+'));
+        String base = ReplicationIds.base(id);
         if (existing.isEmpty() || existing.get().state() == JobQueue.State.FINISHED) {
-            if (r.queue.addIfAbsent(Replicator.JOB_TYPE, id, r.jobData(spec, id, base, DB, docId))) {
+            if (queue.addIfAbsent(JobData.TYPE, id, JobData.of(spec, id, base, DB, docId))) {
                 log.info("Document `{}` triggered replication `{}`", docId, id);
             }
         }
-        states.put(docId, new DocState("scheduled", id, null, 0, Replicator.now(), start(prev), 0));
+        states.put(docId, new DocState("scheduled", id, null, 0, JobData.now(), start(prev), 0));
     }
 
     private static String start(DocState prev) {
-        return prev == null ? Replicator.now() : prev.startTime();
+        return prev == null ? JobData.now() : prev.startTime();
     }
 
     /** Stops a job if it is this document's. */
     private void removeOwned(String repId, String docId) {
-        Optional<JobQueue.Job> j = r.queue.get(Replicator.JOB_TYPE, repId);
-        if (j.isPresent() && docId.equals(j.get().data().path("doc_id").asText(null))) r.removeJob(repId);
+        Optional<JobQueue.Job> j = queue.get(JobData.TYPE, repId);
+        if (j.isPresent() && docId.equals(j.get().data().path("doc_id").asText(null))) scheduler.removeJob(repId);
     }
 
     private void removed(String docId) {
@@ -272,9 +307,9 @@ public final class ReplicatorDocs {
             log.info("Stopped replication `{}` because its document `{}` was deleted", prev.repId(), docId);
         }
         // a job this server never saw (submitted by another server) is found by its document
-        for (JobQueue.Job j : r.queue.list(Replicator.JOB_TYPE)) {
+        for (JobQueue.Job j : queue.list(JobData.TYPE)) {
             if (j.state() != JobQueue.State.FINISHED && docId.equals(j.data().path("doc_id").asText(null)) && DB.equals(j.data().path("database").asText(null))) {
-                r.removeJob(j.id());
+                scheduler.removeJob(j.id());
             }
         }
     }
@@ -325,7 +360,7 @@ public final class ReplicatorDocs {
             String before = body.path("_replication_state").asText(null);
             edit.apply(body);
             if (body.equals(d.body())) return;
-            if (!body.path("_replication_state").asText("").equals(before)) body.put("_replication_state_time", Replicator.now());
+            if (!body.path("_replication_state").asText("").equals(before)) body.put("_replication_state_time", JobData.now());
             UpdateResult res = db.openFor(REPLICATOR, SecuredDb.Level.MEMBER)
                     .update(List.of(DocUpdate.edit(docId, d.rev(), false, body)), true).getFirst();
             if (res.ok()) return;
@@ -334,120 +369,5 @@ public final class ReplicatorDocs {
                 return;
             }
         }
-    }
-
-    // ---------------------------------------------------------------- _scheduler/docs
-
-    /** {@code GET /_scheduler/docs[/_replicator]}: every document's replication, in id order. */
-    public ObjectNode docs(Set<String> wanted, int skip, int limit) {
-        Database db = database();
-        if (db == null) throw new ReplicationException(404, "not_found", "Database does not exist.");
-        List<ObjectNode> rows = new ArrayList<>();
-        Cursor<ObjectNode> c = db.allDocs(Database.IdRange.ALL, ScanProperties.FORWARD, null, (reader, info) -> {
-            if (info.id().startsWith(DocumentJson.DESIGN_PREFIX)) return null;
-            return DocumentJson.render(reader.get(info.id(), info.rev(), false));
-        });
-        int total = 0;
-        while (c.hasNext()) {
-            ObjectNode doc = c.next();
-            total++;
-            ObjectNode row = row(doc);
-            if (row == null) continue;
-            if (!wanted.isEmpty() && !wanted.contains(row.path("state").asText())) continue;
-            rows.add(row);
-        }
-        return Replicator.page("docs", total, rows, skip, limit);
-    }
-
-    /** {@code GET /_scheduler/docs/_replicator/{docid}}: 404 if there is no such document. */
-    public ObjectNode doc(String docId) {
-        Database db = database();
-        if (db == null) throw new ReplicationException(404, "not_found", "Database does not exist.");
-        StoredDoc d;
-        try {
-            d = db.get(docId, null, false);
-        } catch (StorageException e) {
-            throw new ReplicationException(404, "not_found", "missing");
-        }
-        ObjectNode row = row(DocumentJson.render(d));
-        if (row == null) throw new ReplicationException(404, "not_found", "missing");
-        return row;
-    }
-
-    /** One document's row: from its terminal state, the scheduler, or what this server knows. */
-    private ObjectNode row(ObjectNode doc) {
-        String docId = doc.path("_id").asText();
-        String terminal = doc.path("_replication_state").asText("");
-        if (terminal.equals("completed") || terminal.equals("failed")) return fromDoc(doc, terminal);
-        DocState s = states.get(docId);
-        ObjectNode o = Json.NODES.objectNode();
-        o.put("doc_id", docId);
-        o.put("database", DB);
-        if (s != null && s.state().equals("scheduled")) {
-            o.put("id", s.repId());
-            o.put("node", r.config.nodeName());
-            ObjectNode job = r.jobSummary(s.repId());
-            if (job != null) {
-                o.setAll(job);
-                return o;
-            }
-            // submitted, not yet seen running, or done and its document not yet updated
-            o.set("source", Json.NODES.textNode(stripped(doc.get("source"))));
-            o.set("target", Json.NODES.textNode(stripped(doc.get("target"))));
-            o.put("state", "pending");
-            o.putNull("info");
-            o.put("error_count", 0);
-            o.put("last_updated", s.lastUpdated());
-            o.put("start_time", s.startTime());
-            return o;
-        }
-        o.putNull("id");
-        o.put("state", s == null ? "initializing" : s.state());
-        if (s != null && s.error() != null) o.putObject("info").put("error", s.error());
-        else o.putNull("info");
-        o.put("error_count", s == null ? 0 : s.errorCount());
-        o.put("node", r.config.nodeName());
-        o.put("last_updated", s == null ? Replicator.now() : s.lastUpdated());
-        o.put("start_time", s == null ? Replicator.now() : s.startTime());
-        return o;
-    }
-
-    /** info_from_doc: a terminal state as the document records it. */
-    private static ObjectNode fromDoc(ObjectNode doc, String state) {
-        ObjectNode o = Json.NODES.objectNode();
-        o.put("doc_id", doc.path("_id").asText());
-        o.put("database", DB);
-        o.putNull("id");
-        o.put("source", stripped(doc.get("source")));
-        o.put("target", stripped(doc.get("target")));
-        o.put("state", state);
-        if (state.equals("completed")) {
-            ObjectNode stats = doc.path("_replication_stats") instanceof ObjectNode st ? st.deepCopy() : Json.NODES.objectNode();
-            JsonNode start = stats.remove("start_time");
-            o.put("error_count", 0);
-            o.set("info", stats);
-            o.set("start_time", start == null ? Json.NODES.nullNode() : start);
-            o.set("last_updated", doc.path("_replication_state_time"));
-        } else {
-            o.put("error_count", 1);
-            o.putObject("info").put("error", doc.path("_replication_state_reason").asText(""));
-            o.set("start_time", doc.path("_replication_state_time"));
-            o.set("last_updated", doc.path("_replication_state_time"));
-        }
-        return o;
-    }
-
-    /** strip_url_creds: a URL without its password, a local name as is, anything else null. */
-    static String stripped(JsonNode endpoint) {
-        if (endpoint == null) return null;
-        try {
-            if (endpoint.isTextual() && !Endpoint.isUrl(endpoint.textValue())) return endpoint.textValue();
-            if (endpoint.isObject() && endpoint.path("url").isTextual() && !Endpoint.isUrl(endpoint.get("url").textValue())) return endpoint.get("url").textValue();
-            if (endpoint.isTextual()) return Endpoint.remote(endpoint.textValue(), null, null).url();
-            if (endpoint.isObject()) return Endpoint.remote(endpoint.path("url").asText(null), null, null).url();
-        } catch (ReplicationException e) {
-            return null;
-        }
-        return null;
     }
 }

@@ -25,15 +25,15 @@ class SchedulerRulesTest {
     @Test
     void consecutiveCrashesAsCouchDbCountsThem() throws Exception {
         Duration health = Duration.ofMinutes(2);
-        assertEquals(0, Replicator.consecutiveCrashes(history("started", "2026-01-01T00:00:00Z", "added", "2026-01-01T00:00:00Z"), health));
-        assertEquals(3, Replicator.consecutiveCrashes(history(
+        assertEquals(0, CrashBackoff.consecutiveCrashes(history("started", "2026-01-01T00:00:00Z", "added", "2026-01-01T00:00:00Z"), health));
+        assertEquals(3, CrashBackoff.consecutiveCrashes(history(
                 "crashed", "2026-01-01T00:03:00Z", "started", "2026-01-01T00:02:59Z", "crashed", "2026-01-01T00:02:00Z",
                 "started", "2026-01-01T00:01:59Z", "crashed", "2026-01-01T00:01:00Z", "added", "2026-01-01T00:00:59Z"), health));
         // a crash after running longer than the health threshold is not part of a streak
-        assertEquals(0, Replicator.consecutiveCrashes(history(
+        assertEquals(0, CrashBackoff.consecutiveCrashes(history(
                 "crashed", "2026-01-01T01:00:00Z", "started", "2026-01-01T00:10:00Z", "crashed", "2026-01-01T00:09:00Z",
                 "added", "2026-01-01T00:08:59Z"), health));
-        assertEquals(0, Replicator.consecutiveCrashes(history("stopped", "2026-01-01T00:03:00Z", "started", "2026-01-01T00:02:00Z",
+        assertEquals(0, CrashBackoff.consecutiveCrashes(history("stopped", "2026-01-01T00:03:00Z", "started", "2026-01-01T00:02:00Z",
                 "crashed", "2026-01-01T00:01:00Z"), health));
     }
 
@@ -41,12 +41,12 @@ class SchedulerRulesTest {
     @Test
     void backoffDoublesUpToTwoToTheTenth() {
         Duration base = Duration.ofSeconds(30);
-        assertEquals(Duration.ZERO, Replicator.backoff(base, 0));
-        assertEquals(Duration.ofSeconds(30), Replicator.backoff(base, 1));
-        assertEquals(Duration.ofSeconds(60), Replicator.backoff(base, 2));
-        assertEquals(Duration.ofSeconds(120), Replicator.backoff(base, 3));
-        assertEquals(Duration.ofSeconds(30 * 1024), Replicator.backoff(base, 11));
-        assertEquals(Duration.ofSeconds(30 * 1024), Replicator.backoff(base, 50));
+        assertEquals(Duration.ZERO, CrashBackoff.backoff(base, 0));
+        assertEquals(Duration.ofSeconds(30), CrashBackoff.backoff(base, 1));
+        assertEquals(Duration.ofSeconds(60), CrashBackoff.backoff(base, 2));
+        assertEquals(Duration.ofSeconds(120), CrashBackoff.backoff(base, 3));
+        assertEquals(Duration.ofSeconds(30 * 1024), CrashBackoff.backoff(base, 11));
+        assertEquals(Duration.ofSeconds(30 * 1024), CrashBackoff.backoff(base, 50));
     }
 
     static ObjectNode doc(String json) throws Exception {
@@ -73,5 +73,17 @@ class SchedulerRulesTest {
                 doc("{\"source\":\"a\",\"target\":\"b\",\"user_ctx\":{\"name\":\"bob\",\"roles\":[\"_admin\"]}}"), false, "bob", List.of("reader"), false));
         assertEquals(403, e.status());
         ReplicatorDocs.beforeUpdate("r", doc("{\"source\":\"a\",\"target\":\"b\",\"user_ctx\":{\"name\":\"bob\",\"roles\":[\"reader\"]}}"), false, "bob", List.of("reader"), false);
+    }
+
+    /** A document runs as its user_ctx; without one, as its owner when a server admin (with _admin), else anonymously. */
+    @Test
+    void replicatorDocumentsRunAsTheirUserCtxOrAServerAdminOwner() throws Exception {
+        java.util.function.Predicate<String> admins = "adm"::equals;
+        assertEquals(new ReplicationSpec.RepUser("adm", List.of("_admin")),
+                ReplicatorDocs.runAs(doc("{\"source\":\"a\",\"target\":\"b\",\"owner\":\"adm\"}"), admins));
+        assertEquals(ReplicationSpec.RepUser.NONE, ReplicatorDocs.runAs(doc("{\"source\":\"a\",\"target\":\"b\",\"owner\":\"bob\"}"), admins));
+        assertEquals(ReplicationSpec.RepUser.NONE, ReplicatorDocs.runAs(doc("{\"source\":\"a\",\"target\":\"b\",\"owner\":null}"), admins));
+        assertEquals(new ReplicationSpec.RepUser("bob", List.of("reader")), ReplicatorDocs.runAs(
+                doc("{\"source\":\"a\",\"target\":\"b\",\"owner\":\"adm\",\"user_ctx\":{\"name\":\"bob\",\"roles\":[\"reader\"]}}"), admins));
     }
 }

@@ -10,7 +10,7 @@ import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.storage.DocUpdate;
 import dev.chaise.storage.Storage;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.ViewsModule;
 import dev.chaise.views.jobs.JobQueue;
 import java.time.Duration;
 import java.util.List;
@@ -25,12 +25,12 @@ import org.junit.jupiter.api.Test;
 class SharedJobsTest {
     static final ReplicationSpec.RepUser ADMIN = new ReplicationSpec.RepUser("admin", List.of("_admin"));
 
-    static Replicator replicator(Storage storage, KvStore kv, String node) {
+    static ReplicatorModule replicator(Storage storage, KvStore kv, String node) {
         LocalAccess access = new LocalAccess(storage);
-        Replicator.Config d = Replicator.Config.defaults("uuid", () -> "http://127.0.0.1:5984/");
-        Replicator.Config c = new Replicator.Config(d.serverUuid(), node, d.loopbackBase(), d.maxJobs(), Duration.ofMillis(200), d.healthThreshold(),
+        ReplicatorConfig d = ReplicatorConfig.defaults("uuid", () -> "http://127.0.0.1:5984/");
+        ReplicatorConfig c = new ReplicatorConfig(d.serverUuid(), node, d.loopbackBase(), d.maxJobs(), Duration.ofMillis(200), d.healthThreshold(),
                 d.maxHistory(), Duration.ofSeconds(2), Duration.ofMillis(200), d.defaults(), false, Duration.ofSeconds(1));
-        return new Replicator(storage, new ViewService(storage, null), new JobQueue(kv), access, c).start();
+        return new ReplicatorModule(storage, new ViewsModule(storage, null).filters(), new JobQueue(kv), access, c, name -> false).start();
     }
 
     static void write(Storage storage, String db, String id) {
@@ -51,29 +51,29 @@ class SharedJobsTest {
             Storage storage = new Storage(kv, "{}");
             storage.create("src");
             for (int i = 0; i < 20; i++) write(storage, "src", "d" + i);
-            Replicator one = replicator(storage, kv, "one@test");
-            Replicator two = replicator(storage, kv, "two@test");
+            ReplicatorModule one = replicator(storage, kv, "one@test");
+            ReplicatorModule two = replicator(storage, kv, "two@test");
             try {
-                Replicator.Answer a = one.replicate(Json.MAPPER.readTree("{\"source\":\"src\",\"target\":\"dst\",\"create_target\":true,\"continuous\":true,\"checkpoint_interval\":200}"),
+                ReplicateRequests.Answer a = one.requests().replicate(Json.MAPPER.readTree("{\"source\":\"src\",\"target\":\"dst\",\"create_target\":true,\"continuous\":true,\"checkpoint_interval\":200}"),
                         ADMIN, null, null);
                 assertEquals(202, a.status());
                 String id = a.body().get("_local_id").asText();
                 waitFor(() -> storage.exists("dst") && storage.open("dst").info().docCount() == 20, "20 documents copied");
-                waitFor(() -> one.activeTasks().size() + two.activeTasks().size() == 1, "one task");
-                assertEquals(1, one.activeTasks().size() + two.activeTasks().size(), "the job runs on exactly one server");
-                Replicator running = one.activeTasks().isEmpty() ? two : one;
-                Replicator other = running == one ? two : one;
+                waitFor(() -> one.tasks().list().size() + two.tasks().list().size() == 1, "one task");
+                assertEquals(1, one.tasks().list().size() + two.tasks().list().size(), "the job runs on exactly one server");
+                ReplicatorModule running = one.tasks().list().isEmpty() ? two : one;
+                ReplicatorModule other = running == one ? two : one;
                 String otherNode = running == one ? "two@test" : "one@test";
                 // both servers show the job, from its data in the queue
-                JsonNode seen = other.jobs(0, 10).get("jobs").get(0);
+                JsonNode seen = other.pages().jobs(0, 10).get("jobs").get(0);
                 assertEquals(id, seen.get("id").asText());
                 assertEquals(running == one ? "one@test" : "two@test", seen.get("node").asText());
 
                 running.close(); // its job goes back to the queue after a last checkpoint
-                waitFor(() -> other.activeTasks().size() == 1, "taken over by the other server");
+                waitFor(() -> other.tasks().list().size() == 1, "taken over by the other server");
                 write(storage, "src", "after");
                 waitFor(() -> storage.open("dst").info().docCount() == 21, "a new write copied by the other server");
-                JsonNode now = other.job(id);
+                JsonNode now = other.pages().job(id);
                 assertEquals(otherNode, now.get("node").asText(), now.toString());
                 long started = 0;
                 for (JsonNode e : now.get("history")) if (e.get("type").asText().equals("started")) started++;

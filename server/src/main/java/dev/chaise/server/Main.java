@@ -10,9 +10,9 @@ import dev.chaise.kv.KvStore;
 import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.kv.fdb.FdbKvStore;
-import dev.chaise.replicator.Replicator;
+import dev.chaise.replicator.ReplicatorModule;
 import dev.chaise.storage.Storage;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.ViewsModule;
 import dev.chaise.views.jobs.JobQueue;
 import dev.chaise.views.js.GraalJsEngine;
 import java.io.InputStream;
@@ -97,7 +97,7 @@ public final class Main {
         long jsTimeout = config.get("couchdb", "os_process_timeout").map(Long::parseLong).orElse(5000L);
         GraalJsEngine js = GraalJsEngine.create(new GraalJsEngine.Options(Duration.ofMillis(jsTimeout), GraalJsEngine.Options.defaults().poolSize()));
         JobQueue jobs = new JobQueue(store, http.nodeName()); // jobs (builds, replications) are held under [chaise] node_name
-        ViewService views = new ViewService(storage, js).enableInteractiveViews()
+        ViewsModule views = new ViewsModule(storage, js).enableInteractiveViews()
                 .useJobQueue(jobs, 2, Duration.ofSeconds(60)); // build jobs are held under [chaise] node_name
         // CouchDB's background indexer; 0 turns it off (indexes are then built by queries only).
         long autoupdateMs = config.get("chaise", "view_autoupdate_delay_ms").map(Long::parseLong).orElse(1000L);
@@ -128,11 +128,12 @@ public final class Main {
             });
         }
         ChaiseHttp server;
-        Replicator replicator;
+        ReplicatorModule replicator;
         try {
             server = new ChaiseHttp(http, storage, views, live, List.of());
             ChaiseHttp s = server;
-            replicator = new Replicator(storage, views, jobs, server.localAccess(), ReplicatorSettings.of(config, server.uuid(), http, s::port));
+            replicator = new ReplicatorModule(storage, views.filters(), jobs, server.localAccess(), ReplicatorSettings.of(config, server.uuid(), http, s::port),
+                    s::isServerAdmin);
             server.replicator(replicator).start();
             replicator.start();
         } catch (Exception e) {
@@ -171,8 +172,8 @@ public final class Main {
     }
 
     /** Returns when no index build is running (polled: builds take seconds, a warm-up step a millisecond). */
-    private static void awaitNoBuilds(ViewService views) {
-        while (!views.activeTasks().isEmpty()) {
+    private static void awaitNoBuilds(ViewsModule views) {
+        while (!views.builds().tasks().list().isEmpty()) {
             try {
                 Thread.sleep(50);
             } catch (InterruptedException e) {

@@ -2,7 +2,7 @@ package dev.chaise.server;
 
 import dev.chaise.http.config.HttpConfig;
 import dev.chaise.replicator.ReplicationSpec;
-import dev.chaise.replicator.Replicator;
+import dev.chaise.replicator.ReplicatorConfig;
 import java.time.Duration;
 import java.util.function.IntSupplier;
 
@@ -14,7 +14,7 @@ import java.util.function.IntSupplier;
 final class ReplicatorSettings {
     private ReplicatorSettings() {}
 
-    static Replicator.Config of(IniConfig c, String uuid, HttpConfig http, IntSupplier port) {
+    static ReplicatorConfig of(IniConfig c, String uuid, HttpConfig http, IntSupplier port) {
         ReplicationSpec.Defaults d = ReplicationSpec.Defaults.couchdb();
         ReplicationSpec.Defaults defaults = new ReplicationSpec.Defaults(
                 intOf(c, "worker_processes", d.workerProcesses()),
@@ -26,7 +26,7 @@ final class ReplicatorSettings {
                 Boolean.parseBoolean(c.get("replicator", "use_checkpoints", Boolean.toString(d.useCheckpoints()))),
                 Boolean.parseBoolean(c.get("replicator", "use_bulk_get", Boolean.toString(d.useBulkGet()))));
         String bind = http.bindAddress();
-        return new Replicator.Config(uuid, http.nodeName(), () -> "http://" + bind + ":" + port.getAsInt() + "/",
+        return new ReplicatorConfig(uuid, http.nodeName(), () -> "http://" + bind + ":" + port.getAsInt() + "/",
                 intOf(c, "max_jobs", 500),
                 Duration.ofMillis(Long.parseLong(c.get("chaise", "replicator_backoff_base_ms", "30000"))),
                 Duration.ofSeconds(intOf(c, "health_threshold", 120)),

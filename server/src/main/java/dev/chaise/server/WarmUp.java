@@ -8,7 +8,7 @@ import dev.chaise.kv.KvStore;
 import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.storage.Storage;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.ViewsModule;
 import dev.chaise.views.jobs.JobQueue;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
@@ -66,7 +66,7 @@ final class WarmUp {
         int port;
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
              Storage storage = new Storage(kv, SecurityObject.ADMIN_ONLY_JSON);
-             ViewService views = new ViewService(storage, null).useJobQueue(new JobQueue(kv, "warmup"), 2, Duration.ofSeconds(60));
+             ViewsModule views = new ViewsModule(storage, null).useJobQueue(new JobQueue(kv, "warmup"), 2, Duration.ofSeconds(60));
              ChaiseHttp server = new ChaiseHttp(http, storage, views, config, List.of()).start();
              Client c = new Client(server.port(), "warmup", password, beforeRequest)) {
             port = server.port();

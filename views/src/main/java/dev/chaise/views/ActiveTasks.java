@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** Index builds running in this process, as {@code _active_tasks} shows them. */
+/** Owns the record of index builds in this process: those running, as {@code _active_tasks} shows them, and totals since start for the metrics. */
 public final class ActiveTasks {
 
     /** One build; {@code changesDone} moves as batches commit. */

@@ -14,17 +14,17 @@ import dev.chaise.views.index.ViewException;
  * meets the database's validate_doc_update functions for the writing user.
  */
 public final class DesignPolicy implements DbPolicy {
-    private final ViewService views;
+    private final DesignDocChecks checks;
 
-    public DesignPolicy(ViewService views) {
-        this.views = views;
+    public DesignPolicy(DesignDocChecks checks) {
+        this.checks = checks;
     }
 
     @Override
     public DocUpdate beforeUpdate(SecuredDb db, DocUpdate doc, boolean newEdits) {
         if (doc.deleted() || !doc.id().startsWith(DocumentJson.DESIGN_PREFIX)) return doc;
         try {
-            views.checkDesign(doc.id(), doc.body());
+            checks.checkDesign(doc.id(), doc.body());
         } catch (ViewException e) {
             StorageException.Kind kind = e.kind() == ViewException.Kind.COMPILATION_ERROR
                     ? StorageException.Kind.DESIGN_COMPILATION_ERROR : StorageException.Kind.INVALID_DESIGN_DOC;
@@ -35,6 +35,6 @@ public final class DesignPolicy implements DbPolicy {
 
     @Override
     public DocumentValidator validator(SecuredDb db) {
-        return views.validator(db.user().name(), db.user().roles());
+        return checks.validator(db.user().name(), db.user().roles());
     }
 }

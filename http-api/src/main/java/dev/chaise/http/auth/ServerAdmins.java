@@ -31,6 +31,11 @@ public final class ServerAdmins implements UserDirectory {
         });
     }
 
+    /** Whether {@code name} is a server admin's ({@code [admins]} has it), without checking the password. */
+    public boolean isAdmin(String name) {
+        return name != null && config.get(SECTION, name).isPresent();
+    }
+
     public boolean any() {
         return !config.section(SECTION).isEmpty();
     }

@@ -39,7 +39,7 @@ record ChangesArgs(Feed feed, String since, boolean descending, long limit, bool
         record Mango(Selector selector) implements Filter {}
 
         /** A JavaScript test ({@code filter=ddoc/name} or {@code filter=_view}), opened on the thread that streams. */
-        record Js(java.util.function.Supplier<dev.chaise.views.ViewService.DocFilter> open) implements Filter {}
+        record Js(java.util.function.Supplier<dev.chaise.views.DocFilters.DocFilter> open) implements Filter {}
     }
 
     static ChangesArgs parse(Request req) {

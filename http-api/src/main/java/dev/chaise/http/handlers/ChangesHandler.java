@@ -50,10 +50,10 @@ public final class ChangesHandler {
     private final Access access;
     private final java.util.concurrent.atomic.AtomicInteger openFeeds = new java.util.concurrent.atomic.AtomicInteger();
 
-    private final dev.chaise.views.ViewService views;
+    private final dev.chaise.views.DocFilters filters;
 
-    public ChangesHandler(dev.chaise.views.ViewService views, Access access) {
-        this.views = views;
+    public ChangesHandler(dev.chaise.views.DocFilters filters, Access access) {
+        this.filters = filters;
         this.access = access;
     }
 
@@ -101,7 +101,7 @@ public final class ChangesHandler {
             String[] parts = tokens(view);
             if (parts.length != 2) throw HttpError.badRequest("`view` must be of the form `designname/viewname`");
             requireMember(db, parts[0], "views", parts[1]);
-            return js(() -> views.viewFilter(db, DocumentJson.DESIGN_PREFIX + parts[0], parts[1]));
+            return js(() -> filters.viewFilter(db, DocumentJson.DESIGN_PREFIX + parts[0], parts[1]));
         }
         if (name.startsWith("_")) throw HttpError.badRequest("unknown builtin filter name");
         String[] parts = tokens(name);
@@ -109,11 +109,11 @@ public final class ChangesHandler {
         if (parts.length != 2) throw HttpError.badRequest("`filter` must be of the form `designname/filtername`");
         requireMember(db, parts[0], "filters", parts[1]);
         JsonNode jsReq = filterRequest(db, req, body);
-        return js(() -> views.filterFunction(db, DocumentJson.DESIGN_PREFIX + parts[0], parts[1], jsReq));
+        return js(() -> filters.filterFunction(db, DocumentJson.DESIGN_PREFIX + parts[0], parts[1], jsReq));
     }
 
     /** Opens the filter once here, so a missing engine or a compilation error is an error response, not a broken stream. */
-    private static Filter js(java.util.function.Supplier<dev.chaise.views.ViewService.DocFilter> open) {
+    private static Filter js(java.util.function.Supplier<dev.chaise.views.DocFilters.DocFilter> open) {
         open.get().close();
         return new Filter.Js(open);
     }
@@ -199,7 +199,7 @@ public final class ChangesHandler {
 
         void writeTo(ResponseStream out) {
             openFeeds.incrementAndGet();
-            dev.chaise.views.ViewService.DocFilter js = null;
+            dev.chaise.views.DocFilters.DocFilter js = null;
             try {
                 if (filter instanceof Filter.Mango m) docTest = m.selector()::matches;
                 if (filter instanceof Filter.Js j) {

@@ -10,7 +10,7 @@ import dev.chaise.http.Response;
 import dev.chaise.http.Router;
 import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.ViewQueries;
 import dev.chaise.views.mango.Find;
 import dev.chaise.views.mango.Mango;
 import dev.chaise.views.mango.MangoIndexes;
@@ -23,13 +23,11 @@ import dev.chaise.views.mango.MangoIndexes;
  */
 public final class MangoHandlers {
     private final Access access;
-    private final ViewService views;
     private final Mango mango;
 
-    public MangoHandlers(ViewService views, Access access) {
+    public MangoHandlers(ViewQueries queries, Access access) {
         this.access = access;
-        this.views = views;
-        this.mango = new Mango(views);
+        this.mango = new Mango(queries);
     }
 
     public void register(Router r) {

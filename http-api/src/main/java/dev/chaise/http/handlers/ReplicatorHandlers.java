@@ -10,8 +10,9 @@ import dev.chaise.http.Router;
 import dev.chaise.http.auth.Authenticator;
 import dev.chaise.http.auth.SessionCookies;
 import dev.chaise.replicator.ReplicationSpec;
-import dev.chaise.replicator.Replicator;
+import dev.chaise.replicator.ReplicateRequests;
 import dev.chaise.replicator.ReplicatorDocs;
+import dev.chaise.replicator.SchedulerPages;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -26,16 +27,19 @@ import java.util.function.Supplier;
  */
 public final class ReplicatorHandlers {
     static final List<String> STATES = List.of("initializing", "error", "running", "pending", "crashing", "completed", "failed");
-    private final Supplier<Replicator> replicator;
+    private final Supplier<ReplicateRequests> requests;
+    private final Supplier<SchedulerPages> pages;
 
-    public ReplicatorHandlers(Supplier<Replicator> replicator) {
-        this.replicator = replicator;
+    /** Both give null on a server without a replicator: the endpoints then answer 501. */
+    public ReplicatorHandlers(Supplier<ReplicateRequests> requests, Supplier<SchedulerPages> pages) {
+        this.requests = requests;
+        this.pages = pages;
     }
 
     public void register(Router r) {
         r.add("POST", "/_replicate", this::replicate);
         r.add("GET", "/_scheduler/jobs", req -> {
-            Replicator rep = admin(req);
+            SchedulerPages rep = admin(req);
             return Response.json(200, rep.jobs((int) Math.min(Integer.MAX_VALUE, Queries.nonNegative(req, "skip", 0)),
                     (int) Math.min(Integer.MAX_VALUE, Queries.nonNegative(req, "limit", 100))));
         });
@@ -49,8 +53,8 @@ public final class ReplicatorHandlers {
                 throw HttpError.badRequest("Invalid path");
             }
             if (parts.size() == 1) return docs(req);
-            Replicator rep = admin(req);
-            return Response.json(200, rep.docs().doc(String.join("/", parts.subList(1, parts.size()))));
+            SchedulerPages rep = admin(req);
+            return Response.json(200, rep.doc(String.join("/", parts.subList(1, parts.size()))));
         });
         r.add("GET", "/_scheduler/{rest...}", req -> {
             admin(req);
@@ -58,31 +62,31 @@ public final class ReplicatorHandlers {
         });
     }
 
-    private Replicator get() {
-        Replicator r = replicator.get();
+    private static <T> T get(Supplier<T> part) {
+        T r = part.get();
         if (r == null) throw HttpError.notImplemented("Not implemented by Chaise: server-side replication is not configured on this server");
         return r;
     }
 
-    private Replicator admin(Request req) {
+    private SchedulerPages admin(Request req) {
         Access.requireServerAdmin(req);
-        return get();
+        return get(pages);
     }
 
     private Response replicate(Request req) throws Exception {
         if (req.user().isAnonymous()) throw HttpError.unauthorized("Authentication required.");
-        Replicator rep = get();
+        ReplicateRequests rep = get(requests);
         Bodies.requireContentType(req, Response.JSON);
         JsonNode body = Bodies.json(req);
         if (!body.isObject()) throw HttpError.badRequest("Request body must be a JSON object");
         ReplicationSpec.RepUser user = new ReplicationSpec.RepUser(req.user().name(), req.user().roles());
         String cookie = Authenticator.cookieValue(req, SessionCookies.NAME);
-        Replicator.Answer a = rep.replicate(body, user, req.header("Authorization"), cookie == null ? null : SessionCookies.NAME + "=" + cookie);
+        ReplicateRequests.Answer a = rep.replicate(body, user, req.header("Authorization"), cookie == null ? null : SessionCookies.NAME + "=" + cookie);
         return Response.json(a.status(), a.body());
     }
 
     private Response docs(Request req) {
-        Replicator rep = admin(req);
+        SchedulerPages rep = admin(req);
         Set<String> states = new LinkedHashSet<>();
         String qs = req.query("states");
         if (qs != null) {
@@ -97,6 +101,6 @@ public final class ReplicatorHandlers {
         }
         int skip = (int) Math.min(Integer.MAX_VALUE, Queries.nonNegative(req, "skip", 0));
         int limit = (int) Math.min(Integer.MAX_VALUE, Queries.nonNegative(req, "limit", Integer.MAX_VALUE));
-        return Response.json(200, rep.docs().docs(states, skip, limit));
+        return Response.json(200, rep.docs(states, skip, limit));
     }
 }

@@ -13,7 +13,9 @@ import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.Sequence;
 import dev.chaise.storage.json.Json;
 import dev.chaise.storage.Database;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.IndexInfo;
+import dev.chaise.views.IndexMaintenance;
+import dev.chaise.views.ViewQueries;
 import dev.chaise.views.index.MapIndexSubspace;
 import dev.chaise.views.query.ViewQuery;
 import dev.chaise.views.query.ViewRow;
@@ -28,11 +30,13 @@ import java.util.Map;
  * {@code offset} (RFC E, unlike RFC B for {@code _all_docs}, keeps it; clients check it).
  */
 public final class ViewHandlers {
-    private final ViewService views;
+    private final ViewQueries views;
+    private final IndexMaintenance maintenance;
     private final Access access;
 
-    public ViewHandlers(ViewService views, Access access) {
+    public ViewHandlers(ViewQueries views, IndexMaintenance maintenance, Access access) {
         this.views = views;
+        this.maintenance = maintenance;
         this.access = access;
     }
 
@@ -48,7 +52,7 @@ public final class ViewHandlers {
         r.add("POST", "/{db}/_view_cleanup", req -> {
             Database db = access.database(req, req.param("db"), SecuredDb.Level.REQUIRE_DB_ADMIN).database();
             Bodies.requireContentType(req, Response.JSON);
-            views.cleanup(db);
+            maintenance.cleanup(db);
             return Response.json(202, Map.of("ok", true));
         });
         r.add("POST", "/{db}/_compact/{ddoc}", req -> {
@@ -68,7 +72,7 @@ public final class ViewHandlers {
         Database db = adb.database();
         ViewQuery q = ViewArgs.parse(req, body);
         boolean attachments = "true".equals(req.query("attachments")) || (body != null && body.path("attachments").asBoolean(false));
-        ViewService.Result result = views.query(db, ddocId(req), req.param("view"), q, attachments);
+        ViewQueries.Result result = views.query(db, ddocId(req), req.param("view"), q, attachments);
         return Response.jsonStream(200, out -> {
             try (result) {
                 writeResult(out, result, q, adb);
@@ -76,7 +80,7 @@ public final class ViewHandlers {
         });
     }
 
-    private static void writeResult(ResponseStream out, ViewService.Result result, ViewQuery q, SecuredDb db) throws Exception {
+    private static void writeResult(ResponseStream out, ViewQueries.Result result, ViewQuery q, SecuredDb db) throws Exception {
         StringBuilder head = new StringBuilder("{");
         if (!result.reduced()) head.append("\"total_rows\":").append(result.totalRows()).append(",\"offset\":").append(result.offset()).append(',');
         if (q.updateSeq()) head.append("\"update_seq\":").append(seq(result.updateSeq())).append(',');
@@ -116,18 +120,18 @@ public final class ViewHandlers {
             if (!one.isObject()) throw HttpError.badRequest("Each query must be an object.");
             parsed.add(ViewArgs.parse(req, (ObjectNode) one, true));
         }
-        List<ViewService.Result> results = new ArrayList<>();
+        List<ViewQueries.Result> results = new ArrayList<>();
         try {
             for (ViewQuery q : parsed) results.add(views.query(db, ddocId(req), req.param("view"), q));
         } catch (RuntimeException e) {
-            results.forEach(ViewService.Result::close);
+            results.forEach(ViewQueries.Result::close);
             throw e;
         }
         return Response.jsonStream(200, out -> {
             out.write("{\"results\":[\r\n");
             for (int i = 0; i < results.size(); i++) {
                 if (i > 0) out.write(",\r\n");
-                try (ViewService.Result r = results.get(i)) {
+                try (ViewQueries.Result r = results.get(i)) {
                     writeResult(out, r, parsed.get(i), adb);
                 }
             }
@@ -138,7 +142,7 @@ public final class ViewHandlers {
     private Response errors(Request req) {
         Database db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER).database();
         long limit = dev.chaise.http.Queries.nonNegative(req, "limit", 1000);
-        List<MapIndexSubspace.MapError> errs = views.errors(db, ddocId(req), req.param("view"), (int) Math.min(limit, 100_000));
+        List<MapIndexSubspace.MapError> errs = maintenance.errors(db, ddocId(req), req.param("view"), (int) Math.min(limit, 100_000));
         ObjectNode out = Json.NODES.objectNode();
         var rows = out.putArray("errors");
         for (var e : errs) rows.addObject().put("id", e.docId()).put("rev", e.rev()).put("error", e.error()).put("reason", e.reason());
@@ -147,7 +151,7 @@ public final class ViewHandlers {
 
     private Response info(Request req) {
         Database db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER).database();
-        ViewService.IndexInfo i = views.info(db, ddocId(req));
+        IndexInfo i = maintenance.info(db, ddocId(req));
         ObjectNode out = Json.NODES.objectNode();
         out.put("name", req.param("ddoc"));
         ObjectNode vi = out.putObject("view_index");

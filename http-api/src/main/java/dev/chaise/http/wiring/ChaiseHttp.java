@@ -32,7 +32,7 @@ import dev.chaise.http.handlers.SessionHandlers;
 import dev.chaise.http.handlers.ViewHandlers;
 import dev.chaise.storage.ServerMetadata;
 import dev.chaise.storage.Storage;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.ViewsModule;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -53,22 +53,24 @@ public final class ChaiseHttp implements AutoCloseable {
     private final dev.chaise.http.metrics.Metrics metrics;
     private final StorageProbe probe;
     private volatile HttpServer server;
-    private final ViewService views;
+    private final ViewsModule views;
     private final String uuid;
     private final ServerHandlers serverHandlers;
-    private volatile dev.chaise.replicator.Replicator replicator;
+    // Set once by replicator(r), before start; null on a server without one (its endpoints answer 501).
+    private volatile dev.chaise.replicator.ReplicateRequests replicate;
+    private volatile dev.chaise.replicator.SchedulerPages schedulerPages;
 
     /**
      * @param users directories consulted after the server admins (a {@code _users} database, later)
      */
     public ChaiseHttp(HttpConfig config, Storage storage, ConfigStore configStore, List<UserDirectory> users) {
-        this(config, storage, new ViewService(storage, null), configStore, users);
+        this(config, storage, new ViewsModule(storage, null), configStore, users);
     }
 
     /**
      * @param views map indexes and queries; its JS engine also runs {@code _changes} filter functions
      */
-    public ChaiseHttp(HttpConfig config, Storage storage, ViewService views, ConfigStore configStore, List<UserDirectory> users) {
+    public ChaiseHttp(HttpConfig config, Storage storage, ViewsModule views, ConfigStore configStore, List<UserDirectory> users) {
         this.config = config;
         this.storage = storage;
         this.configStore = configStore;
@@ -95,13 +97,13 @@ public final class ChaiseHttp implements AutoCloseable {
         // whichever path a document takes: the _users and _replicator rules, then views' checks.
         storage.addPolicy(usersDb);
         storage.addPolicy(new dev.chaise.replicator.ReplicatorPolicy());
-        storage.addPolicy(new dev.chaise.views.DesignPolicy(views));
+        storage.addPolicy(new dev.chaise.views.DesignPolicy(views.checks()));
         this.access = new Access(storage);
         this.authenticator = new Authenticator(dirs, new SessionCookies(secret, () -> live.get().auth(), () -> System.currentTimeMillis() / 1000), configStore);
         this.probe = new StorageProbe(storage);
-        this.metrics = metrics(configStore, storage, views);
+        this.metrics = metrics(configStore, storage, views.builds().tasks());
         this.uuid = uuid;
-        serverHandlers = new ServerHandlers(live, storage, uuid, views::activeTasks, probe::unusableReason);
+        serverHandlers = new ServerHandlers(live, storage, uuid, views.builds().tasks()::list, probe::unusableReason);
         serverHandlers.register(router);
         new SessionHandlers(authenticator).register(router);
         new NodeHandlers(live, configStore, metrics, () -> dev.chaise.http.metrics.SystemInfo.of(openConnections(), openChangesFeeds(),
@@ -111,31 +113,31 @@ public final class ChaiseHttp implements AutoCloseable {
         new DocumentHandlers(access).register(router);
         new BulkDocsHandler(access).register(router);
         new AllDocsHandlers(access).register(router);
-        changes = new ChangesHandler(views, access);
+        changes = new ChangesHandler(views.filters(), access);
         changes.register(router);
         metrics.gauge("couchdb.httpd.clients_requesting_changes", "number of clients for continuous _changes", changes::openFeeds);
         new ReplicationHandlers(access).register(router);
-        new ViewHandlers(views, access).register(router);
+        new ViewHandlers(views.queries(), views.maintenance(), access).register(router);
         new AttachmentHandlers(access).register(router);
         new PurgeHandlers(access, configStore).register(router);
-        new ReplicatorHandlers(() -> replicator).register(router);
+        new ReplicatorHandlers(() -> replicate, () -> schedulerPages).register(router);
         new NotImplementedHandlers(access).register(router);
         new FauxtonHandlers(configStore).register(router);
-        new MangoHandlers(views, access).register(router);
+        new MangoHandlers(views.queries(), access).register(router);
     }
 
     /** CouchDB's metrics that Chaise has, and every wait and count of the store's timer under chaise.store. */
-    private dev.chaise.http.metrics.Metrics metrics(ConfigStore configStore, Storage storage, ViewService views) {
+    private dev.chaise.http.metrics.Metrics metrics(ConfigStore configStore, Storage storage, dev.chaise.views.ActiveTasks builds) {
         long window = configStore.get("stats", "interval").map(String::strip).filter(v -> v.matches("[1-9][0-9]{0,5}")).map(Long::parseLong).orElse(10L);
         var m = new dev.chaise.http.metrics.Metrics(java.time.Duration.ofSeconds(window));
         m.bindTimings(storage::timings);
         m.storeCount("couchdb.database_reads", "number of times a document was read from a database", dev.chaise.storage.StorageCounts.DOCUMENTS_READ.name());
         m.storeCount("couchdb.database_writes", "number of times a database was changed", dev.chaise.storage.StorageCounts.DOCUMENTS_WRITTEN.name());
         m.gauge("couchdb.open_databases", "number of open databases (database handles cached)", storage::openDatabases);
-        m.counter("couchdb.mrview.builds.started", "number of index builds started", () -> views.buildTotals().started());
-        m.counter("couchdb.mrview.builds.finished", "number of index builds finished, done or failed", () -> views.buildTotals().finished());
-        m.counter("couchdb.mrview.map_doc", "number of changes fed to map functions by index builds", () -> views.buildTotals().changesIndexed());
-        m.gauge("couchdb.mrview.builds.running", "number of index builds running", () -> views.activeTasks().size());
+        m.counter("couchdb.mrview.builds.started", "number of index builds started", () -> builds.totals().started());
+        m.counter("couchdb.mrview.builds.finished", "number of index builds finished, done or failed", () -> builds.totals().finished());
+        m.counter("couchdb.mrview.map_doc", "number of changes fed to map functions by index builds", () -> builds.totals().changesIndexed());
+        m.gauge("couchdb.mrview.builds.running", "number of index builds running", () -> builds.list().size());
         m.gauge("chaise.open_connections", "number of open HTTP connections", this::openConnections);
         return m;
     }
@@ -160,10 +162,16 @@ public final class ChaiseHttp implements AutoCloseable {
         return new dev.chaise.replicator.LocalAccess(storage);
     }
 
+    /** Whether {@code name} is a server admin's ({@code [admins]}, read live): the replicator runs their documents as server admins. */
+    public boolean isServerAdmin(String name) {
+        return new ServerAdmins(configStore).isAdmin(name);
+    }
+
     /** Serves {@code _replicate}, {@code _scheduler} and replication tasks with {@code r} (before {@link #start()}). */
-    public ChaiseHttp replicator(dev.chaise.replicator.Replicator r) {
-        this.replicator = r;
-        serverHandlers.otherTasks(r::activeTasks);
+    public ChaiseHttp replicator(dev.chaise.replicator.ReplicatorModule r) {
+        this.replicate = r.requests();
+        this.schedulerPages = r.pages();
+        serverHandlers.otherTasks(r.tasks()::list);
         return this;
     }
 

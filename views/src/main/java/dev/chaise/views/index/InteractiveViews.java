@@ -39,13 +39,13 @@ public final class InteractiveViews implements DocumentWriteHook {
     /** Definitions read once per transaction: a bulk write runs the hook per document. */
     private final Map<Transaction, List<MapIndexSubspace.Definition>> perTransaction = new WeakHashMap<>();
 
-    /** @param programs JavaScript for JavaScript design documents, Java for Mango's (ViewService's map programs) */
+    /** @param programs JavaScript for JavaScript design documents, Java for Mango's (dev.chaise.views.IndexPrograms) */
     public InteractiveViews(Programs programs) {
         this(programs, Reductions.COUNTS, ReduceTree.Order.DEFAULT);
     }
 
     /**
-     * @param programs JavaScript for JavaScript design documents, Java for Mango's (ViewService's map programs)
+     * @param programs JavaScript for JavaScript design documents, Java for Mango's (dev.chaise.views.IndexPrograms)
      * @param reductions each view's reduce function, for the trees writes keep current
      * @param order the fan-out of the trees made for new interactive indexes
      */

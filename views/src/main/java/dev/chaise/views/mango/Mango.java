@@ -13,7 +13,6 @@ import dev.chaise.storage.ScanProperties;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.ViewService;
 import dev.chaise.views.index.DesignDoc;
 import dev.chaise.views.index.MapIndexSubspace;
 import java.util.ArrayList;
@@ -47,10 +46,11 @@ public final class Mango {
     /** Rows whose documents are read in one batch; the cursor never reads ahead past what its limit can use. */
     private static final int PREFETCH_ROWS = 64;
 
-    private final ViewService views;
+    private final ViewIndexes views;
     private final MangoIndexes indexes = new MangoIndexes();
 
-    public Mango(ViewService views) {
+    /** @param views design documents and index readiness, from the views package */
+    public Mango(ViewIndexes views) {
         this.views = views;
     }
 

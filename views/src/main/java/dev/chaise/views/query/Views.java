@@ -5,7 +5,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
 
-/** Row-stream plumbing for {@link dev.chaise.views.ViewService}: reduce, skip and limit, concatenation. */
+/** Row-stream plumbing for view queries ({@code dev.chaise.views.ViewQueries}): reduce, skip and limit, concatenation. */
 public final class Views {
     private Views() {}
 

@@ -9,7 +9,7 @@ import dev.chaise.storage.Database;
 import dev.chaise.storage.DocUpdate;
 import dev.chaise.storage.Storage;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.ViewsModule;
 import dev.chaise.views.mango.Find;
 import dev.chaise.views.mango.Mango;
 import java.lang.management.ManagementFactory;
@@ -47,8 +47,8 @@ public final class MangoBench {
              Storage store = new Storage(kv, "{}")) {
             Database db = store.create("bench");
             load(db, docs, 0);
-            ViewService views = new ViewService(store, null);
-            Mango mango = new Mango(views);
+            ViewsModule views = new ViewsModule(store, null);
+            Mango mango = new Mango(views.queries());
             mango.indexes().create(db.openFor(dev.chaise.storage.UserCtx.server("test"), dev.chaise.storage.SecuredDb.Level.MEMBER), json("{\"index\":{\"fields\":[\"type\",\"score\"]},\"name\":\"ts\",\"ddoc\":\"benchfind\",\"type\":\"json\"}"));
             long cpu = cpu();
             long t0 = System.nanoTime();
@@ -79,8 +79,8 @@ public final class MangoBench {
                         round, pct(s, 50), pct(s, 90), pct(p, 50), pct(p, 90), wrong, (cpu() - cpu) / 1e3 / (2.0 * queries));
             }
             if (bulk) {
-                ViewService interactiveViews = new ViewService(store, null).enableInteractiveViews(); // one write hook for the store
-                Mango m = new Mango(interactiveViews);
+                ViewsModule interactiveViews = new ViewsModule(store, null).enableInteractiveViews(); // one write hook for the store
+                Mango m = new Mango(interactiveViews.queries());
                 for (int indexes : new int[] {0, 3, 0, 3}) {
                     Database d = store.create("bulk" + indexes + "-" + System.nanoTime());
                     if (indexes > 0) {

@@ -9,7 +9,8 @@ import dev.chaise.storage.DocUpdate;
 import dev.chaise.storage.Storage;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.JavaMaps;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.ViewQueries;
+import dev.chaise.views.ViewsModule;
 import dev.chaise.views.js.JsEngine;
 import dev.chaise.views.query.ViewQuery;
 import java.nio.file.Files;
@@ -55,7 +56,7 @@ public final class ViewBuildBench {
             ObjectNode ddoc = Json.NODES.objectNode();
             ddoc.putObject("views").putObject("t").put("map", map).put("reduce", "_count");
             bench.updateUnchecked(List.of(DocUpdate.edit("_design/b", null, false, ddoc)), true);
-            ViewService views = new ViewService(store, js, new ViewService.Options(workers, 5_000));
+            ViewsModule views = new ViewsModule(store, js, new ViewsModule.Options(workers, 5_000));
             long t0 = System.nanoTime();
             query(views, bench, q(ViewQuery.Update.TRUE, null, 0, false));
             double build = (System.nanoTime() - t0) / 1e9;
@@ -75,9 +76,9 @@ public final class ViewBuildBench {
                 key != null ? Boolean.FALSE : null, group ? Boolean.TRUE : null, null, update, true, key != null);
     }
 
-    static int query(ViewService views, Database bench, ViewQuery q) {
+    static int query(ViewsModule views, Database bench, ViewQuery q) {
         int n = 0;
-        try (ViewService.Result r = views.query(bench, "_design/b", "t", q)) {
+        try (ViewQueries.Result r = views.queries().query(bench, "_design/b", "t", q)) {
             while (r.rows().hasNext()) {
                 r.rows().next();
                 n++;
@@ -86,7 +87,7 @@ public final class ViewBuildBench {
         return n;
     }
 
-    static void latency(String label, ViewService views, Database bench, ViewQuery q, int runs) {
+    static void latency(String label, ViewsModule views, Database bench, ViewQuery q, int runs) {
         for (int i = 0; i < 50; i++) query(views, bench, q); // warm-up
         long[] t = new long[runs];
         for (int i = 0; i < runs; i++) {

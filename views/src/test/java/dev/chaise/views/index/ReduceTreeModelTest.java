@@ -16,7 +16,8 @@ import dev.chaise.storage.Storage;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.JavaMaps;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.ViewQueries;
+import dev.chaise.views.ViewsModule;
 import dev.chaise.views.collation.ViewCollation;
 import dev.chaise.views.js.JsFunctionException;
 import dev.chaise.views.query.BuiltinReducers;
@@ -120,7 +121,7 @@ class ReduceTreeModelTest {
     record Run(long seed, FaultInjection faults, int workers, boolean interactive, int steps, boolean racing) {}
 
     private Database db;
-    private ViewService views;
+    private ViewsModule views;
     private String sig;
     private Random rnd;
     private int queries;
@@ -132,7 +133,7 @@ class ReduceTreeModelTest {
             retry(() -> store.create("m"));
             db = store.open("m");
             rnd = new Random(run.seed);
-            views = new ViewService(store, js, new ViewService.Options(run.workers, 7, SMALL));
+            views = new ViewsModule(store, js, new ViewsModule.Options(run.workers, 7, SMALL));
             if (run.interactive) views.enableInteractiveViews();
             ObjectNode ddoc = designDoc(run.interactive);
             sig = DesignDoc.parse(DDOC, ddoc).signature();
@@ -296,7 +297,7 @@ class ReduceTreeModelTest {
             if (before) expected++;
         }
         for (int attempt = 0; ; attempt++) {
-            try (ViewService.Result r = views.query(db, DDOC, VIEWS[v][0], q)) {
+            try (ViewQueries.Result r = views.queries().query(db, DDOC, VIEWS[v][0], q)) {
                 assertEquals(mapRows(v).size(), r.totalRows(), where + " total_rows of " + VIEWS[v][0]);
                 assertEquals(expected, r.offset(), where + " offset of " + VIEWS[v][0] + " from " + start + "/" + startId + (descending ? " descending" : ""));
                 return;
@@ -323,7 +324,7 @@ class ReduceTreeModelTest {
     private List<String> query(String view, ViewQuery q) {
         for (int attempt = 0; ; attempt++) {
             List<String> out = new ArrayList<>();
-            try (ViewService.Result r = views.query(db, DDOC, view, q)) {
+            try (ViewQueries.Result r = views.queries().query(db, DDOC, view, q)) {
                 try {
                     r.rows().forEachRemaining(x -> out.add(x.key() + "=" + x.value()));
                 } catch (ViewException e) {

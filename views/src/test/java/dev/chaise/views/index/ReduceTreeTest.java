@@ -13,7 +13,8 @@ import dev.chaise.storage.DocUpdate;
 import dev.chaise.storage.Storage;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.JavaMaps;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.ViewQueries;
+import dev.chaise.views.ViewsModule;
 import dev.chaise.views.query.BuiltinReducers;
 import dev.chaise.views.query.Reducer;
 import dev.chaise.views.query.ViewQuery;
@@ -58,11 +59,11 @@ class ReduceTreeTest {
             ((ObjectNode) ddoc.get("views")).putObject("top").put("map", "big").put("reduce", "_top_30");
             ((ObjectNode) ddoc.get("views")).putObject("few").put("map", "few").put("reduce", "_sum");
             ViewModelTest.write(db, "_design/t", ddoc);
-            ViewService views = new ViewService(store, maps, new ViewService.Options(2, 5_000));
+            ViewsModule views = new ViewsModule(store, maps, new ViewsModule.Options(2, 5_000));
             ReduceTree.bulkBytes = 20_000; // the first build's bulk load cuts its transactions by bytes as well
             ViewQuery all = new ViewQuery(null, null, null, null, null, true, false, 0, Long.MAX_VALUE, false, null, false, null, null, null,
                     ViewQuery.Update.TRUE, true, false);
-            try (ViewService.Result r = views.query(db, "_design/t", "stats", all)) {
+            try (ViewQueries.Result r = views.queries().query(db, "_design/t", "stats", all)) {
                 assertEquals(DOCS, r.rows().next().value().get("count").asLong());
             } finally {
                 ReduceTree.bulkBytes = 4_000_000;

@@ -20,7 +20,8 @@ import dev.chaise.storage.json.Json;
 import dev.chaise.storage.RevId;
 import dev.chaise.views.DocOps;
 import dev.chaise.views.JavaMaps;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.ViewQueries;
+import dev.chaise.views.ViewsModule;
 import dev.chaise.views.collation.ViewCollation;
 import dev.chaise.views.js.MapOutcome;
 import dev.chaise.views.query.ViewQuery;
@@ -91,7 +92,7 @@ class ViewModelTest {
             write(db, DDOC, ddoc);
             Random rnd = new Random(7);
             for (int i = 0; i < 600; i++) write(db, "d" + i, randomDoc(rnd));
-            ViewService views = new ViewService(store, maps, new ViewService.Options(3, 40));
+            ViewsModule views = new ViewsModule(store, maps, new ViewsModule.Options(3, 40));
             Thread writer = Thread.ofPlatform().start(() -> {
                 Random r = new Random(8);
                 for (int i = 0; i < 300; i++) {
@@ -117,7 +118,7 @@ class ViewModelTest {
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
              Storage store = new Storage(kv, "{}")) {
             Database db = store.create("i");
-            ViewService views = new ViewService(store, maps).enableInteractiveViews();
+            ViewsModule views = new ViewsModule(store, maps).enableInteractiveViews();
             Random rnd = new Random(3);
             for (int i = 0; i < 60; i++) write(db, "d" + i, randomDoc(rnd));
             ObjectNode ddoc = Json.NODES.objectNode();
@@ -150,7 +151,7 @@ class ViewModelTest {
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
              Storage store = new Storage(kv, "{}")) {
             Database db = store.create("c");
-            ViewService views = new ViewService(store, maps).enableInteractiveViews();
+            ViewsModule views = new ViewsModule(store, maps).enableInteractiveViews();
             ObjectNode ddoc = Json.NODES.objectNode();
             ddoc.putObject("views").putObject("byType").put("map", "byType");
             ddoc.putObject("options").put("interactive", true);
@@ -177,7 +178,7 @@ class ViewModelTest {
     void autoupdateKeepsIndexesCurrentWithoutQueries() {
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
              Storage store = new Storage(kv, "{}");
-             ViewService views = new ViewService(store, maps).enableAutoUpdate(java.time.Duration.ofHours(1))) { // passes driven by hand
+             ViewsModule views = new ViewsModule(store, maps).enableAutoUpdate(java.time.Duration.ofHours(1))) { // passes driven by hand
             Database db = store.create("auto");
             ObjectNode on = Json.NODES.objectNode();
             on.putObject("views").putObject("byType").put("map", "byType");
@@ -189,16 +190,16 @@ class ViewModelTest {
             Random rnd = new Random(5);
             for (int round = 0; round < 3; round++) {
                 for (int i = 0; i < 40; i++) write(db, "d" + rnd.nextInt(60), randomDoc(rnd));
-                assertTrue(views.info(db, DDOC).updateSeq() == null
-                        || views.info(db, DDOC).updateSeq().compareTo(db.info().updateSeq()) < 0, "behind before the pass");
-                views.autoUpdateOnce();
-                assertEquals(db.info().updateSeq(), views.info(db, DDOC).updateSeq(), "round " + round);
+                assertTrue(views.maintenance().info(db, DDOC).updateSeq() == null
+                        || views.maintenance().info(db, DDOC).updateSeq().compareTo(db.info().updateSeq()) < 0, "behind before the pass");
+                views.autoUpdate().once();
+                assertEquals(db.info().updateSeq(), views.maintenance().info(db, DDOC).updateSeq(), "round " + round);
                 assertEquals(expected(db, "byType"), rows(views, db, "byType", ViewQuery.Update.FALSE).stream().map(ViewModelTest::text).toList());
-                assertEquals(null, views.info(db, "_design/off").updateSeq(), "autoupdate false: built only by a query");
+                assertEquals(null, views.maintenance().info(db, "_design/off").updateSeq(), "autoupdate false: built only by a query");
             }
-            Sequence before = views.info(db, DDOC).updateSeq();
-            views.autoUpdateOnce(); // nothing written since: nothing to do
-            assertEquals(before, views.info(db, DDOC).updateSeq());
+            Sequence before = views.maintenance().info(db, DDOC).updateSeq();
+            views.autoUpdate().once(); // nothing written since: nothing to do
+            assertEquals(before, views.maintenance().info(db, DDOC).updateSeq());
         }
     }
 
@@ -223,7 +224,7 @@ class ViewModelTest {
             ddoc.putObject("views").putObject("byType").put("map", "byType").put("reduce", "_sum");
             ((ObjectNode) ddoc.get("views")).putObject("tags").put("map", "tags").put("reduce", "_count");
             write(db, DDOC, ddoc);
-            ViewService views = new ViewService(store, maps);
+            ViewsModule views = new ViewsModule(store, maps);
             if (jobs) views.useJobQueue(new dev.chaise.views.jobs.JobQueue(kv), 2, java.time.Duration.ofSeconds(30));
             Random rnd = new Random(seed);
             for (int op = 0; op < ops; op++) {
@@ -249,15 +250,15 @@ class ViewModelTest {
         }
     }
 
-    private static List<ViewRow> rows(ViewService views, Database db, String view) {
+    private static List<ViewRow> rows(ViewsModule views, Database db, String view) {
         return rows(views, db, view, ViewQuery.Update.TRUE);
     }
 
-    private static List<ViewRow> rows(ViewService views, Database db, String view, ViewQuery.Update update) {
+    private static List<ViewRow> rows(ViewsModule views, Database db, String view, ViewQuery.Update update) {
         ViewQuery q = new ViewQuery(null, null, null, null, null, true, false, 0, Long.MAX_VALUE, false, null, false, false,
                 null, null, update, true, false);
         for (int attempt = 0; ; attempt++) {
-            try (ViewService.Result r = views.query(db, DDOC, view, q)) {
+            try (ViewQueries.Result r = views.queries().query(db, DDOC, view, q)) {
                 List<ViewRow> out = new ArrayList<>();
                 r.rows().forEachRemaining(out::add);
                 return out;
@@ -288,11 +289,11 @@ class ViewModelTest {
     }
 
     /** Reduced groups from the query path (per-key aggregates for _count and _sum). */
-    private static List<String> groups(ViewService views, Database db, String view, long level) {
+    private static List<String> groups(ViewsModule views, Database db, String view, long level) {
         ViewQuery q = new ViewQuery(null, null, null, null, null, true, false, 0, Long.MAX_VALUE, false, null, false, null,
                 level == ViewQuery.EXACT ? Boolean.TRUE : null, level == ViewQuery.EXACT ? null : level, ViewQuery.Update.TRUE, true, false);
         for (int attempt = 0; ; attempt++) {
-            try (ViewService.Result r = views.query(db, DDOC, view, q)) {
+            try (ViewQueries.Result r = views.queries().query(db, DDOC, view, q)) {
                 List<String> out = new ArrayList<>();
                 r.rows().forEachRemaining(x -> out.add(x.key() + "=" + x.value()));
                 return out;

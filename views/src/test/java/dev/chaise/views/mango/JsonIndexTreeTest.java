@@ -17,7 +17,8 @@ import dev.chaise.storage.PurgeRequest;
 import dev.chaise.storage.Storage;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.JavaMaps;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.ViewQueries;
+import dev.chaise.views.ViewsModule;
 import dev.chaise.views.index.DesignDoc;
 import dev.chaise.views.query.ViewQuery;
 import java.util.ArrayList;
@@ -51,9 +52,9 @@ class JsonIndexTreeTest {
                 if (doc.has("a")) emit.accept(doc.get("a"), Json.NODES.nullNode());
             });
             // Segments of 7 changes and 2 workers: the first builds of 60 documents run in parallel.
-            ViewService views = new ViewService(store, js, new ViewService.Options(2, 7));
+            ViewsModule views = new ViewsModule(store, js, new ViewsModule.Options(2, 7));
             if (interactive) views.enableInteractiveViews();
-            Mango mango = new Mango(views);
+            Mango mango = new Mango(views.queries());
             Random rnd = new Random(7);
             for (int i = 0; i < 60; i++) MangoModelTest.write(db, "d" + i, doc(rnd));
 
@@ -120,19 +121,19 @@ class JsonIndexTreeTest {
      * The view's rows counted three ways that must agree: {@code reduce=true} ({@code _count}),
      * the rows of {@code reduce=false}, and {@code offset} + rows from a start key.
      */
-    private static long countRows(ViewService views, Database db, String ddocId) {
+    private static long countRows(ViewsModule views, Database db, String ddocId) {
         String view = "a";
         ViewQuery reduced = new ViewQuery(null, null, null, null, null, true, false, 0, Long.MAX_VALUE, false, null, false, null, null, null,
                 ViewQuery.Update.TRUE, true, false);
         long count;
-        try (ViewService.Result r = views.query(db, ddocId, view, reduced)) {
+        try (ViewQueries.Result r = views.queries().query(db, ddocId, view, reduced)) {
             JsonNode v = r.rows().next().value();
             count = v.longValue();
         }
         JsonNode start = ddocId.equals("_design/m") ? Json.NODES.arrayNode().add(10) : Json.NODES.numberNode(10);
         ViewQuery fromTen = new ViewQuery(null, start, null, null, null, true, false, 0, Long.MAX_VALUE, false, null, false, false, null, null,
                 ViewQuery.Update.TRUE, true, false);
-        try (ViewService.Result r = views.query(db, ddocId, view, fromTen)) {
+        try (ViewQueries.Result r = views.queries().query(db, ddocId, view, fromTen)) {
             long rows = 0;
             for (var it = r.rows(); it.hasNext(); it.next()) rows++;
             assertEquals(count, r.totalRows(), ddocId + " total_rows");

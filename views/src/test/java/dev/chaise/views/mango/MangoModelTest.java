@@ -21,7 +21,7 @@ import dev.chaise.storage.Storage;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.DocOps;
-import dev.chaise.views.ViewService;
+import dev.chaise.views.ViewsModule;
 import dev.chaise.views.collation.ViewCollation;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -67,9 +67,9 @@ class MangoModelTest {
              Storage store = new Storage(kv, "{}")) {
             DocOps.retry(() -> store.create("m"));
             Database db = store.open("m");
-            ViewService views = new ViewService(store, null);
+            ViewsModule views = new ViewsModule(store, null);
             if (interactive) views.enableInteractiveViews();
-            Mango mango = new Mango(views);
+            Mango mango = new Mango(views.queries());
             Random rnd = new Random(seed);
             for (int i = 0; i < 120; i++) write(db, id(i), randomDoc(rnd));
             createIndexes(mango, db, interactive);
@@ -426,8 +426,8 @@ class MangoModelTest {
         try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
              Storage store = new Storage(kv, "{}")) {
             Database db = store.create("c");
-            ViewService views = new ViewService(store, null);
-            Mango mango = new Mango(views);
+            ViewsModule views = new ViewsModule(store, null);
+            Mango mango = new Mango(views.queries());
             Random rnd = new Random(5);
             for (int i = 0; i < 120; i++) write(db, id(i), randomDoc(rnd));
             createIndexes(mango, db, false);

@@ -73,7 +73,7 @@ public final class Database {
      * The database inside {@code tx}, checked to be this one: the one place a scan or a write
      * across transactions learns that the database was deleted, or deleted and re-created.
      */
-    public DbHandle handle(ReadTransaction tx) {
+    DbHandle handle(ReadTransaction tx) {
         DbHandle now = storage.directory().open(tx, opened.name());
         if (now.id() != opened.id()) throw StorageException.notFound("Database does not exist.");
         return now;
@@ -81,19 +81,12 @@ public final class Database {
 
     // ---------------------------------------------------------------- transactions
 
-    /** The body of a transaction on this database, for the owners of its other subspaces. It may run more than once. */
-    @FunctionalInterface
-    public interface TxBody<T> {
-        T apply(Transaction tx, DbHandle db);
-    }
-
     /**
-     * Document reads inside a transaction of {@link #run} or {@link #runGuarded}: for the owners
-     * of the database's other subspaces (views' indexes), which read documents in their own
-     * transactions. Reads through a non-snapshot transaction add conflict ranges, as its own reads do.
+     * Transactions on this database for the owners of its other subspaces (views' indexes): the
+     * one part of storage's API that hands out KV transactions ({@link SubspaceAccess}).
      */
-    public DbReader reader(ReadTransaction tx, DbHandle db) {
-        return DbReader.of(tx, db, timer());
+    public SubspaceAccess subspaces() {
+        return new SubspaceAccess(this);
     }
 
     /** Reads at one version, in a snapshot transaction: never conflicts with writers. */
@@ -102,7 +95,7 @@ public final class Database {
     }
 
     /** A read-write transaction, retried on conflicts; a 1021 is thrown (use {@link #runGuarded} for writes that must not happen twice). */
-    public <T> T run(TxBody<T> body) {
+    <T> T run(SubspaceAccess.TxBody<T> body) {
         return storage.kv().run(tx -> body.apply(tx, handle(tx)));
     }
 
@@ -110,7 +103,7 @@ public final class Database {
      * A write guarded by a transaction id (RFC D): after a 1021 the next attempt learns whether
      * the first committed and returns its result, decoded from what {@code encode} stored.
      */
-    public <T> T runGuarded(TxBody<T> body, Function<T, byte[]> encode, Function<byte[], T> decode) {
+    <T> T runGuarded(SubspaceAccess.TxBody<T> body, Function<T, byte[]> encode, Function<byte[], T> decode) {
         return storage.txIds().run(tx -> body.apply(tx, handle(tx)), encode, decode);
     }
 
@@ -288,14 +281,6 @@ public final class Database {
         byte[][] b = range.bounds(all, id -> LocalDocuments.prefix(opened, id), props.reverse());
         return new Cursor<>(this, new Cursor.Range(opened.space().pack(KeySpace.Db.LOCAL), b[0], b[1]), props, continuation,
                 (reader, kv) -> LocalDocuments.decodeRow(reader, kv, includeBodies));
-    }
-
-    /**
-     * A scan of one of this database's subspaces that a layer above storage owns (a view's rows):
-     * {@code range} computed from the handle, its continuations relative to the range's prefix.
-     */
-    public <T> Cursor<T> scan(Cursor.Range range, ScanProperties props, byte[] continuation, Cursor.RowMapper<T> mapper) {
-        return new Cursor<>(this, range, props, continuation, mapper);
     }
 
     /** Completes when any document of the database is written after this call (or spuriously, as FDB's watches may). */

@@ -204,8 +204,8 @@ class CursorTest {
                 byte[] c1 = null;
                 byte[] c2 = null;
                 for (int page = 0; page < 30; page++) {
-                    Cursor<String> a = db.scan(range, p, c1, plain);
-                    Cursor<String> b = db.scan(range, p, c2, ahead);
+                    Cursor<String> a = db.subspaces().scan(range, p, c1, plain);
+                    Cursor<String> b = db.subspaces().scan(range, p, c2, ahead);
                     assertEquals(drain(a), drain(b), "reverse " + reverse + ", limit " + limit + ", page " + page);
                     assertEquals(a.noNextReason(), b.noNextReason());
                     c1 = a.continuation();

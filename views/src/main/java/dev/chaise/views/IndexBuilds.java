@@ -108,7 +108,7 @@ public final class IndexBuilds implements AutoCloseable {
             try (MapProgram program = programs.mapProgram(ddoc)) {
                 indexer.update(db, ddoc, program, creation, true, null);
             }
-            db.run((tx, h) -> {
+            db.subspaces().run((tx, h) -> {
                 MapIndexSubspace.setUpdateSeq(tx, h, sig, creation);
                 MapIndexSubspace.setBuildStatus(tx, h, sig, MapIndexSubspace.READY);
                 return null;

@@ -44,7 +44,7 @@ public final class IndexMaintenance {
                 // deleted since, or not an index definition: it keeps nothing alive
             }
         }
-        db.run((tx, h) -> { // after a 1021, clearing again is harmless
+        db.subspaces().run((tx, h) -> { // after a 1021, clearing again is harmless
             for (String sig : MapIndexSubspace.signatures(tx, h)) {
                 if (!live.contains(sig)) MapIndexSubspace.clear(tx, h, sig);
             }

@@ -104,7 +104,7 @@ public final class ViewIndexer {
         // its writes need not read each document's old rows.
         boolean fresh = from == null;
         if (fresh) {
-            db.run((tx, h) -> {
+            db.subspaces().run((tx, h) -> {
                 MapIndexSubspace.clearData(tx, h, ddoc.signature()); // after a 1021, clearing again is harmless
                 return null;
             });
@@ -154,7 +154,7 @@ public final class ViewIndexer {
         // current in the commit that moves the update seq. That commit happens only if nobody moved
         // the seq meanwhile: a conflicting read, so a 1021 is retried, and finds it moved.
         ReduceTree.Meta[] trees = loadTrees(db, ddoc);
-        return db.runGuarded((tx, h) -> {
+        return db.subspaces().runGuarded((tx, h) -> {
             if (!java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, h, sig), from)) return false;
             MapIndexSubspace.setUpdateSeq(tx, h, sig, target);
             setTrees(tx, h, ddoc, trees);
@@ -183,7 +183,7 @@ public final class ViewIndexer {
                 ReduceTree.Transactions txs = new ReduceTree.Transactions() {
                     @Override
                     public <T> T run(java.util.function.Function<Transaction, T> body) {
-                        return db.run((tx, h) -> body.apply(tx));
+                        return db.subspaces().run((tx, h) -> body.apply(tx));
                     }
                 };
                 out[v] = tree(db.handle(), ddoc, viewId, reducers).bulkLoad(txs, order);
@@ -217,7 +217,7 @@ public final class ViewIndexer {
         ReduceTree.Meta[] trees = loadTrees(db, ddoc);
         if (java.util.Arrays.stream(trees).allMatch(java.util.Objects::isNull)) return;
         String sig = ddoc.signature();
-        db.run((tx, h) -> {
+        db.subspaces().run((tx, h) -> {
             if (!java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, h, sig), reached)) return null;
             setTrees(tx, h, ddoc, trees); // setting them twice after a 1021 is harmless
             return null;
@@ -407,9 +407,9 @@ public final class ViewIndexer {
         try (Reductions.Opened reducers = reductions.open(ddoc)) {
             // Guarded by a transaction id: a batch's counters are atomic adds, so after a 1021 the retry
             // must learn whether the first attempt committed rather than add them twice.
-            return database.runGuarded((tx, db) -> {
+            return database.subspaces().runGuarded((tx, db) -> {
                 if (moveSeq && !java.util.Objects.equals(MapIndexSubspace.updateSeq(tx, db, sig), b.from)) return false;
-                DbReader current = database.reader(tx, db);
+                DbReader current = database.subspaces().reader(tx, db);
                 // A purge since the batch was read has removed what these rows would put back; the read makes a later one conflict.
                 if (!java.util.Objects.equals(current.purgeSeq(), b.purgeSeq())) return false;
                 MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(views);

@@ -201,7 +201,7 @@ public final class Mango {
                             return matchKey(reader, kv, ji);
                         }
                         : new DocRows();
-                Cursor<ObjectNode> c = open(() -> db.scan(new Cursor.Range(prefix, lo, hi), props(desc), resume, rows));
+                Cursor<ObjectNode> c = open(() -> db.subspaces().scan(new Cursor.Range(prefix, lo, hi), props(desc), resume, rows));
                 drain(c, k);
             }
         }

@@ -142,7 +142,7 @@ public final class ViewReader {
 
     /** A cursor over [lo, hi) of the database's view subspace; continuations relative to the database. */
     private static <T> Iterator<T> cursor(Database db, byte[] lo, byte[] hi, boolean descending, long limit, Cursor.RowMapper<T> mapper) {
-        return db.scan(new Cursor.Range(db.handle().space().prefix(), lo, hi), ScanProperties.of(descending, limit), null, mapper);
+        return db.subspaces().scan(new Cursor.Range(db.handle().space().prefix(), lo, hi), ScanProperties.of(descending, limit), null, mapper);
     }
 
     /** [begin, end) of a key range query, or null when it is empty. */

@@ -365,7 +365,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             if (!in.body().complete()) keepAlive = false;
             headers(out.headers(), resp, requestId, keepAlive);
             // A HEAD of a streamed response has no length to announce.
-            if (resp instanceof Response.Full && resp.status() != 204 && resp.status() != 304) out.headers().set(HttpHeaderNames.CONTENT_LENGTH, body.length);
+            // A 304 says its length too (0), as CouchDB does.
+            if (resp instanceof Response.Full && resp.status() != 204) out.headers().set(HttpHeaderNames.CONTENT_LENGTH, body.length);
             if (!open) throw new ResponseStream.ClientGoneException();
             wrote = true;
             return ctx.writeAndFlush(out);

@@ -3,7 +3,9 @@ package dev.chaise.http;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -52,7 +54,13 @@ record RequestTarget(String rawPath, List<String> path, Map<String, List<String>
         }
     }
 
-    /** Percent-decodes one segment; the bytes must be UTF-8. */
+    /**
+     * Percent-decodes one segment. Bytes that are not UTF-8 become lone surrogates (U+DC80..U+DCFF,
+     * Python's {@code surrogateescape}), which no valid name has: the check of whatever the segment
+     * names then refuses it with its own error, as CouchDB does ({@code illegal_docid} "Document
+     * id must be valid UTF-8" for a document id). A {@code %} without two hex digits is
+     * {@code invalid_url_encoding}.
+     */
     static String decode(String s, boolean plusToSpace) {
         if (s.indexOf('%') < 0 && (!plusToSpace || s.indexOf('+') < 0)) return s;
         ByteArrayOutputStream out = new ByteArrayOutputStream(s.length());
@@ -60,7 +68,10 @@ record RequestTarget(String rawPath, List<String> path, Map<String, List<String>
         for (int i = 0; i < raw.length; i++) {
             byte b = raw[i];
             if (b == '%') {
-                out.write((Character.digit(raw[i + 1], 16) << 4) | Character.digit(raw[i + 2], 16));
+                int hi = i + 2 < raw.length ? Character.digit(raw[i + 1], 16) : -1;
+                int lo = i + 2 < raw.length ? Character.digit(raw[i + 2], 16) : -1;
+                if (hi < 0 || lo < 0) throw HttpError.badRequest("invalid_url_encoding");
+                out.write((hi << 4) | lo);
                 i += 2;
             } else if (b == '+' && plusToSpace) {
                 out.write(' ');
@@ -68,13 +79,21 @@ record RequestTarget(String rawPath, List<String> path, Map<String, List<String>
                 out.write(b);
             }
         }
-        try {
-            return StandardCharsets.UTF_8.newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(out.toByteArray())).toString();
-        } catch (CharacterCodingException e) {
-            throw HttpError.badRequest("invalid_url_encoding");
+        return utf8(out.toByteArray());
+    }
+
+    private static String utf8(byte[] bytes) {
+        CharsetDecoder d = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT);
+        ByteBuffer in = ByteBuffer.wrap(bytes);
+        CharBuffer out = CharBuffer.allocate(bytes.length);
+        while (true) {
+            CoderResult r = d.decode(in, out, true);
+            if (r.isUnderflow()) break;
+            for (int k = 0; k < r.length(); k++) out.put((char) (0xDC00 | (in.get() & 0xFF)));
         }
+        d.flush(out);
+        return out.flip().toString();
     }
 }

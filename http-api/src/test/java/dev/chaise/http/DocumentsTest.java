@@ -112,7 +112,7 @@ class DocumentsTest {
         s.asAdmin("POST", "/d", "{\"_id\":1}").error(400, "illegal_docid", "Document id must be a string");
         s.asAdmin("POST", "/d", "{\"_id\":\"_invalid\"}").error(400, "illegal_docid", "Only reserved document ids may start with underscore.");
         s.send("POST", "/d", "{}", "Authorization", ADMIN, "Content-Type", "text/plain").error(415, "bad_content_type", "Content-Type must be application/json");
-        s.asAdmin("PUT", "/d/x", "{\"_attachments\":[]}").error(400, "bad_request", "_attachments must be an object");
+        s.asAdmin("PUT", "/d/x", "{\"_attachments\":[]}").error(400, "doc_validation", "Bad special document member: _attachments");
         s.asAdmin("PUT", "/d/x", "{\"_attachments\":{}}").status(201);
         s.get("/d/x").error(401, "unauthorized", "You are not authorized to access this db.");
         s.send("GET", "/d/x", null, "Authorization", HttpTestServer.EVE).error(403, "forbidden", "You are not allowed to access this db.");

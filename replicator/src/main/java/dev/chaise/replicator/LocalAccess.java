@@ -44,7 +44,8 @@ public final class LocalAccess {
                 storage.create(name);
             } catch (StorageException e) {
                 if (e.kind() != StorageException.Kind.FILE_EXISTS) {
-                    throw new ReplicationException(e.kind() == StorageException.Kind.ILLEGAL_DATABASE_NAME ? 400 : 500, e.error(), e.reason());
+                    boolean bad = e.kind() == StorageException.Kind.ILLEGAL_DATABASE_NAME || e.kind() == StorageException.Kind.DATABASE_NAME_TOO_LONG;
+                    throw new ReplicationException(bad ? 400 : 500, e.error(), e.reason());
                 }
             }
         }

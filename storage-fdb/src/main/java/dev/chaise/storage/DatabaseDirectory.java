@@ -39,7 +39,14 @@ import java.util.regex.Pattern;
  */
 final class DatabaseDirectory {
     private static final Pattern NAME = Pattern.compile("^[a-z][a-z0-9_$()+/-]*$");
-    private static final int MAX_NAME_LENGTH = 238;
+    /**
+     * CouchDB keeps a database as files named after it: a name whose last {@code /}-separated part
+     * leaves no room in 255 bytes for the shard's {@code .1234567890.couch} suffix, or whose other
+     * parts or whole would not fit a path, is {@code database_name_too_long} when it is created.
+     */
+    private static final int MAX_LAST_SEGMENT = 238;
+    private static final int MAX_SEGMENT = 255;
+    private static final int MAX_NAME_LENGTH = 4000;
     private static final Set<String> SYSTEM_DBS = Set.of("_users", "_replicator", "_global_changes");
 
     private final KvStore kv;
@@ -58,9 +65,19 @@ final class DatabaseDirectory {
     }
 
     static void validateName(String name) {
-        if (name == null || name.length() > MAX_NAME_LENGTH || !(NAME.matcher(name).matches() || SYSTEM_DBS.contains(name))) {
+        if (name == null || !(NAME.matcher(name).matches() || SYSTEM_DBS.contains(name))) {
             throw new StorageException(StorageException.Kind.ILLEGAL_DATABASE_NAME,
                     "Name: '" + name + "'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.");
+        }
+    }
+
+    /** See {@link #MAX_LAST_SEGMENT}: names are ASCII, so characters are bytes. */
+    static void checkNameLength(String name) {
+        String[] parts = name.split("/", -1);
+        boolean tooLong = name.length() > MAX_NAME_LENGTH || parts[parts.length - 1].length() > MAX_LAST_SEGMENT;
+        for (String p : parts) tooLong |= p.length() > MAX_SEGMENT;
+        if (tooLong) {
+            throw new StorageException(StorageException.Kind.DATABASE_NAME_TOO_LONG, "At least one path segment of `" + name + "` is too long.");
         }
     }
 
@@ -70,6 +87,7 @@ final class DatabaseDirectory {
      */
     DbHandle create(String name) {
         validateName(name);
+        checkNameLength(name);
         String uuid = HexFormat.of().formatHex(randomBytes(16));
         kv.run(tx -> {
             byte[] entryKey = KeySpace.dbEntry(name);

@@ -23,9 +23,13 @@ public final class DocumentJson {
 
     private DocumentJson() {}
 
-    /** CouchDB's document id rules; throws {@code illegal_docid}. */
+    /** CouchDB's document id rules ({@code couch_doc:validate_docid}); throws {@code illegal_docid}. */
     public static void validateId(String id) {
         if (id == null || id.isEmpty()) throw new StorageException(StorageException.Kind.ILLEGAL_DOCID, "Document id must not be empty");
+        if (id.equals(DESIGN_PREFIX) || id.equals(LOCAL_PREFIX)) {
+            throw new StorageException(StorageException.Kind.ILLEGAL_DOCID, "Illegal document id `" + id + "`");
+        }
+        if (!isUtf8(id)) throw new StorageException(StorageException.Kind.ILLEGAL_DOCID, "Document id must be valid UTF-8");
         if (id.startsWith("_") && !(id.startsWith(DESIGN_PREFIX) || id.startsWith(LOCAL_PREFIX))) {
             throw new StorageException(StorageException.Kind.ILLEGAL_DOCID, "Only reserved document ids may start with underscore.");
         }
@@ -115,7 +119,8 @@ public final class DocumentJson {
                 }
                 case "_revisions" -> revisions = v;
                 case "_attachments" -> {
-                    if (!v.isObject()) throw StorageException.badRequest("_attachments must be an object");
+                    // couch_doc:transfer_fields takes only an object; anything else is an unknown special member
+                    if (!v.isObject()) throw new StorageException(StorageException.Kind.DOC_VALIDATION, "Bad special document member: _attachments");
                     if (!v.isEmpty()) body.set(name, v); // resolved to stored metadata by the write (AttachmentsSubspace)
                 }
                 case "_conflicts", "_deleted_conflicts", "_revs_info", "_local_seq" -> { } // ignored, as CouchDB does
@@ -258,13 +263,22 @@ public final class DocumentJson {
      */
     public static void validateAttachmentName(String name) {
         if (name.startsWith("_")) throw StorageException.badRequest("Attachment name '" + name + "' starts with prohibited character '_'");
-        for (int i = 0; i < name.length(); i++) {
-            char c = name.charAt(i);
-            if (Character.isHighSurrogate(c) && i + 1 < name.length() && Character.isLowSurrogate(name.charAt(i + 1))) {
+        if (!isUtf8(name)) throw StorageException.badRequest("Attachment name is not UTF-8 encoded");
+    }
+
+    /**
+     * Whether {@code s} can be written as UTF-8: no unpaired surrogate, which a JSON escape can
+     * make, and which the HTTP layer puts where a URL's bytes were not UTF-8.
+     */
+    static boolean isUtf8(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
                 i++;
             } else if (Character.isSurrogate(c)) {
-                throw StorageException.badRequest("Attachment name is not UTF-8 encoded");
+                return false;
             }
         }
+        return true;
     }
 }

@@ -13,6 +13,8 @@ public final class StorageException extends RuntimeException {
         DOC_VALIDATION("doc_validation"),
         ILLEGAL_DOCID("illegal_docid"),
         ILLEGAL_DATABASE_NAME("illegal_database_name"),
+        /** A legal name too long for CouchDB's files (see {@code DatabaseDirectory}): 400. */
+        DATABASE_NAME_TOO_LONG("database_name_too_long"),
         NOT_FOUND("not_found"),
         CONFLICT("conflict"),
         FILE_EXISTS("file_exists"),

@@ -59,7 +59,8 @@ record ChangesArgs(Feed feed, String since, boolean descending, long limit, bool
         long limit = Long.MAX_VALUE;
         if (req.query("limit") != null) {
             limit = integer(req.query("limit"), "The limit parameter should be a non-negative integer");
-            if (limit < 0) throw HttpError.badRequest("The limit value should be a non-negative integer");
+            // CouchDB counts a negative limit down and never reaches zero: every change (measured on 3.5.0).
+            if (limit < 0) limit = Long.MAX_VALUE;
         }
         Long heartbeat = null;
         String hb = req.query("heartbeat");

@@ -22,6 +22,8 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /** Server-level endpoints: {@code /}, {@code _up}, {@code _uuids}, {@code _all_dbs}, {@code _dbs_info}, {@code _membership}, {@code _active_tasks}. */
 public final class ServerHandlers {
+    /** CouchDB 3.5's feature names that Chaise serves; {@code partitioned} and {@code access-ready} join when they exist. */
+    static final List<String> FEATURES = List.of("scheduler");
     /** CouchDB's max_db_number_for_dbs_info_req. */
     static final int MAX_DBS_INFO_KEYS = 100;
 
@@ -103,8 +105,9 @@ public final class ServerHandlers {
         body.put("version", HttpConfig.COUCHDB_VERSION);
         body.put("git_sha", config.get().gitSha());
         body.put("uuid", uuid);
-        // Only features this server really has; none of CouchDB's optional ones yet.
-        body.put("features", List.of());
+        // Only the features this server has, as CouchDB 3.5 names them: Fauxton picks its screens and
+        // APIs by them ("scheduler": the _scheduler endpoints and the replicator behind them).
+        body.put("features", FEATURES);
         body.put("vendor", Map.of("name", "Chaise", "version", config.get().vendorVersion()));
         return Response.json(200, body);
     }

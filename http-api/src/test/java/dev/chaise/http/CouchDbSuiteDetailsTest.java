@@ -1,0 +1,76 @@
+package dev.chaise.http;
+
+import static dev.chaise.http.HttpTestServer.ADMIN;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Behaviours found by CouchDB's own Elixir suite and by comparing answers with CouchDB 3.5.0
+ * request by request (issue 26), each pinned to CouchDB's status, error and body, so that they
+ * hold without the slow suite.
+ */
+class CouchDbSuiteDetailsTest {
+    static HttpTestServer s;
+
+    @BeforeAll
+    static void start() throws Exception {
+        s = new HttpTestServer();
+        s.asAdmin("PUT", "/sd", null).status(201);
+    }
+
+    @AfterAll
+    static void stop() {
+        s.close();
+    }
+
+    @Test
+    void notModifiedSaysItsLength() throws Exception {
+        // basics_test.exs "A document read with etag works": 304, Content-Length 0, no body.
+        String rev = s.asAdmin("PUT", "/sd/etag", "{}").status(201).json().path("rev").asText();
+        HttpTestServer.Resp r = s.get("/sd/etag", "Authorization", ADMIN, "If-None-Match", "\"" + rev + "\"").status(304);
+        assertEquals("0", r.header("Content-Length"));
+        assertEquals("", r.text());
+    }
+
+    @Test
+    void documentIdsAsCouchDocValidatesThem() throws Exception {
+        // couch_doc:validate_docid
+        s.asAdmin("PUT", "/sd/%FF%FE", "{}").error(400, "illegal_docid", "Document id must be valid UTF-8");
+        s.asAdmin("GET", "/sd/%C3", null).status(404); // no document can have it
+        s.asAdmin("POST", "/sd", "{\"_id\":\"_design/\"}").error(400, "illegal_docid", "Illegal document id `_design/`");
+        s.asAdmin("POST", "/sd/_bulk_docs", "{\"docs\":[{\"_id\":\"_local/\"}]}").status(400);
+        // A bad percent escape is still the URL's fault, at the end of the path too.
+        for (String path : new String[] {"/sd/a%zz", "/sd/a%4"}) {
+            try (RawHttp c = new RawHttp(s.http.port())) {
+                RawHttp.Resp r = c.send("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n").read();
+                assertEquals(400, r.status());
+                assertEquals("{\"error\":\"bad_request\",\"reason\":\"invalid_url_encoding\"}\n", r.body());
+            }
+        }
+        // A multi-byte id that is UTF-8 is an id like any other.
+        s.asAdmin("PUT", "/sd/caf%C3%A9", "{}").status(201);
+        assertEquals("café", s.asAdmin("GET", "/sd/caf%C3%A9", null).status(200).json().path("_id").asText());
+    }
+
+    @Test
+    void attachmentsThatAreNotAnObjectAreABadSpecialMember() throws Exception {
+        // couch_doc:transfer_fields: only an object is _attachments; anything else is an unknown special member.
+        s.asAdmin("PUT", "/sd/att", "{\"_attachments\":\"x\"}").error(400, "doc_validation", "Bad special document member: _attachments");
+    }
+
+    @Test
+    void negativeChangesLimitIsEveryChange() throws Exception {
+        s.asAdmin("PUT", "/sdc", null).status(201);
+        for (String id : new String[] {"a", "b", "c"}) s.asAdmin("PUT", "/sdc/" + id, "{}").status(201);
+        assertEquals(3, s.asAdmin("GET", "/sdc/_changes?limit=-1", null).status(200).json().path("results").size());
+        assertEquals(1, s.asAdmin("GET", "/sdc/_changes?limit=1", null).status(200).json().path("results").size());
+    }
+
+    @Test
+    void welcomeListsTheFeaturesChaiseHas() throws Exception {
+        assertEquals("[\"scheduler\"]", s.get("/").status(200).json().path("features").toString());
+    }
+}

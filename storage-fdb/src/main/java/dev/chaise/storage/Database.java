@@ -5,8 +5,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.StoreTimer;
 import dev.chaise.kv.Transaction;
-import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.EditBranches;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;

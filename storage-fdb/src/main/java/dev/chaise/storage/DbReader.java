@@ -7,8 +7,6 @@ import dev.chaise.kv.RangeIterator;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.storage.RevisionsSubspace.Branch;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.EditBranches;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;

@@ -2,6 +2,7 @@ package dev.chaise.http;
 
 import com.fasterxml.jackson.core.JacksonException;
 import dev.chaise.storage.StorageException;
+import dev.chaise.storage.json.InvalidJsonException;
 import dev.chaise.views.index.ViewException;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -11,7 +12,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The one place where failures become CouchDB's {@code {"error": ..., "reason": ...}} bodies and
- * status codes. Typed failures ({@link HttpError}, {@link StorageException}, JSON syntax) are
+ * status codes. Typed failures ({@link HttpError}, {@link StorageException}, JSON syntax or values) are
  * answers; anything else is a bug, logged with its stack and answered 500 {@code unknown_error}.
  */
 public final class ErrorMapper {
@@ -66,6 +67,7 @@ public final class ErrorMapper {
         StorageException limit = StorageException.ofKvLimit(e);
         if (limit != null) return new Mapped(status(limit.kind()), limit.error(), limit.reason(), List.of());
         if (e instanceof JacksonException) return new Mapped(400, "bad_request", INVALID_JSON, List.of());
+        if (e instanceof InvalidJsonException j) return new Mapped(400, "bad_request", j.reason(), List.of());
         // The client stopped sending its body; nobody will read this answer.
         if (e instanceof ResponseStream.ClientGoneException) return new Mapped(400, "bad_request", "The request body did not arrive", List.of());
         if (dev.chaise.storage.StoreAvailability.unavailable(e)) return new Mapped(503, "service unavailable", e.getMessage(), List.of());

@@ -5,7 +5,6 @@ import dev.chaise.kv.KvLimits;
 import dev.chaise.kv.Transaction;
 import dev.chaise.storage.DocumentBodies.Sizes;
 import dev.chaise.storage.RevisionsSubspace.Branch;
-import dev.chaise.storage.json.ExplodedJson;
 import dev.chaise.storage.json.Json;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.apple.foundationdb.tuple.Versionstamp;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.json.JsonArbitraries;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayList;

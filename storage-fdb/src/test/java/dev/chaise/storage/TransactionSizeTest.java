@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.storage.json.ExplodedJson;
 import dev.chaise.storage.json.Json;
 import java.util.ArrayList;
 import java.util.List;

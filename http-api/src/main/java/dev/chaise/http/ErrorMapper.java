@@ -21,9 +21,14 @@ public final class ErrorMapper {
     /** CouchDB's reason for any body it cannot decode as JSON. */
     public static final String INVALID_JSON = "invalid UTF-8 JSON";
 
-    public record Mapped(int status, String error, String reason, List<Response.Header> headers) {
+    /** {@code members}: what the body carries before {@code error} and {@code reason} ({@link HttpError#withMember}). */
+    public record Mapped(int status, String error, String reason, List<Response.Header> headers, Map<String, Object> members) {
+        public Mapped(int status, String error, String reason, List<Response.Header> headers) {
+            this(status, error, reason, headers, Map.of());
+        }
+
         public Response.Full toResponse() {
-            Map<String, String> body = new LinkedHashMap<>();
+            Map<String, Object> body = new LinkedHashMap<>(members);
             body.put("error", error);
             body.put("reason", reason);
             Response.Full r = Response.json(status, body);
@@ -58,7 +63,7 @@ public final class ErrorMapper {
 
     public static Mapped map(Throwable t, Request req) {
         Throwable e = unwrap(t);
-        if (e instanceof HttpError h) return new Mapped(h.status(), h.error(), h.reason(), h.headers());
+        if (e instanceof HttpError h) return new Mapped(h.status(), h.error(), h.reason(), h.headers(), h.members());
         if (e instanceof StorageException s) return new Mapped(status(s.kind()), s.error(), s.reason(), List.of());
         if (e instanceof ViewException v) return new Mapped(status(v.kind()), v.error(), v.reason(), List.of());
         if (e instanceof dev.chaise.views.mango.MangoException m) return new Mapped(m.status(), m.error(), m.reason(), List.of());

@@ -58,6 +58,20 @@ class BatchEdgeCasesTest {
         f.checkInvariants(db, 0);
     }
 
+    /** JSON that Json refuses, met inside a write (a hook's or a validate_doc_update's JS result), fails that document only. */
+    @Test
+    void refusedJsonInAWriteHookFailsThatDocumentOnly() {
+        f.store.addWriteHook((tx, c) -> {
+            if (c.docId().equals("bad")) Json.NODES.textNode("\ud800");
+        });
+        List<UpdateResult> r = f.store.open(db).update(List.of(
+                DocUpdate.edit("good", null, false, body("x", 1)),
+                DocUpdate.edit("bad", null, false, body("x", 2))), true);
+        assertTrue(r.get(0).ok(), r.toString());
+        assertEquals(StorageException.Kind.BAD_REQUEST, r.get(1).error().kind());
+        assertEquals("invalid UTF-8 JSON", r.get(1).error().reason());
+    }
+
     /** A repeated id keeps the batch in order, so the later create is the conflict, wherever it sits. */
     @Test
     void bigBatchWithARepeatedIdStaysInOrder() {

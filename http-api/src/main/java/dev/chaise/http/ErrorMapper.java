@@ -2,6 +2,7 @@ package dev.chaise.http;
 
 import com.fasterxml.jackson.core.JacksonException;
 import dev.chaise.storage.StorageException;
+import dev.chaise.storage.json.InvalidJsonException;
 import dev.chaise.views.index.ViewException;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -11,7 +12,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The one place where failures become CouchDB's {@code {"error": ..., "reason": ...}} bodies and
- * status codes. Typed failures ({@link HttpError}, {@link StorageException}, JSON syntax) are
+ * status codes. Typed failures ({@link HttpError}, {@link StorageException}, JSON syntax or values) are
  * answers; anything else is a bug, logged with its stack and answered 500 {@code unknown_error}.
  */
 public final class ErrorMapper {
@@ -20,9 +21,14 @@ public final class ErrorMapper {
     /** CouchDB's reason for any body it cannot decode as JSON. */
     public static final String INVALID_JSON = "invalid UTF-8 JSON";
 
-    public record Mapped(int status, String error, String reason, List<Response.Header> headers) {
+    /** {@code members}: what the body carries before {@code error} and {@code reason} ({@link HttpError#withMember}). */
+    public record Mapped(int status, String error, String reason, List<Response.Header> headers, Map<String, Object> members) {
+        public Mapped(int status, String error, String reason, List<Response.Header> headers) {
+            this(status, error, reason, headers, Map.of());
+        }
+
         public Response.Full toResponse() {
-            Map<String, String> body = new LinkedHashMap<>();
+            Map<String, Object> body = new LinkedHashMap<>(members);
             body.put("error", error);
             body.put("reason", reason);
             Response.Full r = Response.json(status, body);
@@ -57,7 +63,7 @@ public final class ErrorMapper {
 
     public static Mapped map(Throwable t, Request req) {
         Throwable e = unwrap(t);
-        if (e instanceof HttpError h) return new Mapped(h.status(), h.error(), h.reason(), h.headers());
+        if (e instanceof HttpError h) return new Mapped(h.status(), h.error(), h.reason(), h.headers(), h.members());
         if (e instanceof dev.chaise.http.auth.AuthException a) return new Mapped(a.status(), a.error(), a.reason(), List.of());
         if (e instanceof StorageException s) return new Mapped(status(s.kind()), s.error(), s.reason(), List.of());
         if (e instanceof ViewException v) return new Mapped(status(v.kind()), v.error(), v.reason(), List.of());
@@ -67,6 +73,7 @@ public final class ErrorMapper {
         StorageException limit = StorageException.ofKvLimit(e);
         if (limit != null) return new Mapped(status(limit.kind()), limit.error(), limit.reason(), List.of());
         if (e instanceof JacksonException) return new Mapped(400, "bad_request", INVALID_JSON, List.of());
+        if (e instanceof InvalidJsonException j) return new Mapped(400, "bad_request", j.reason(), List.of());
         // The client stopped sending its body; nobody will read this answer.
         if (e instanceof ResponseStream.ClientGoneException) return new Mapped(400, "bad_request", "The request body did not arrive", List.of());
         if (dev.chaise.storage.StoreAvailability.unavailable(e)) return new Mapped(503, "service unavailable", e.getMessage(), List.of());

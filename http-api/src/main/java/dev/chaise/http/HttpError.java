@@ -1,6 +1,9 @@
 package dev.chaise.http;
 
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A failure the HTTP layer itself detects (routing, headers, query parameters, auth), with
@@ -12,17 +15,20 @@ public final class HttpError extends RuntimeException {
     private final String error;
     private final String reason;
     private final List<Response.Header> headers;
+    /** Body members written before {@code error} and {@code reason}, e.g. {@code /_up}'s {@code status}. */
+    private final Map<String, Object> members;
 
     public HttpError(int status, String error, String reason) {
-        this(status, error, reason, List.of());
+        this(status, error, reason, List.of(), Map.of());
     }
 
-    private HttpError(int status, String error, String reason, List<Response.Header> headers) {
+    private HttpError(int status, String error, String reason, List<Response.Header> headers, Map<String, Object> members) {
         super(error + ": " + reason, null, false, false);
         this.status = status;
         this.error = error;
         this.reason = reason;
         this.headers = headers;
+        this.members = members;
     }
 
     public int status() {
@@ -41,10 +47,20 @@ public final class HttpError extends RuntimeException {
         return headers;
     }
 
+    public Map<String, Object> members() {
+        return members;
+    }
+
     public HttpError withHeader(String name, String value) {
         var h = new java.util.ArrayList<>(headers);
         h.add(new Response.Header(name, value));
-        return new HttpError(status, error, reason, List.copyOf(h));
+        return new HttpError(status, error, reason, List.copyOf(h), members);
+    }
+
+    public HttpError withMember(String name, Object value) {
+        Map<String, Object> m = new LinkedHashMap<>(members);
+        m.put(name, value);
+        return new HttpError(status, error, reason, headers, Collections.unmodifiableMap(m));
     }
 
     public static HttpError badRequest(String reason) {

@@ -100,11 +100,12 @@ public final class HttpServer implements AutoCloseable {
 
     /**
      * A connection past {@code [chttpd] max_connections}: answered at once with 503 and CouchDB's
-     * error body, then closed (lingering briefly, so the answer is not lost to a reset). Nothing of
-     * its request is parsed, so it costs the server next to nothing.
+     * error body (ErrorMapper's, written once), then closed (lingering briefly, so the answer is not
+     * lost to a reset). Nothing of its request is parsed, so it costs the server next to nothing.
      */
     private static final class Refuse extends io.netty.channel.ChannelInboundHandlerAdapter {
-        private static final String BODY = "{\"error\":\"service_unavailable\",\"reason\":\"too many connections\"}\n";
+        private static final String BODY = new String(ErrorMapper.map(new HttpError(503, "service_unavailable", "too many connections"), null)
+                .toResponse().body(), java.nio.charset.StandardCharsets.UTF_8);
         private static final byte[] ANSWER = ("HTTP/1.1 503 Service Unavailable\r\nServer: " + ConnectionHandler.SERVER
                 + "\r\nContent-Type: application/json\r\nCache-Control: must-revalidate\r\nConnection: close\r\nContent-Length: " + BODY.length() + "\r\n\r\n" + BODY).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
 

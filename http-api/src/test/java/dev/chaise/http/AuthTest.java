@@ -117,8 +117,10 @@ class AuthTest {
         var r = s.send("POST", "/_session?next=/somewhere", "name=admin&password=pass", "Content-Type", "application/x-www-form-urlencoded").status(302);
         assertEquals("/somewhere", r.header("Location"));
         assertNotNull(r.header("Set-Cookie"));
-        var f = s.send("POST", "/_session?fail=/again", "name=admin&password=no", "Content-Type", "application/x-www-form-urlencoded").status(302);
+        var f = s.send("POST", "/_session?fail=/again", "name=admin&password=no", "Content-Type", "application/x-www-form-urlencoded")
+                .error(302, "unauthorized", "Name or password is incorrect.");
         assertEquals("/again", f.header("Location"));
+        assertTrue(f.header("Set-Cookie").startsWith("AuthSession=;"), f.header("Set-Cookie"));
     }
 
     @Test

@@ -207,6 +207,7 @@ class MetricsEndpointsTest {
             Thread.sleep(1100); // the last answer is kept a second
             JsonNode down = t.get("/_up").error(503, "service_unavailable", null).json();
             assertTrue(down.path("reason").asText().contains("storage"), down.toString());
+            assertEquals("error", down.path("status").asText(), down.toString());
         }
     }
 }

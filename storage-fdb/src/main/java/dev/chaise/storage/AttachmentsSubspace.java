@@ -6,7 +6,6 @@ import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.RevHasher;
 import java.io.ByteArrayOutputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

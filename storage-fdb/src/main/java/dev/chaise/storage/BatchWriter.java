@@ -2,8 +2,6 @@ package dev.chaise.storage;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.Transaction;
-import dev.chaise.storage.json.ExplodedJson;
-import dev.chaise.storage.json.JsonSize;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;

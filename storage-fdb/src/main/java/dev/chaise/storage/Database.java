@@ -5,8 +5,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.StoreTimer;
 import dev.chaise.kv.Transaction;
-import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.EditBranches;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -303,7 +301,7 @@ public final class Database {
      * commit returns that write's revision.
      */
     public LocalDoc putLocal(String id, String baseRev, boolean deleted, ObjectNode body) {
-        if (!deleted) storage.checkDocumentSize(dev.chaise.storage.json.ExplodedJson.externalSize(body));
+        if (!deleted) storage.checkDocumentSize(ExplodedJson.externalSize(body));
         LocalDoc d = runGuarded((tx, db) -> LocalDocuments.write(tx, db, id, baseRev, deleted, body),
                 x -> Tuple.from(x.revNumber()).pack(),
                 bytes -> new LocalDoc(id, Tuple.fromBytes(bytes).getLong(0), body));
@@ -322,7 +320,7 @@ public final class Database {
      */
     public LocalDoc writeLocal(String id, String clientRev, boolean deleted, ObjectNode body) {
         long n = deleted ? 0 : LocalDocuments.nextRevNumber(clientRev);
-        if (!deleted) storage.checkDocumentSize(dev.chaise.storage.json.ExplodedJson.externalSize(body));
+        if (!deleted) storage.checkDocumentSize(ExplodedJson.externalSize(body));
         LocalDoc d = run((tx, db) -> LocalDocuments.overwrite(tx, db, id, n, deleted, body));
         timer().increment(StorageCounts.LOCAL_DOCUMENTS_WRITTEN);
         return d;

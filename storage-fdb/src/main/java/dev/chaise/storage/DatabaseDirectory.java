@@ -8,7 +8,6 @@ import dev.chaise.kv.KvStore;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
 import dev.chaise.kv.Versionstamps;
-import dev.chaise.storage.rev.EditBranches;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;

@@ -7,8 +7,6 @@ import dev.chaise.kv.RangeIterator;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.storage.RevisionsSubspace.Branch;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.EditBranches;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
@@ -133,7 +131,7 @@ public final class DbReader {
             }
             List<KeyValue> kvs = new ArrayList<>();
             for (int r = firstRange[i]; r < firstRange[i + 1]; r++) kvs.addAll(read.get(r));
-            ObjectNode body = kvs.isEmpty() ? Json.NODES.objectNode() : dev.chaise.storage.json.ExplodedJson.implode(prefixes[i], kvs.iterator());
+            ObjectNode body = kvs.isEmpty() ? Json.NODES.objectNode() : ExplodedJson.implode(prefixes[i], kvs.iterator());
             Branch b = last.get(i).getFirst();
             timer.increment(StorageCounts.DOCUMENTS_READ);
             out.add(new StoredDoc(ids.get(i), b.branch().leaf(), false, body, withBranches ? branches(ids.get(i)) : null, b.sequence()));

@@ -6,7 +6,6 @@ import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Keys;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
-import dev.chaise.storage.json.ExplodedJson;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -5,13 +5,8 @@ import dev.chaise.kv.KvLimits;
 import dev.chaise.kv.Transaction;
 import dev.chaise.storage.DocumentBodies.Sizes;
 import dev.chaise.storage.RevisionsSubspace.Branch;
-import dev.chaise.storage.json.ExplodedJson;
+import dev.chaise.storage.json.InvalidJsonException;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.BranchUpdate;
-import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.EditBranches;
-import dev.chaise.storage.rev.EditPlan;
-import dev.chaise.storage.rev.RevHasher;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -88,6 +83,10 @@ final class DocumentWriter {
                 results.add(new UpdateResult(u.id(), rev, null));
             } catch (StorageException e) {
                 results.add(new UpdateResult(u.id(), null, e));
+                failed = true;
+            } catch (InvalidJsonException e) {
+                // JSON that a validate_doc_update or an interactive index's map function returned: this document's failure
+                results.add(new UpdateResult(u.id(), null, StorageException.of(e)));
                 failed = true;
             }
         }

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
-import dev.chaise.storage.json.ExplodedJson;
 import java.util.List;
 
 /**

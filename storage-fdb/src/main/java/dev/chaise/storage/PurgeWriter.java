@@ -7,7 +7,6 @@ import dev.chaise.kv.Transaction;
 import dev.chaise.kv.TupleBytes;
 import dev.chaise.storage.RevisionsSubspace.Branch;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.EditBranch;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashSet;

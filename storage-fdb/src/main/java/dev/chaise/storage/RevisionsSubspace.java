@@ -6,7 +6,6 @@ import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
 import dev.chaise.kv.Versionstamps;
-import dev.chaise.storage.rev.EditBranch;
 import java.util.ArrayList;
 import java.util.List;
 

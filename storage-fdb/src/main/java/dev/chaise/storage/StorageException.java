@@ -1,6 +1,7 @@
 package dev.chaise.storage;
 
 import dev.chaise.kv.KvException;
+import dev.chaise.storage.json.InvalidJsonException;
 
 /**
  * A typed failure of the document layer. The HTTP layer maps {@link Kind} to a status code in one
@@ -78,6 +79,11 @@ public final class StorageException extends RuntimeException {
 
     public static StorageException notFound(String reason) {
         return new StorageException(Kind.NOT_FOUND, reason);
+    }
+
+    /** Json's refusal of a value as storage's own failure, for a write that reports it per document. */
+    public static StorageException of(InvalidJsonException e) {
+        return badRequest(e.reason());
     }
 
     /**

@@ -1,7 +1,6 @@
 package dev.chaise.storage;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.storage.rev.EditBranch;
 import java.util.List;
 
 /**

@@ -2,7 +2,6 @@ package dev.chaise.storage;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.EditBranch;
 
 /**
  * A document as validate_doc_update gets it (CouchDB's {@code to_json_obj(Doc, [revs])}):

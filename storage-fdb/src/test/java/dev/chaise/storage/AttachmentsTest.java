@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.EditBranch;
 import java.util.Base64;
 import java.util.List;
 import java.util.Random;

@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KvLimits;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.RevHasher;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -58,6 +56,20 @@ class BatchEdgeCasesTest {
         }
         assertEquals(1_500 - 16, f.store.open(db).info().docCount());
         f.checkInvariants(db, 0);
+    }
+
+    /** JSON that Json refuses, met inside a write (a hook's or a validate_doc_update's JS result), fails that document only. */
+    @Test
+    void refusedJsonInAWriteHookFailsThatDocumentOnly() {
+        f.store.addWriteHook((tx, c) -> {
+            if (c.docId().equals("bad")) Json.NODES.textNode("\ud800");
+        });
+        List<UpdateResult> r = f.store.open(db).update(List.of(
+                DocUpdate.edit("good", null, false, body("x", 1)),
+                DocUpdate.edit("bad", null, false, body("x", 2))), true);
+        assertTrue(r.get(0).ok(), r.toString());
+        assertEquals(StorageException.Kind.BAD_REQUEST, r.get(1).error().kind());
+        assertEquals("invalid UTF-8 JSON", r.get(1).error().reason());
     }
 
     /** A repeated id keeps the batch in order, so the later create is the conflict, wherever it sits. */

@@ -7,13 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.apple.foundationdb.tuple.Versionstamp;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.json.JsonArbitraries;
-import dev.chaise.storage.rev.EditBranch;
-import dev.chaise.storage.rev.EditBranches;
-import dev.chaise.storage.rev.RevHasher;
-import dev.chaise.storage.rev.RevTreeModel;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayList;
@@ -185,7 +179,7 @@ class DocumentStoreModelProperties {
 
         Sim(StoreFixture f, int revsLimit) {
             this.f = f;
-            this.limit = revsLimit == 0 ? dev.chaise.storage.rev.EditBranches.DEFAULT_REVS_LIMIT : revsLimit;
+            this.limit = revsLimit == 0 ? EditBranches.DEFAULT_REVS_LIMIT : revsLimit;
             this.db = f.newDb("model", revsLimit);
             for (String id : List.of("a", "b\u0000c", "d\ud83d\ude00")) docs.add(new Doc(id, limit));
         }

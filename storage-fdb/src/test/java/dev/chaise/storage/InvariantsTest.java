@@ -9,7 +9,6 @@ import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Keys;
 import dev.chaise.kv.Transaction;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.EditBranch;
 import java.util.List;
 import java.util.function.BiConsumer;
 import org.junit.jupiter.api.AfterEach;

@@ -7,7 +7,6 @@ import com.apple.foundationdb.tuple.Tuple;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KeyValue;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.EditBranch;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;

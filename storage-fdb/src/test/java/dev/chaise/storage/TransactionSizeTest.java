@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.storage.json.ExplodedJson;
 import dev.chaise.storage.json.Json;
 import java.util.ArrayList;
 import java.util.List;
@@ -86,7 +85,7 @@ class TransactionSizeTest {
 
         List<DocUpdate> replicated = new ArrayList<>();
         for (int i = 0; i < BatchWriter.CHUNK_DOCS; i++) {
-            replicated.add(DocUpdate.replicated("r" + i, dev.chaise.storage.rev.EditBranch.root(
+            replicated.add(DocUpdate.replicated("r" + i, EditBranch.root(
                     new dev.chaise.storage.RevId(1, String.format("%04d", i) + "h".repeat(150)), false), Json.NODES.objectNode()));
         }
         List<UpdateResult> rr = f.store.open(db).update(replicated, false);
@@ -116,11 +115,11 @@ class TransactionSizeTest {
                 List<UpdateResult> r = store.open("all1021").update(docs, true);
                 for (int i = 0; i < docs.size(); i++) {
                     assertEquals(docs.get(i).id(), r.get(i).id());
-                    assertEquals(dev.chaise.storage.rev.RevHasher.newRevId(null, false, docs.get(i).body(), List.of()), r.get(i).rev());
+                    assertEquals(RevHasher.newRevId(null, false, docs.get(i).body(), List.of()), r.get(i).rev());
                 }
                 List<DocUpdate> replicated = new ArrayList<>();
                 for (int i = 0; i < BatchWriter.CHUNK_DOCS; i++) {
-                    replicated.add(DocUpdate.replicated("r" + i, dev.chaise.storage.rev.EditBranch.root(
+                    replicated.add(DocUpdate.replicated("r" + i, EditBranch.root(
                             new dev.chaise.storage.RevId(1, String.format("%04d", i) + "h".repeat(150)), false), Json.NODES.objectNode()));
                 }
                 List<UpdateResult> rr = store.open("all1021").update(replicated, false);

@@ -50,13 +50,8 @@ public final class ServerHandlers {
         r.add("GET", "/", this::welcome);
         r.add("GET", "/_up", req -> {
             String reason = unusable.get();
-            if (reason != null) {
-                Map<String, Object> down = new LinkedHashMap<>();
-                down.put("status", "error");
-                down.put("error", "service_unavailable");
-                down.put("reason", reason);
-                return Response.json(503, down);
-            }
+            // "status" as in the 200's body, for monitors that read only that.
+            if (reason != null) throw new HttpError(503, "service_unavailable", reason).withMember("status", "error");
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("status", "ok");
             body.put("seeds", Map.of());

@@ -53,10 +53,11 @@ public final class SessionHandlers {
         String password = form.getOrDefault("password", "");
         Optional<Credentials> c = auth.check(name, password, req.remoteAddress(), true);
         if (c.isEmpty()) {
-            Map<String, Object> body = new LinkedHashMap<>();
-            body.put("error", "unauthorized");
-            body.put("reason", Authenticator.INCORRECT);
-            return redirectOr(req.query("fail"), Response.json(401, body)).withHeader("Set-Cookie", auth.logoutCookie(false));
+            // ?fail= answers the same body with 302 and a Location, as redirectOr does for a success.
+            String fail = req.query("fail");
+            HttpError e = fail == null ? HttpError.unauthorized(Authenticator.INCORRECT)
+                    : new HttpError(302, "unauthorized", Authenticator.INCORRECT).withHeader("Location", fail);
+            throw e.withHeader("Set-Cookie", auth.logoutCookie(false));
         }
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("ok", true);

@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.NumericNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.chaise.kv.TupleBytes;
-import dev.chaise.storage.StorageException;
 
 /**
  * The one JSON parser/writer configuration for document bodies, so every layer reads numbers the
@@ -16,7 +15,7 @@ import dev.chaise.storage.StorageException;
  * <ul>
  *   <li>a number without {@code .} or exponent is an integer of arbitrary precision: {@code IntNode},
  *       {@code LongNode} or {@code BigIntegerNode}, picked by magnitude (Jackson's default, and
- *       exactly what {@link ExplodedJson#implode} rebuilds, so trees compare with {@code equals});
+ *       exactly what storage's {@code ExplodedJson.implode} rebuilds, so trees compare with {@code equals});
  *   <li>any other number is an IEEE double ({@code DoubleNode}): {@code 1.0} stays {@code 1.0},
  *       {@code 1e2} is {@code 100.0}, {@code -0.0} keeps its sign; a literal that overflows to
  *       infinity ({@code 1e400}) is rejected, as jiffy does;
@@ -25,13 +24,13 @@ import dev.chaise.storage.StorageException;
  *   <li>trailing content after the value is an error.
  * </ul>
  *
- * Rejections throw {@link StorageException} BAD_REQUEST "invalid UTF-8 JSON" (CouchDB's reason);
- * syntax errors stay Jackson's {@code JsonProcessingException}. Output is compact. Treat
+ * Rejections throw {@link InvalidJsonException} ("invalid UTF-8 JSON", CouchDB's reason); syntax
+ * errors stay Jackson's {@code JsonProcessingException}. Output is compact. Treat
  * {@link #MAPPER} as read-only: reconfiguring it would change every layer at once.
  */
 public final class Json {
     /** CouchDB's reason for any body jiffy refuses to decode. */
-    static final String INVALID_JSON = "invalid UTF-8 JSON";
+    public static final String INVALID_JSON = "invalid UTF-8 JSON";
 
     public static final JsonNodeFactory NODES = new StrictNodeFactory();
 
@@ -54,7 +53,7 @@ public final class Json {
     }
 
     /** True if {@code s} is well-formed UTF-16, i.e. encodable as UTF-8 without substitution. */
-    static boolean wellFormed(String s) {
+    private static boolean wellFormed(String s) {
         return TupleBytes.wellFormed(s);
     }
 
@@ -64,19 +63,19 @@ public final class Json {
 
         @Override
         public NumericNode numberNode(double v) {
-            if (!Double.isFinite(v)) throw StorageException.badRequest(INVALID_JSON);
+            if (!Double.isFinite(v)) throw new InvalidJsonException();
             return super.numberNode(v);
         }
 
         @Override
         public NumericNode numberNode(float v) {
-            if (!Float.isFinite(v)) throw StorageException.badRequest(INVALID_JSON);
+            if (!Float.isFinite(v)) throw new InvalidJsonException();
             return super.numberNode(v);
         }
 
         @Override
         public TextNode textNode(String text) {
-            if (text != null && !wellFormed(text)) throw StorageException.badRequest(INVALID_JSON);
+            if (text != null && !wellFormed(text)) throw new InvalidJsonException();
             return super.textNode(text);
         }
     }

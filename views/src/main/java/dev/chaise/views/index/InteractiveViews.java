@@ -8,7 +8,7 @@ import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.DocumentWriteHook;
 import dev.chaise.storage.json.Json;
-import dev.chaise.storage.rev.EditBranch;
+import dev.chaise.storage.EditBranch;
 import dev.chaise.views.js.JsEngine;
 import dev.chaise.views.js.MapProgram;
 import java.util.ArrayList;

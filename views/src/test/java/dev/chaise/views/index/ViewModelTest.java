@@ -159,7 +159,7 @@ class ViewModelTest {
             write(db, "d", Json.NODES.objectNode().put("type", "apple").put("n", 1));
             RevId first = DocOps.current(db, "d");
             RevId other = RevId.of(1, "f".repeat(32)); // sorts above any other 1- revision: it wins
-            var res = db.updateUnchecked(List.of(DocUpdate.replicated("d", new dev.chaise.storage.rev.EditBranch(other, false, List.of()),
+            var res = db.updateUnchecked(List.of(DocUpdate.replicated("d", new dev.chaise.storage.EditBranch(other, false, List.of()),
                     Json.NODES.objectNode().put("type", "banana").put("n", 2))), false).getFirst();
             assertTrue(res.ok());
             assertEquals(other, DocOps.current(db, "d"));

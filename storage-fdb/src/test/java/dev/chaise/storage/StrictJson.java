@@ -1,4 +1,4 @@
-package dev.chaise.storage.json;
+package dev.chaise.storage;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

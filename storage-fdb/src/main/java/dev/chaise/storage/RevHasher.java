@@ -1,11 +1,9 @@
-package dev.chaise.storage.rev;
+package dev.chaise.storage;
 
-import dev.chaise.storage.RevId;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.TupleBytes;
-import dev.chaise.storage.json.ExplodedJson;
-import dev.chaise.storage.json.ExplodedJson.Leaves;
+import dev.chaise.storage.ExplodedJson.Leaves;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -35,7 +33,7 @@ import java.util.List;
  * whitespace, {@code 2.0} and {@code 2.00}) give the same revision; ones that store differently
  * ({@code 1} and {@code 1.0}, returned as written) give different ones, as in CouchDB.
  */
-public final class RevHasher {
+final class RevHasher {
 
     /** An attachment as it enters the hash; {@code digest} is e.g. {@code "md5-…"}. */
     public record AttachmentDigest(String name, String contentType, String digest) {}

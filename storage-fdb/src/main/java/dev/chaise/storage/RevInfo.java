@@ -1,9 +1,8 @@
-package dev.chaise.storage.rev;
+package dev.chaise.storage;
 
-import dev.chaise.storage.RevId;
 
 /** One {@code _revs_info} entry. */
-public record RevInfo(RevId rev, Status status) {
+record RevInfo(RevId rev, Status status) {
 
     public enum Status {
         AVAILABLE("available"),

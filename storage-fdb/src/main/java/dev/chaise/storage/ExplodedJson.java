@@ -1,4 +1,4 @@
-package dev.chaise.storage.json;
+package dev.chaise.storage;
 
 import com.apple.foundationdb.tuple.Tuple;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -15,8 +15,8 @@ import com.fasterxml.jackson.databind.node.TextNode;
 import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Keys;
 import dev.chaise.kv.KvLimits;
-import dev.chaise.storage.StorageException;
 import dev.chaise.kv.TupleBytes;
+import dev.chaise.storage.json.Json;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.util.ArrayDeque;
@@ -247,7 +247,7 @@ public final class ExplodedJson {
             int i = 0;
             for (Map.Entry<String, JsonNode> e : container.properties()) {
                 String name = e.getKey();
-                if (!Json.wellFormed(name)) throw StorageException.badRequest(Json.INVALID_JSON);
+                if (!TupleBytes.wellFormed(name)) throw StorageException.badRequest(Json.INVALID_JSON);
                 members[i++] = new Member(name, TupleBytes.wellFormedString(name), e.getValue());
             }
             Arrays.sort(members, (a, b) -> Arrays.compareUnsigned(a.element(), b.element()));
@@ -286,7 +286,7 @@ public final class ExplodedJson {
         }
 
         void string(String s) {
-            if (!Json.wellFormed(s)) throw StorageException.badRequest(Json.INVALID_JSON);
+            if (!TupleBytes.wellFormed(s)) throw StorageException.badRequest(Json.INVALID_JSON);
             // At most 3 UTF-8 bytes per char (a NUL takes 2, a surrogate pair 4): short strings need no count.
             if ((long) s.length() * 3 + 2 <= KvLimits.MAX_VALUE_BYTES || utf8TupleLength(s) + 2 <= KvLimits.MAX_VALUE_BYTES) {
                 emit(TupleBytes.wellFormedString(s));

@@ -1,8 +1,5 @@
-package dev.chaise.storage.rev;
+package dev.chaise.storage;
 
-import dev.chaise.storage.Revisions;
-import dev.chaise.storage.RevId;
-import dev.chaise.storage.StorageException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;

@@ -1,4 +1,4 @@
-package dev.chaise.storage.json;
+package dev.chaise.storage;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -18,7 +18,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Keys;
 import dev.chaise.kv.KvLimits;
-import dev.chaise.storage.StorageException;
+import dev.chaise.storage.json.Json;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,7 +1,5 @@
-package dev.chaise.storage.rev;
+package dev.chaise.storage;
 
-import dev.chaise.storage.RevId;
-import dev.chaise.storage.StorageException;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -14,7 +12,7 @@ import java.util.List;
  * @param replaced the branch whose leaf is {@code parent} (it stops being a leaf), or null
  * @param deleted whether the new revision is a deletion
  */
-public record EditPlan(List<EditBranch> branches, RevId parent, EditBranch replaced, boolean deleted) {
+record EditPlan(List<EditBranch> branches, RevId parent, EditBranch replaced, boolean deleted) {
 
     public EditPlan {
         branches = List.copyOf(branches);

@@ -1,8 +1,6 @@
-package dev.chaise.storage.rev;
+package dev.chaise.storage;
 
-import dev.chaise.storage.RevId;
 
-import dev.chaise.storage.StorageException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;

@@ -1,6 +1,5 @@
-package dev.chaise.storage.rev;
+package dev.chaise.storage;
 
-import dev.chaise.storage.RevId;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -8,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.chaise.storage.StorageException;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

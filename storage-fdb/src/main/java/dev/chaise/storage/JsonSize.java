@@ -1,7 +1,8 @@
-package dev.chaise.storage.json;
+package dev.chaise.storage;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.chaise.storage.json.Json;
 import java.io.UncheckedIOException;
 import java.util.Map;
 

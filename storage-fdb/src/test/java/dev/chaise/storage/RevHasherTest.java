@@ -1,6 +1,5 @@
-package dev.chaise.storage.rev;
+package dev.chaise.storage;
 
-import dev.chaise.storage.RevId;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;

@@ -1,8 +1,5 @@
-package dev.chaise.storage.rev;
+package dev.chaise.storage;
 
-import dev.chaise.storage.Revisions;
-import dev.chaise.storage.RevId;
-import dev.chaise.storage.StorageException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -24,7 +21,7 @@ import java.util.TreeSet;
  * for consistent histories (every revision has one true parent). A branch keeps at most
  * {@code revsLimit} revisions (leaf included), as RFC C stores one bounded list per branch.
  */
-public final class EditBranches {
+final class EditBranches {
 
     public static final int DEFAULT_REVS_LIMIT = 1000;
     /** RFC C: keeps a branch's ancestor list within one FoundationDB value. */

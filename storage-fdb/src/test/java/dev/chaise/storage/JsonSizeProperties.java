@@ -1,4 +1,4 @@
-package dev.chaise.storage.json;
+package dev.chaise.storage;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import dev.chaise.storage.json.Json;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import net.jqwik.api.Arbitraries;

@@ -1,4 +1,4 @@
-package dev.chaise.storage.rev;
+package dev.chaise.storage;
 
 import java.util.List;
 
@@ -11,7 +11,7 @@ import java.util.List;
  * @param leafAlreadyKnown the incoming leaf was already a revision of the document (leaf or
  *     ancestor); only meaningful for {@link EditBranches#merge}
  */
-public record BranchUpdate(
+record BranchUpdate(
         List<EditBranch> branches, List<EditBranch> removed, List<EditBranch> added, boolean leafAlreadyKnown) {
 
     public BranchUpdate {

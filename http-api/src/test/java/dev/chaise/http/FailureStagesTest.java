@@ -77,7 +77,8 @@ class FailureStagesTest {
 
     @Test
     void beforeTheHandler() throws Exception {
-        assertEquals(400, get("/db/%C3%28").status()); // not UTF-8
+        assertEquals(400, get("/%C3%28").status()); // not UTF-8: no database can have the name
+        assertEquals(404, get("/db/%C3%28").status()); // no database db (an id that is not UTF-8 is illegal_docid when db exists)
         assertEquals(400, get("/a%zz").status());
         assertEquals(404, get("/db/nothing/here/at/all").status());
     }

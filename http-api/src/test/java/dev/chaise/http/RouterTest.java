@@ -54,7 +54,9 @@ class RouterTest {
         assertEquals(400, assertThrows(HttpError.class, () -> RequestTarget.parse("/a%zz", true)).status());
         assertEquals(400, assertThrows(HttpError.class, () -> RequestTarget.parse("/a%2", true)).status());
         assertEquals(400, assertThrows(HttpError.class, () -> RequestTarget.parse("/a?x=%", true)).status());
-        assertEquals(400, assertThrows(HttpError.class, () -> RequestTarget.parse("/%ff%fe", true)).status());
+        // Bytes that are not UTF-8 become lone surrogates, which the name checks refuse with their own errors.
+        assertEquals(List.of("\udcff\udcfea"), RequestTarget.parse("/%ff%fea", true).path());
+        assertEquals(List.of("a\udcc3(b"), RequestTarget.parse("/a%C3%28b", true).path());
         assertEquals(List.of("é"), RequestTarget.parse("/%C3%A9", true).path());
         assertEquals(List.of("db", "x"), RequestTarget.parse("http://host:5984/db/x?a=1", true).path());
         assertEquals(List.of(), RequestTarget.parse("http://host:5984", true).path());

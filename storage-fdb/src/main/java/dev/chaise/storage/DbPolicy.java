@@ -32,6 +32,12 @@ public interface DbPolicy {
         return doc;
     }
 
+    /**
+     * Whether {@code db}'s user may read document {@code docId} at all, decided from the id alone
+     * and before the read, so that a refusal does not depend on whether the document exists.
+     */
+    default void checkReader(SecuredDb db, String docId) {}
+
     /** The checks every document of one write request by {@code db}'s user meets inside its transaction, or null for none. */
     default DocumentValidator validator(SecuredDb db) {
         return null;

@@ -275,9 +275,17 @@ public final class DbReader {
         return PurgedInfos.lastSequence(tx, db);
     }
 
-    /** The database's update_seq: its last change, or null for an empty feed. */
+    /**
+     * The database's update_seq: its last change or its last purge, whichever is later; null for a
+     * database never written. A purge takes a document's changes row away, which may be the last
+     * one; CouchDB's update_seq moves on with a purge all the same, and so does this, so a client
+     * never sees it go back.
+     */
     public Sequence updateSeq() {
-        return ChangesSubspace.lastSequence(tx, db);
+        Sequence change = ChangesSubspace.lastSequence(tx, db);
+        Sequence purge = PurgedInfos.lastSequence(tx, db);
+        if (purge == null) return change;
+        return change == null || purge.compareTo(change) > 0 ? purge : change;
     }
 
     /** Counts and sizes (RFC B) and the update_seq. Read as a snapshot: never conflicts with writers. */

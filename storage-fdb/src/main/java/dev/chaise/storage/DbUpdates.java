@@ -20,13 +20,17 @@ import org.slf4j.LoggerFactory;
 
 /**
  * CouchDB's {@code _db_updates}: databases created, updated and deleted, in commit order, from a
- * versionstamped subspace, as RFC D keeps a database's changes. Each database has one row, at the
- * versionstamp of its last event, so the feed stays as long as the list of names.
+ * versionstamped subspace, as RFC D keeps a database's changes. As in CouchDB, whose feed is the
+ * changes of {@code _global_changes} with one document per event type and database
+ * ({@code created:a}, {@code updated:a}, ...), each (database, type) pair has one row, at the
+ * versionstamp of its last event: creating {@code a}, writing to it, creating {@code b} and
+ * deleting {@code b} is four rows, and the feed stays at most three times as long as the list of
+ * names.
  *
  * <pre>
  * (0 SYSTEM, "dbupdates")
  * ├── 0 FEED, Versionstamp = (DbName, Type)       Type: "created" | "updated" | "deleted"
- * ├── 1 LAST_ROW, DbName = (Versionstamp)        where the database's row is, to move it
+ * ├── 1 LAST_ROW, DbName, Type = (Versionstamp)  where the pair's row is, to move it
  * └── 2 BUMP = int64 LE                          added to with every row; live feeds watch it
  * </pre>
  *
@@ -82,11 +86,11 @@ final class DbUpdates implements AutoCloseable {
     }
 
     /**
-     * Records an event in {@code tx}: the database's old row goes, a new one is stamped at this
-     * commit. {@code userVersion} orders several events of one transaction.
+     * Records an event in {@code tx}: the old row of the same database and type goes, a new one is
+     * stamped at this commit. {@code userVersion} orders several events of one transaction.
      */
     static void record(Transaction tx, String dbName, String type, int userVersion) {
-        byte[] pointer = key(KeySpace.Updates.LAST_ROW, dbName);
+        byte[] pointer = key(KeySpace.Updates.LAST_ROW, dbName, type);
         byte[] old = tx.get(pointer);
         if (old != null) tx.clear(key(KeySpace.Updates.FEED, Tuple.fromBytes(old).getVersionstamp(0)));
         Tuple row = Tuple.fromList(prefix(KeySpace.Updates.FEED, Versionstamp.incomplete(userVersion)));

@@ -116,6 +116,14 @@ public final class SecuredDb {
 
     // ---------------------------------------------------------------- reads
 
+    /**
+     * Whether this user may read {@code docId} at all ({@link DbPolicy#checkReader}): a read of one
+     * document by id asks it first, so a refusal does not tell whether the document exists.
+     */
+    public void checkReader(String docId) {
+        for (DbPolicy p : policies) p.checkReader(this, docId);
+    }
+
     /** {@code doc} as this user may see it (each policy's {@code afterRead}), or a refusal. */
     public ObjectNode visible(ObjectNode doc) {
         ObjectNode out = doc;

@@ -104,6 +104,12 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
         checkOwnDocument(db, docId);
     }
 
+    /** {@code couch_users_db:after_doc_read}'s refusal of design documents, whether or not one exists. */
+    @Override
+    public void checkReader(SecuredDb db, String docId) {
+        if (NAME.equals(db.name()) && !db.isAdmin() && docId.startsWith("_design/")) throw forbidden(DESIGN_DOCS_FOR_ADMINS);
+    }
+
     @Override
     public DocumentValidator validator(SecuredDb db) {
         return NAME.equals(db.name()) ? rules(db.user(), db.security()) : null;
@@ -129,6 +135,8 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
         out.put("derived_key", h.derivedKey());
         return out;
     }
+
+    private static final String DESIGN_DOCS_FOR_ADMINS = "Only administrators can view design docs in the users database.";
 
     /** The fields that hold a password's hash: never sent to anyone but an admin. */
     public static final Set<String> SECRET_FIELDS = Set.of("derived_key", "salt", "password_sha", "password");
@@ -164,7 +172,7 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
     ObjectNode forReader(SecuredDb db, ObjectNode doc) {
         if (!NAME.equals(db.name()) || db.isAdmin()) return doc;
         String id = doc.path("_id").asText("");
-        if (id.startsWith("_design/")) throw forbidden("Only administrators can view design docs in the users database.");
+        if (id.startsWith("_design/")) throw forbidden(DESIGN_DOCS_FOR_ADMINS);
         ObjectNode out = doc.deepCopy();
         if (Objects.equals(db.user().name(), nameOf(id))) {
             out.remove(SECRET_FIELDS);

@@ -52,6 +52,7 @@ public final class AttachmentHandlers {
     private Response get(Request req) {
         SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         String id = docId(req);
+        db.checkReader(id);
         String name = req.param("att");
         RevId rev = req.query("rev") == null ? null : RevId.parse(req.query("rev"));
         StoredDoc d = db.database().get(id, rev, false);

@@ -77,6 +77,7 @@ public final class DocumentHandlers {
         SecuredDb db = member(req);
         String id = docId(req);
         if (!validId(id)) throw StorageException.notFound("missing"); // no document can have it
+        db.checkReader(id);
         String openRevs = req.query("open_revs");
         if (openRevs != null) return openRevs(req, db, id, openRevs);
         boolean meta = flag(req, "meta");

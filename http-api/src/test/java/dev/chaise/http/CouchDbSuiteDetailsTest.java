@@ -85,6 +85,24 @@ class CouchDbSuiteDetailsTest {
     }
 
     @Test
+    void revisionIdsAreCouchDbsAndReplicatedWritesOfKnownRevisionsPass() throws Exception {
+        // conflicts_test.exs, COUCHDB-1178: CouchDB's new_revid, and new_edits=false with revisions the database has.
+        s.asAdmin("PUT", "/sdr", null).status(201);
+        s.asAdmin("PUT", "/sdr/_design/couchdb-1178", "{\"validate_doc_update\":\"function(){}\"}").status(201);
+        assertEquals("1-47f3268e7546965196b57572099f4372", s.asAdmin("PUT", "/sdr/doc", "{\"val\":\"r0\"}").status(201).json().path("rev").asText());
+        assertEquals("2-1d8171ab3a91475cfece749291e6f897",
+                s.asAdmin("PUT", "/sdr/doc", "{\"val\":\"r1\",\"_rev\":\"1-47f3268e7546965196b57572099f4372\"}").status(201).json().path("rev").asText());
+        assertEquals("3-3fb0a342d2ce092fdcc77856dbe8a2ef",
+                s.asAdmin("PUT", "/sdr/doc", "{\"val\":\"r2\",\"_rev\":\"2-1d8171ab3a91475cfece749291e6f897\"}").status(201).json().path("rev").asText());
+        assertEquals("[]", s.asAdmin("POST", "/sdr/_bulk_docs", "{\"new_edits\":false,\"docs\":["
+                + "{\"_id\":\"doc\",\"val\":\"r2\",\"_rev\":\"3-3fb0a342d2ce092fdcc77856dbe8a2ef\"},"
+                + "{\"_id\":\"doc\",\"val\":\"r1\",\"_rev\":\"2-1d8171ab3a91475cfece749291e6f897\"},"
+                + "{\"_id\":\"doc\",\"val\":\"r0\",\"_rev\":\"1-47f3268e7546965196b57572099f4372\"}]}").status(201).text().strip());
+        // The first edit of an empty document is CouchDB's best-known revision.
+        assertEquals("1-967a00dff5e02add41819138abb3284d", s.asAdmin("PUT", "/sdr/empty", "{}").status(201).json().path("rev").asText());
+    }
+
+    @Test
     void welcomeListsTheFeaturesChaiseHas() throws Exception {
         assertEquals("[\"scheduler\"]", s.get("/").status(200).json().path("features").toString());
     }

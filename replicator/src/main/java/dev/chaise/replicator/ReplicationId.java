@@ -2,9 +2,10 @@ package dev.chaise.replicator;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.replicator.ErlangTerm.Atom;
-import dev.chaise.replicator.ErlangTerm.Str;
-import dev.chaise.replicator.ErlangTerm.Tuple;
+import dev.chaise.storage.ErlangTerm;
+import dev.chaise.storage.ErlangTerm.Atom;
+import dev.chaise.storage.ErlangTerm.Str;
+import dev.chaise.storage.ErlangTerm.Tuple;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.chaise.storage.ErlangTerm;
 import dev.chaise.storage.json.Json;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;

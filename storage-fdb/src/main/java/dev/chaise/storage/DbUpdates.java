@@ -90,6 +90,12 @@ final class DbUpdates implements AutoCloseable {
      * stamped at this commit. {@code userVersion} orders several events of one transaction.
      */
     static void record(Transaction tx, String dbName, String type, int userVersion) {
+        byte[] legacy = key(KeySpace.Updates.LAST_ROW, dbName); // a store written when rows were per database only
+        byte[] was = tx.get(legacy);
+        if (was != null) {
+            tx.clear(key(KeySpace.Updates.FEED, Tuple.fromBytes(was).getVersionstamp(0)));
+            tx.clear(legacy);
+        }
         byte[] pointer = key(KeySpace.Updates.LAST_ROW, dbName, type);
         byte[] old = tx.get(pointer);
         if (old != null) tx.clear(key(KeySpace.Updates.FEED, Tuple.fromBytes(old).getVersionstamp(0)));

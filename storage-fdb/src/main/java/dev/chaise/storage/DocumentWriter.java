@@ -155,9 +155,9 @@ final class DocumentWriter {
         // As CouchDB: the function sees the edited revision as _rev, and that revision (none for a new document) as oldDoc.
         EditBranch edited = base == null ? null : base.branch();
         validate(tx, db, ctx, id, edited == null ? null : EditBranch.root(edited.leaf(), false), plan.deleted(), body, edited);
-        // The hash is taken over the exploded body, so the body is exploded once, before its prefix is known.
+        // CouchDB's new_revid over the body as the client ordered it; the body is then exploded once, before its prefix is known.
+        RevId newRev = RevHasher.newRevId(plan.parent(), plan.deleted(), body, digests);
         ExplodedJson.Leaves leaves = ExplodedJson.explode(DocumentBodies.longestPrefix(db, id, newPos, plan.deleted()), body);
-        RevId newRev = RevHasher.newRevId(plan.parent(), plan.deleted(), leaves, digests);
         // Rev ids are deterministic: the same edit of a parent that came back as a leaf (stemmed
         // off its child, then replicated in again) gives a revision that may already be a leaf of
         // a branch not read above. Writing it again would overwrite that branch and miscount;

@@ -2,117 +2,237 @@ package dev.chaise.storage;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.kv.TupleBytes;
-import dev.chaise.storage.ExplodedJson.Leaves;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Comparator;
+import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 
 /**
- * The revision id of an interactive edit: deterministic, so the same edit made on two replicas
- * gets the same revision (as CouchDB's new_revid, though not bit-compatible with it).
+ * The revision id of an interactive edit, byte for byte as CouchDB 3's {@code couch_db:new_revid}
+ * computes it, so the same edit gets the same revision on CouchDB and on Chaise (and a client
+ * that knows CouchDB's ids, as CouchDB's own tests do, finds them here):
  *
- * <h2>What is hashed</h2>
- * The hash is the lowercase hex MD5 of the edit in the form it is stored, RFC A's exploded body,
- * so nothing is serialized twice on the write path:
  * <pre>
- * deleted        1 byte, 1 or 0
- * parent         tuple (pos, RevHash bytes), or the tuple null element for pos 1
- * attachments    varint count, then per attachment, sorted by name (code points):
- *                tuple (name, content_type or null, digest)
- * body leaves    per exploded leaf in key order: varint length, path; varint length, value
+ * md5(term_to_binary([Deleted, OldPos, OldRevId, Body, Atts], [{minor_version, 1}]))
+ *   Deleted    the atom true or false
+ *   OldPos     the parent's position, 0 for a new document
+ *   OldRevId   the parent's id: 32 hex digits as their 16 bytes, any other as its text; 0 for none
+ *   Body       the members as jiffy decodes them, in the order the client sent them, without
+ *              _attachments ({[{Key, Value}]}; strings binaries; true/false/null atoms)
+ *   Atts       {Name, ContentType, Md5} per attachment, in the reverse of the _attachments order
  * </pre>
- * Leaves under a top-level member whose name starts with {@code _} ({@code _attachments},
- * {@code _access}, …) are left out: attachments enter through their digests. The document id is
- * not hashed (CouchDB does not either). Every part is self-delimiting, so two different edits
- * never hash the same input. Two spellings of a body that store the same leaves (member order,
- * whitespace, {@code 2.0} and {@code 2.00}) give the same revision; ones that store differently
- * ({@code 1} and {@code 1.0}, returned as written) give different ones, as in CouchDB.
+ *
+ * The term is streamed into the digest from the document's tree ({@link ErlangTerm#writeEjson}),
+ * never built. Member order now counts, as in CouchDB: the same members in another order are
+ * another edit.
  */
 final class RevHasher {
 
-    /** An attachment as it enters the hash; {@code digest} is e.g. {@code "md5-…"}. */
+    /** An attachment as it enters the hash; {@code digest} is CouchDB's {@code "md5-" + base64(md5)}. */
     public record AttachmentDigest(String name, String contentType, String digest) {}
-
-    /** Code point order: UTF-8 byte order. */
-    private static final Comparator<AttachmentDigest> BY_NAME =
-            (a, b) -> Arrays.compareUnsigned(a.name().getBytes(StandardCharsets.UTF_8), b.name().getBytes(StandardCharsets.UTF_8));
 
     private RevHasher() {}
 
-    /** The new revision of an edit whose body is already exploded (the write path). */
-    public static RevId newRevId(RevId parent, boolean deleted, Leaves body, List<AttachmentDigest> attachments) {
-        long pos = parent == null ? 1 : parent.pos() + 1;
-        return RevId.fromDigest(pos, hash(parent, deleted, body, attachments));
-    }
-
-    /** As above for a JSON body; null is an empty body. */
+    /**
+     * The new revision of an edit of {@code parent} (null for a new document).
+     *
+     * @param body the document's members (an {@code _attachments} member is skipped); null is an empty body
+     * @param attachments in the order of the document's {@code _attachments}
+     */
     public static RevId newRevId(RevId parent, boolean deleted, JsonNode body, List<AttachmentDigest> attachments) {
         if (body != null && !body.isNull() && !body.isObject()) throw new IllegalArgumentException("document body must be a JSON object");
-        Leaves leaves = body == null || body.isNull() ? Leaves.NONE : ExplodedJson.explode(0, (ObjectNode) body);
-        return newRevId(parent, deleted, leaves, attachments);
+        long pos = parent == null ? 1 : parent.pos() + 1;
+        return RevId.fromDigest(pos, hash(parent, deleted, body == null || body.isNull() ? null : (ObjectNode) body,
+                attachments == null ? List.of() : attachments));
     }
 
-    /** MD5 of the input described above. */
-    private static byte[] hash(RevId parent, boolean deleted, Leaves body, List<AttachmentDigest> attachments) {
-        TupleBytes head = new TupleBytes(64);
-        if (parent == null) head.add(null);
-        else head.add(parent.pos()).addBytes(parent.hashBytes());
-        List<AttachmentDigest> atts = attachments == null ? List.of() : attachments;
-        if (atts.size() > 1) {
-            atts = new ArrayList<>(atts);
-            atts.sort(BY_NAME);
-        }
-        TupleBytes tail = new TupleBytes(16);
-        for (AttachmentDigest a : atts) tail.add(a.name()).add(a.contentType()).add(a.digest());
-        int n = body.size();
-        byte[] out = new byte[1 + head.length() + 5 + tail.length() + (int) body.activeSize(0) + 10 * n];
-        int len = 0;
-        out[len++] = (byte) (deleted ? 1 : 0);
-        len = copy(head.toArray(), out, len);
-        len = varint(out, len, atts.size());
-        len = copy(tail.toArray(), out, len);
-        byte[] paths = body.paths();
-        for (int i = 0; i < n; i++) {
-            int start = body.pathStart(i);
-            if (paths[start] == 0x02 && paths[start + 1] == '_') continue; // under a special top-level member
-            int pathLength = body.ends()[i] - start;
-            len = varint(out, len, pathLength);
-            System.arraycopy(paths, start, out, len, pathLength);
-            len += pathLength;
-            byte[] v = body.values()[i];
-            len = varint(out, len, v.length);
-            len = copy(v, out, len);
-        }
-        MessageDigest md = MD5.get();
-        md.update(out, 0, len);
-        return md.digest(); // resets it
-    }
-
-    private static int copy(byte[] from, byte[] to, int at) {
-        System.arraycopy(from, 0, to, at, from.length);
-        return at + from.length;
-    }
-
-    private static int varint(byte[] out, int len, int v) {
-        while ((v & ~0x7f) != 0) {
-            out[len++] = (byte) ((v & 0x7f) | 0x80);
-            v >>>= 7;
-        }
-        out[len++] = (byte) v;
-        return len;
-    }
-
-    /** One digest per thread: getInstance looks up the provider each time, a visible cost per document. */
-    private static final ThreadLocal<MessageDigest> MD5 = ThreadLocal.withInitial(() -> {
+    private static byte[] hash(RevId parent, boolean deleted, ObjectNode body, List<AttachmentDigest> atts) {
+        DigestStream out = DIGESTS.get();
         try {
-            return MessageDigest.getInstance("MD5");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("MD5 is a required JDK algorithm", e);
+            out.write(131);
+            out.write(108); // LIST_EXT of five
+            u32(out, 5);
+            atom(out, deleted ? "true" : "false");
+            if (parent == null) {
+                smallInt(out, 0);
+                smallInt(out, 0);
+            } else {
+                integer(out, parent.pos());
+                binary(out, revIdBytes(parent.hash()));
+            }
+            body(out, body);
+            if (atts.isEmpty()) {
+                out.write(106); // NIL_EXT
+            } else {
+                out.write(108);
+                u32(out, atts.size());
+                for (int i = atts.size() - 1; i >= 0; i--) { // couch_db folds them onto a list: last first
+                    AttachmentDigest a = atts.get(i);
+                    out.write(104); // SMALL_TUPLE_EXT of three
+                    out.write(3);
+                    binary(out, a.name().getBytes(StandardCharsets.UTF_8));
+                    binary(out, (a.contentType() == null ? "application/octet-stream" : a.contentType()).getBytes(StandardCharsets.UTF_8));
+                    binary(out, md5Of(a.digest()));
+                }
+                out.write(106);
+            }
+            out.write(106); // the five's proper end
+            return out.digest();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a digest does not fail
+        } finally {
+            out.reset();
         }
-    });
+    }
+
+    /** {@code {[{Key, Value}]}} of the members but {@code _attachments}. */
+    private static void body(DigestStream out, ObjectNode body) throws IOException {
+        int n = body == null ? 0 : body.size() - (body.has("_attachments") ? 1 : 0);
+        out.write(104);
+        out.write(1);
+        if (n == 0) {
+            out.write(106);
+            return;
+        }
+        out.write(108);
+        u32(out, n);
+        for (Map.Entry<String, JsonNode> e : body.properties()) {
+            if (e.getKey().equals("_attachments")) continue;
+            out.write(104);
+            out.write(2);
+            binary(out, e.getKey().getBytes(StandardCharsets.UTF_8));
+            ErlangTerm.writeEjson(out, e.getValue());
+        }
+        out.write(106);
+    }
+
+    /** {@code couch_doc:parse_revid}: 32 hex digits (either case) are an integer of 128 bits, anything else its text. */
+    static byte[] revIdBytes(String hash) {
+        if (hash.length() == 32) {
+            byte[] b = new byte[16];
+            for (int i = 0; i < 16; i++) {
+                int hi = Character.digit(hash.charAt(2 * i), 16);
+                int lo = Character.digit(hash.charAt(2 * i + 1), 16);
+                if (hi < 0 || lo < 0) return hash.getBytes(StandardCharsets.UTF_8);
+                b[i] = (byte) (hi << 4 | lo);
+            }
+            return b;
+        }
+        return hash.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The 16 bytes of an {@code md5-<base64>} digest; another kind of digest enters as its text. */
+    private static byte[] md5Of(String digest) {
+        if (digest.startsWith("md5-")) {
+            try {
+                return Base64.getDecoder().decode(digest.substring(4));
+            } catch (IllegalArgumentException e) {
+                // not base64: falls through to the text
+            }
+        }
+        return digest.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static void atom(OutputStream out, String name) throws IOException {
+        out.write(100); // ATOM_EXT
+        u16(out, name.length());
+        out.write(name.getBytes(StandardCharsets.ISO_8859_1));
+    }
+
+    private static void binary(OutputStream out, byte[] b) throws IOException {
+        out.write(109); // BINARY_EXT
+        u32(out, b.length);
+        out.write(b);
+    }
+
+    private static void smallInt(OutputStream out, int v) throws IOException {
+        out.write(97);
+        out.write(v);
+    }
+
+    /** Positions: SMALL_INTEGER_EXT, INTEGER_EXT, or past 2^31, SMALL_BIG_EXT as term_to_binary writes them. */
+    private static void integer(OutputStream out, long v) throws IOException {
+        if (v >= 0 && v <= 255) {
+            smallInt(out, (int) v);
+        } else if (v >= Integer.MIN_VALUE && v <= Integer.MAX_VALUE) {
+            out.write(98);
+            u32(out, (int) v);
+        } else {
+            long mag = Math.abs(v);
+            int n = (64 - Long.numberOfLeadingZeros(mag) + 7) / 8;
+            out.write(110); // SMALL_BIG_EXT
+            out.write(n);
+            out.write(v < 0 ? 1 : 0);
+            for (int i = 0; i < n; i++) out.write((int) (mag >>> (8 * i)) & 0xff); // little-endian digits
+        }
+    }
+
+    private static void u16(OutputStream out, int v) throws IOException {
+        out.write((v >>> 8) & 0xff);
+        out.write(v & 0xff);
+    }
+
+    private static void u32(OutputStream out, int v) throws IOException {
+        out.write((v >>> 24) & 0xff);
+        out.write((v >>> 16) & 0xff);
+        out.write((v >>> 8) & 0xff);
+        out.write(v & 0xff);
+    }
+
+    /** Bytes into an MD5 through a small buffer: the term is never held whole. One per thread. */
+    private static final class DigestStream extends OutputStream {
+        private final MessageDigest md;
+        private final byte[] buf = new byte[4096];
+        private int len;
+
+        DigestStream() {
+            try {
+                md = MessageDigest.getInstance("MD5");
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException("MD5 is a required JDK algorithm", e);
+            }
+        }
+
+        @Override
+        public void write(int b) {
+            if (len == buf.length) flushBuffer();
+            buf[len++] = (byte) b;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int n) {
+            if (n > buf.length - len) {
+                flushBuffer();
+                if (n > buf.length) {
+                    md.update(b, off, n);
+                    return;
+                }
+            }
+            System.arraycopy(b, off, buf, len, n);
+            len += n;
+        }
+
+        private void flushBuffer() {
+            md.update(buf, 0, len);
+            len = 0;
+        }
+
+        byte[] digest() {
+            flushBuffer();
+            return md.digest(); // resets it
+        }
+
+        void reset() {
+            len = 0;
+            md.reset();
+        }
+    }
+
+    /** One stream and digest per thread: getInstance looks up the provider each time, a visible cost per document. */
+    private static final ThreadLocal<DigestStream> DIGESTS = ThreadLocal.withInitial(DigestStream::new);
 }

@@ -96,10 +96,12 @@ class KeyLayoutBytesTest {
                 kv("14 02 64 62 69 64 00", "15 01"),
                 // (0, "dbs", "layout") = (DbId, MetaStamp)
                 kv("14 02 64 62 73 00 02 6c 61 79 6f 75 74 00", "15 01 33 <vs>"),
-                // _db_updates: (0, "dbupdates", 0 FEED, Versionstamp) = ("layout", "updated"): created, then moved by the writes
+                // _db_updates: (0, "dbupdates", 0 FEED, Versionstamp) = ("layout", Type): one row per type, "created" then "updated"
+                kv("14 02 64 62 75 70 64 61 74 65 73 00 14 33 <vs>", "02 6c 61 79 6f 75 74 00 02 63 72 65 61 74 65 64 00"),
                 kv("14 02 64 62 75 70 64 61 74 65 73 00 14 33 <vs>", "02 6c 61 79 6f 75 74 00 02 75 70 64 61 74 65 64 00"),
-                //   (0, "dbupdates", 1 LAST_ROW, "layout") = (Versionstamp): where that row is
-                kv("14 02 64 62 75 70 64 61 74 65 73 00 15 01 02 6c 61 79 6f 75 74 00", "33 <vs>"),
+                //   (0, "dbupdates", 1 LAST_ROW, "layout", Type) = (Versionstamp): where each row is
+                kv("14 02 64 62 75 70 64 61 74 65 73 00 15 01 02 6c 61 79 6f 75 74 00 02 63 72 65 61 74 65 64 00", "33 <vs>"),
+                kv("14 02 64 62 75 70 64 61 74 65 73 00 15 01 02 6c 61 79 6f 75 74 00 02 75 70 64 61 74 65 64 00", "33 <vs>"),
                 //   (0, "dbupdates", 2 BUMP) = int64 LE: one per event recorded (a background flush may add one)
                 kv("14 02 64 62 75 70 64 61 74 65 73 00 15 02", "<n8>"),
                 // META: (1, 1, 0, Field) = Value
@@ -139,11 +141,12 @@ class KeyLayoutBytesTest {
             match(expected.get(i)[0], all.get(i).key(), stamps, uuids, ctx + " key");
             match(expected.get(i)[1], all.get(i).value(), stamps, uuids, ctx + " value");
         }
-        // stamps: directory entry, the _db_updates row and its pointer, the winner's Sequence and its changes key
-        assertEquals(5, stamps.size());
-        assertArrayEquals(stamps.get(1), stamps.get(2), "the pointer names the database's _db_updates row");
-        assertArrayEquals(stamps.get(3), stamps.get(4), "the winner's Sequence is its changes key");
-        assertArrayEquals(hex("00 00"), Arrays.copyOfRange(stamps.get(3), 10, 12), "user version 0: the batch's first document");
+        // stamps: directory entry, the two _db_updates rows and their pointers, the winner's Sequence and its changes key
+        assertEquals(7, stamps.size());
+        assertArrayEquals(stamps.get(1), stamps.get(3), "the first pointer names the database's created row");
+        assertArrayEquals(stamps.get(2), stamps.get(4), "the second names its updated row");
+        assertArrayEquals(stamps.get(5), stamps.get(6), "the winner's Sequence is its changes key");
+        assertArrayEquals(hex("00 00"), Arrays.copyOfRange(stamps.get(5), 10, 12), "user version 0: the batch's first document");
         assertEquals(f.dirs.open("layout").uuid(), new String(uuids.getFirst(), java.nio.charset.StandardCharsets.US_ASCII));
         f.checkInvariants("layout", 0);
     }

@@ -119,21 +119,22 @@ public final class ErlangTerm {
             case BOOLEAN -> atom(out, j.booleanValue() ? "true" : "false");
             case NULL, MISSING -> atom(out, "null");
             case NUMBER -> {
-                if (j.isIntegralNumber()) writeInteger(out, j.canConvertToLong() ? BigInteger.valueOf(j.longValue()) : j.bigIntegerValue());
-                else writeFloat(out, j.doubleValue());
+                if (!j.isIntegralNumber()) writeFloat(out, j.doubleValue());
+                else if (j.canConvertToLong()) writeInteger(out, j.longValue());
+                else writeInteger(out, j.bigIntegerValue());
             }
             default -> throw new IllegalArgumentException("no Erlang term for " + j.getNodeType());
         }
     }
 
-    private static void atom(OutputStream out, String name) throws IOException {
+    static void atom(OutputStream out, String name) throws IOException {
         byte[] b = name.getBytes(StandardCharsets.ISO_8859_1);
         out.write(100); // ATOM_EXT: what minor_version 1 writes for a Latin-1 atom
         u16(out, b.length);
         out.write(b);
     }
 
-    private static void binary(OutputStream out, byte[] b) throws IOException {
+    static void binary(OutputStream out, byte[] b) throws IOException {
         out.write(109); // BINARY_EXT
         u32(out, b.length);
         out.write(b);
@@ -202,7 +203,20 @@ public final class ErlangTerm {
         out.write(106); // a proper list ends with NIL
     }
 
-    private static void writeInteger(OutputStream out, BigInteger i) throws IOException {
+    /** {@link #writeInteger(OutputStream, BigInteger)} without a BigInteger for the integers documents hold. */
+    static void writeInteger(OutputStream out, long v) throws IOException {
+        if (v >= 0 && v <= 255) {
+            out.write(97); // SMALL_INTEGER_EXT
+            out.write((int) v);
+        } else if (v >= Integer.MIN_VALUE && v <= Integer.MAX_VALUE) {
+            out.write(98); // INTEGER_EXT
+            u32(out, (int) v);
+        } else {
+            writeInteger(out, BigInteger.valueOf(v));
+        }
+    }
+
+    static void writeInteger(OutputStream out, BigInteger i) throws IOException {
         if (i.signum() >= 0 && i.compareTo(BigInteger.valueOf(255)) <= 0) {
             out.write(97); // SMALL_INTEGER_EXT
             out.write(i.intValue());
@@ -225,12 +239,12 @@ public final class ErlangTerm {
         }
     }
 
-    private static void u16(OutputStream out, int v) throws IOException {
+    static void u16(OutputStream out, int v) throws IOException {
         out.write((v >>> 8) & 0xff);
         out.write(v & 0xff);
     }
 
-    private static void u32(OutputStream out, int v) throws IOException {
+    static void u32(OutputStream out, int v) throws IOException {
         out.write((v >>> 24) & 0xff);
         out.write((v >>> 16) & 0xff);
         out.write((v >>> 8) & 0xff);

@@ -56,28 +56,28 @@ final class RevHasher {
         try {
             out.write(131);
             out.write(108); // LIST_EXT of five
-            u32(out, 5);
-            atom(out, deleted ? "true" : "false");
+            ErlangTerm.u32(out, 5);
+            ErlangTerm.atom(out, deleted ? "true" : "false");
             if (parent == null) {
-                smallInt(out, 0);
-                smallInt(out, 0);
+                ErlangTerm.writeInteger(out, 0);
+                ErlangTerm.writeInteger(out, 0);
             } else {
-                integer(out, parent.pos());
-                binary(out, revIdBytes(parent.hash()));
+                ErlangTerm.writeInteger(out, parent.pos());
+                ErlangTerm.binary(out, revIdBytes(parent.hash()));
             }
             body(out, body);
             if (atts.isEmpty()) {
                 out.write(106); // NIL_EXT
             } else {
                 out.write(108);
-                u32(out, atts.size());
+                ErlangTerm.u32(out, atts.size());
                 for (int i = atts.size() - 1; i >= 0; i--) { // couch_db folds them onto a list: last first
                     AttachmentDigest a = atts.get(i);
                     out.write(104); // SMALL_TUPLE_EXT of three
                     out.write(3);
-                    binary(out, a.name().getBytes(StandardCharsets.UTF_8));
-                    binary(out, (a.contentType() == null ? "application/octet-stream" : a.contentType()).getBytes(StandardCharsets.UTF_8));
-                    binary(out, md5Of(a.digest()));
+                    ErlangTerm.binary(out, a.name().getBytes(StandardCharsets.UTF_8));
+                    ErlangTerm.binary(out, (a.contentType() == null ? "application/octet-stream" : a.contentType()).getBytes(StandardCharsets.UTF_8));
+                    ErlangTerm.binary(out, md5Of(a.digest()));
                 }
                 out.write(106);
             }
@@ -100,12 +100,12 @@ final class RevHasher {
             return;
         }
         out.write(108);
-        u32(out, n);
+        ErlangTerm.u32(out, n);
         for (Map.Entry<String, JsonNode> e : body.properties()) {
             if (e.getKey().equals("_attachments")) continue;
             out.write(104);
             out.write(2);
-            binary(out, e.getKey().getBytes(StandardCharsets.UTF_8));
+            ErlangTerm.binary(out, e.getKey().getBytes(StandardCharsets.UTF_8));
             ErlangTerm.writeEjson(out, e.getValue());
         }
         out.write(106);
@@ -136,52 +136,6 @@ final class RevHasher {
             }
         }
         return digest.getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static void atom(OutputStream out, String name) throws IOException {
-        out.write(100); // ATOM_EXT
-        u16(out, name.length());
-        out.write(name.getBytes(StandardCharsets.ISO_8859_1));
-    }
-
-    private static void binary(OutputStream out, byte[] b) throws IOException {
-        out.write(109); // BINARY_EXT
-        u32(out, b.length);
-        out.write(b);
-    }
-
-    private static void smallInt(OutputStream out, int v) throws IOException {
-        out.write(97);
-        out.write(v);
-    }
-
-    /** Positions: SMALL_INTEGER_EXT, INTEGER_EXT, or past 2^31, SMALL_BIG_EXT as term_to_binary writes them. */
-    private static void integer(OutputStream out, long v) throws IOException {
-        if (v >= 0 && v <= 255) {
-            smallInt(out, (int) v);
-        } else if (v >= Integer.MIN_VALUE && v <= Integer.MAX_VALUE) {
-            out.write(98);
-            u32(out, (int) v);
-        } else {
-            long mag = Math.abs(v);
-            int n = (64 - Long.numberOfLeadingZeros(mag) + 7) / 8;
-            out.write(110); // SMALL_BIG_EXT
-            out.write(n);
-            out.write(v < 0 ? 1 : 0);
-            for (int i = 0; i < n; i++) out.write((int) (mag >>> (8 * i)) & 0xff); // little-endian digits
-        }
-    }
-
-    private static void u16(OutputStream out, int v) throws IOException {
-        out.write((v >>> 8) & 0xff);
-        out.write(v & 0xff);
-    }
-
-    private static void u32(OutputStream out, int v) throws IOException {
-        out.write((v >>> 24) & 0xff);
-        out.write((v >>> 16) & 0xff);
-        out.write((v >>> 8) & 0xff);
-        out.write(v & 0xff);
     }
 
     /** Bytes into an MD5 through a small buffer: the term is never held whole. One per thread. */

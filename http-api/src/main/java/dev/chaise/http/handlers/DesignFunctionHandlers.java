@@ -3,6 +3,7 @@ package dev.chaise.http.handlers;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.http.Bodies;
 import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
 import dev.chaise.http.Response;
@@ -14,6 +15,10 @@ import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.UpdateResult;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.DesignFunctions;
+import dev.chaise.views.ViewQueries;
+import dev.chaise.views.js.RenderProgram;
+import dev.chaise.views.query.ViewQuery;
+import dev.chaise.views.query.ViewRow;
 import java.math.BigInteger;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -24,6 +29,8 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 
 /**
  * CouchDB's design-document functions over HTTP ({@code chttpd_show}): {@code _update}
@@ -38,10 +45,12 @@ public final class DesignFunctionHandlers {
     private static final List<String> METHODS = List.of("GET", "POST", "PUT", "DELETE");
 
     private final DesignFunctions functions;
+    private final ViewQueries views;
     private final Access access;
 
-    public DesignFunctionHandlers(DesignFunctions functions, Access access) {
+    public DesignFunctionHandlers(DesignFunctions functions, ViewQueries views, Access access) {
         this.functions = functions;
+        this.views = views;
         this.access = access;
     }
 
@@ -52,6 +61,19 @@ public final class DesignFunctionHandlers {
             r.add(m, "/{db}/_design/{ddoc}/_update/{rest...}", this::update);
             r.add(m, "/{db}/_design/{ddoc}/_show", req -> invalidPath(req, "show_error"));
             r.add(m, "/{db}/_design/{ddoc}/_show/{rest...}", this::show);
+            r.add(m, "/{db}/_design/{ddoc}/_list", req -> invalidPath(req, "list_error"));
+        }
+        r.add("GET", "/{db}/_design/{ddoc}/_list/{rest...}", req -> list(req, null));
+        r.add("POST", "/{db}/_design/{ddoc}/_list/{rest...}", req -> {
+            member(req);
+            Bodies.requireContentType(req, Response.JSON);
+            return list(req, Bodies.jsonObject(req));
+        });
+        for (String m : List.of("PUT", "DELETE")) {
+            r.add(m, "/{db}/_design/{ddoc}/_list/{rest...}", req -> {
+                member(req);
+                throw new HttpError(405, "method_not_allowed", "Only GET,POST,HEAD allowed").withHeader("Allow", "GET,POST,HEAD");
+            });
         }
     }
 
@@ -132,6 +154,195 @@ public final class DesignFunctionHandlers {
             return "\"" + new BigInteger(1, md5).toString(36).toUpperCase(Locale.ROOT) + "\"";
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JVM has MD5", e);
+        }
+    }
+
+    // ---------------------------------------------------------------- _list
+
+    /**
+     * {@code .../_list/{list}/{view}} or {@code .../_list/{list}/{ddoc}/{view}}, the view also
+     * {@code _all_docs}: the view query as {@code _view} reads it, its rows pulled by the list
+     * function's {@code getRow()} as it asks. The function runs on a thread of its own (see
+     * {@link ListRun}); the response starts with its first output, so {@code start()} may set the
+     * code and headers until then, and a failure after that ends the body with CouchDB's error
+     * line.
+     */
+    private Response list(Request req, ObjectNode body) throws InterruptedException {
+        SecuredDb db = member(req);
+        List<String> p = req.path();
+        if (p.size() != 6 && p.size() != 7) throw new HttpError(404, "list_error", "Invalid path.");
+        String name = p.get(4);
+        String view = p.getLast();
+        String viewDdoc = p.size() == 7 ? DocumentJson.DESIGN_PREFIX + p.get(5) : ddocId(req);
+        DesignFunctions.Design d = functions.design(db.database(), ddocId(req));
+        d.requireFunction("lists", name);
+        ObjectNode reqObj = requestObject(req, db, null);
+        if (body != null) reqObj.set("body", body); // chttpd_show hands a POST's body on decoded
+        ListRun run = new ListRun(() -> {
+            if (view.equals("_all_docs")) {
+                AllDocsArgs a = AllDocsArgs.parse(req, body);
+                dev.chaise.storage.DbInfo info = db.database().info();
+                ObjectNode head = Json.NODES.objectNode().put("total_rows", info.docCount());
+                if (a.updateSeq()) head.put("update_seq", info.updateSeq() == null ? "0" : info.updateSeq().toHex());
+                return new Rows(head, AllDocsHandlers.allDocsRows(db, a), null);
+            }
+            ViewQuery q = ViewArgs.parse(req, body);
+            ViewQueries.Result result = views.query(db.database(), viewDdoc, view, q);
+            ObjectNode head = Json.NODES.objectNode();
+            if (!result.reduced()) head.put("total_rows", result.totalRows()).put("offset", result.offset());
+            if (q.updateSeq()) head.put("update_seq", result.updateSeq() == null ? "0" : result.updateSeq().toHex());
+            java.util.Iterator<ObjectNode> rows = new java.util.Iterator<>() {
+                @Override
+                public boolean hasNext() {
+                    return result.rows().hasNext();
+                }
+
+                @Override
+                public ObjectNode next() {
+                    ViewRow r = result.rows().next();
+                    ObjectNode o = Json.NODES.objectNode();
+                    if (r.id() != null) o.put("id", r.id());
+                    o.set("key", r.key());
+                    o.set("value", r.value());
+                    if (r.doc() != null) o.set("doc", r.doc() instanceof ObjectNode doc ? db.visibleOrNull(doc) : r.doc());
+                    return o;
+                }
+            };
+            return new Rows(head, rows, result);
+        }, (head, io) -> functions.list(d, name, head, reqObj, io));
+        return run.start(req);
+    }
+
+    /** A list's view: the head ({@code total_rows}, {@code offset}, {@code update_seq}), the rows, what to close after. */
+    private record Rows(ObjectNode head, java.util.Iterator<ObjectNode> rows, AutoCloseable resources) {}
+
+    /**
+     * One run of a list function, on a platform thread of its own: a list may wait on a slow
+     * client for as long as it streams, and must not hold one of the engine's shared threads
+     * meanwhile. Its output crosses to the response through a small queue, so a client that reads
+     * slowly slows the function down; a client that goes away (or a response whose body is never
+     * sent, as for HEAD) abandons the run, and the function's next call to the host fails.
+     */
+    private static final class ListRun implements RenderProgram.ListIO {
+        /** How long the function waits for the response to take its output before giving up. */
+        private static final long STALL_SECONDS = 60;
+
+        private sealed interface Event permits Head, Chunk, End, Failed {}
+
+        private record Head(int code, List<Response.Header> headers) implements Event {}
+
+        private record Chunk(byte[] bytes) implements Event {}
+
+        private record End() implements Event {}
+
+        private record Failed(RuntimeException error) implements Event {}
+
+        private final java.util.function.Supplier<Rows> open;
+        private final java.util.function.BiConsumer<ObjectNode, RenderProgram.ListIO> body;
+        private final BlockingQueue<Event> events = new ArrayBlockingQueue<>(32);
+        private volatile boolean abandoned;
+        private java.util.Iterator<ObjectNode> rows;
+        private int code = 200;
+        private List<Response.Header> headers = List.of(new Response.Header("Content-Type", Response.JSON));
+        private boolean started;
+
+        ListRun(java.util.function.Supplier<Rows> open, java.util.function.BiConsumer<ObjectNode, RenderProgram.ListIO> body) {
+            this.open = open;
+            this.body = body;
+        }
+
+        /** Starts the function and answers once it has produced its first output, ended or failed. */
+        Response start(Request req) throws InterruptedException {
+            Thread.ofPlatform().daemon().name("js-list").start(this::run);
+            Event first = events.take();
+            if (first instanceof Failed f) throw f.error();
+            Head h = (Head) first;
+            return new Response.Streamed(h.code(), h.headers(), out -> {
+                try {
+                    while (true) {
+                        Event e = events.take();
+                        switch (e) {
+                            case Chunk c -> {
+                                out.write(c.bytes());
+                                if (events.isEmpty()) out.flush();
+                            }
+                            case Failed f -> {
+                                // chttpd's send_chunked_error: the error as a last line of the body.
+                                var m = dev.chaise.http.ErrorMapper.map(f.error(), req);
+                                ObjectNode line = Json.NODES.objectNode().put("code", m.status()).put("error", m.error()).put("reason", m.reason());
+                                out.write("\n" + Json.write(line) + "\n");
+                                return;
+                            }
+                            default -> {
+                                return;
+                            }
+                        }
+                    }
+                } finally {
+                    abandon();
+                }
+            });
+        }
+
+        private void run() {
+            Rows r = null;
+            try {
+                r = open.get();
+                rows = r.rows();
+                body.accept(r.head(), this);
+                if (!started) post(new Head(200, List.of())); // nothing sent: CouchDB's empty 200
+                post(new End());
+            } catch (RuntimeException e) {
+                if (!abandoned) post(new Failed(e));
+            } finally {
+                if (r != null && r.resources() != null) {
+                    try {
+                        r.resources().close();
+                    } catch (Exception e) {
+                        org.slf4j.LoggerFactory.getLogger(DesignFunctionHandlers.class).debug("closing a list's view", e);
+                    }
+                }
+            }
+        }
+
+        private void abandon() {
+            abandoned = true;
+            events.clear(); // frees a function waiting to post
+        }
+
+        private void post(Event e) {
+            try {
+                if (abandoned || !events.offer(e, STALL_SECONDS, java.util.concurrent.TimeUnit.SECONDS)) {
+                    abandoned = true;
+                    throw new IllegalStateException("the list's response was abandoned");
+                }
+            } catch (InterruptedException x) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", x);
+            }
+        }
+
+        @Override
+        public String nextRow() {
+            if (abandoned) throw new IllegalStateException("the list's response was abandoned");
+            return rows.hasNext() ? Json.write(rows.next()) : null;
+        }
+
+        /** couch_mrview_show's fixup_headers and send_non_empty_chunk: the head may change until the first output. */
+        @Override
+        public void flush(List<String> chunks, JsonNode head) {
+            if (head != null && !started) {
+                Response r = external(head, 200, List.of());
+                code = r.status();
+                headers = r.headers();
+            }
+            String out = String.join("", chunks);
+            if (out.isEmpty()) return;
+            if (!started) {
+                started = true;
+                post(new Head(code, headers));
+            }
+            post(new Chunk(out.getBytes(StandardCharsets.UTF_8)));
         }
     }
 

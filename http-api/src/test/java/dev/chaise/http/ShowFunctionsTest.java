@@ -49,9 +49,14 @@ class ShowFunctionsTest {
                         + " provides('html', function() { return 'Ha ha, you said \"' + doc.word + '\".'; }); provides('foo', function() { return 'foofoo'; }); }")
                 .put("withSlash", "function(doc, req) { return {json: doc}; }")
                 .put("secObj", "function(doc, req) { return {json: req.secObj}; }")
-                .put("compile-error", "function(doc, req) { return ; ) }");
+                .put("compile-error", "function(doc, req) { return ; ) }")
+                .put("modules", "function(doc, req) { var a = require('lib/a'); return a.v + ' ' + (require('lib/a') === a) + ' ' + a.helper(); }")
+                .put("bad-require", "function(doc, req) { return require('lib/nothing'); }");
         ObjectNode ddoc = Json.NODES.objectNode().put("language", "javascript");
         ddoc.set("shows", shows);
+        ddoc.putObject("lib").put("a", "var b = require('./b'); exports.v = b.v + 1; exports.helper = function () { return require('../helpers/h').name; };")
+                .put("b", "exports.v = 41;");
+        ddoc.putObject("helpers").put("h", "exports.name = 'helped';");
         s.asAdmin("PUT", "/sh/_design/template", Json.write(ddoc)).status(201);
         s.asAdmin("PUT", "/sh/test-doc-id", "{\"word\":\"plankton\",\"name\":\"Rusty\"}").status(201);
     }
@@ -159,6 +164,13 @@ class ShowFunctionsTest {
         assertEquals("Hey Dude", r.text());
         assertEquals("Yeah", r.header("X-Couch-Test-Header"));
         assertEquals("Oh Yeah!", r.header("X-Couch-Test-Header-Awesome"));
+    }
+
+    @Test
+    void requireLoadsModulesOnce() throws Exception {
+        // Paths from the design document's root, relative ones from the requiring module; each module runs once.
+        assertEquals("42 true helped", get("/sh/_design/template/_show/modules").status(200).text());
+        get("/sh/_design/template/_show/bad-require").error(500, "invalid_require_path", "require('lib/nothing'): module not found");
     }
 
     @Test

@@ -37,7 +37,10 @@
   }
 
   // CommonJS over strings in a JSON tree: require('views/lib/x'), './y', '../z'; modules cached.
+  // Failures are CouchDB's: ['error', 'invalid_require_path', ...] for a path that names no
+  // module, ['error', 'compilation_error', ...] for a module that throws as it loads.
   function makeRequire(root) {
+    function invalid(msg) { return ['error', 'invalid_require_path', msg]; }
     const cache = {};
     function resolve(base, name) {
       const parts = name.startsWith('.') ? base.concat(name.split('/')) : name.split('/');
@@ -45,7 +48,7 @@
       for (const p of parts) {
         if (p === '' || p === '.') continue;
         if (p === '..') {
-          if (out.length === 0) throw new Error("require('" + name + "'): invalid path");
+          if (out.length === 0) throw invalid("require('" + name + "'): invalid path");
           out.pop();
         } else out.push(p);
       }
@@ -53,22 +56,28 @@
     }
     function requireFrom(base) {
       return function (name) {
-        if (typeof name !== 'string') throw new Error('require() needs a module path');
+        if (typeof name !== 'string') throw invalid('require() needs a module path');
         const path = resolve(base, name);
         const id = path.join('/');
         if (Object.prototype.hasOwnProperty.call(cache, id)) return cache[id].exports;
         let src = root;
         for (const p of path) {
           if (src === null || typeof src !== 'object' || !Object.prototype.hasOwnProperty.call(src, p)) {
-            throw new Error("require('" + name + "'): module not found");
+            throw invalid("require('" + name + "'): module not found");
           }
           src = src[p];
         }
-        if (typeof src !== 'string') throw new Error("require('" + name + "'): not a module");
+        if (typeof src !== 'string') throw invalid("require('" + name + "'): not a module");
         const module = { id: id, exports: {} };
         cache[id] = module;
-        const fn = (0, eval)('(function (module, exports, require) {' + src + '\n})');
-        fn(module, module.exports, requireFrom(path.slice(0, -1)));
+        try {
+          const fn = (0, eval)('(function (module, exports, require) {' + src + '\n})');
+          fn(module, module.exports, requireFrom(path.slice(0, -1)));
+        } catch (e) {
+          delete cache[id];
+          if (Array.isArray(e) && e[0] === 'error') throw e;
+          throw ['error', 'compilation_error', "Module require('" + name + "') raised error " + message(e)];
+        }
         return module.exports;
       };
     }

@@ -72,6 +72,15 @@ public final class DesignFunctions {
         return new Updated(r.get(0) instanceof ObjectNode o ? o : null, r.get(1));
     }
 
+    /** The design document's {@code rewrites} function on {@code req}: the rewrite it gives, or null for none. */
+    public JsonNode rewrite(Design d, JsonNode req) {
+        try (RenderProgram p = open(d)) {
+            return p.rewrite(Json.write(req));
+        } catch (JsFunctionException e) {
+            throw failed(e);
+        }
+    }
+
     /**
      * {@code lists[name](head, req)}, run on the calling thread to its end; rows are pulled from
      * {@code io} and output handed to it as the function goes.

@@ -8,6 +8,7 @@ import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
+import dev.chaise.http.config.ConfigStore;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.StorageException;
@@ -33,9 +34,9 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 
 /**
- * CouchDB's design-document functions over HTTP ({@code chttpd_show}): {@code _update}
- * ({@code /{db}/_design/{ddoc}/_update/{name}[/{docid}]}) and {@code _show}
- * ({@code .../_show/{name}[/{docid}]}). Each opens the database for a member first, reads the
+ * CouchDB's design-document functions over HTTP ({@code chttpd_show}, {@code chttpd_rewrite}):
+ * {@code _update} ({@code /{db}/_design/{ddoc}/_update/{name}[/{docid}]}), {@code _show}
+ * ({@code .../_show/{name}[/{docid}]}), {@code _list} and {@code _rewrite}. Each opens the database for a member first, reads the
  * document the function is given through the door (as the user may see it, with
  * {@code _conflicts}), runs the function ({@link DesignFunctions}), writes what an update returns
  * through the door (so validate_doc_update and every rule apply) and answers with the response
@@ -44,17 +45,28 @@ import java.util.concurrent.BlockingQueue;
 public final class DesignFunctionHandlers {
     private static final List<String> METHODS = List.of("GET", "POST", "PUT", "DELETE");
 
+    /** How deep this thread is in rewrites of one request ({@code [chttpd] rewrite_limit}). */
+    private static final ThreadLocal<int[]> REWRITES = ThreadLocal.withInitial(() -> new int[1]);
+
     private final DesignFunctions functions;
     private final ViewQueries views;
     private final Access access;
+    private final ConfigStore config;
+    private Router router;
 
-    public DesignFunctionHandlers(DesignFunctions functions, ViewQueries views, Access access) {
+    public DesignFunctionHandlers(DesignFunctions functions, ViewQueries views, Access access, ConfigStore config) {
         this.functions = functions;
         this.views = views;
         this.access = access;
+        this.config = config;
     }
 
     public void register(Router r) {
+        this.router = r; // a rewrite dispatches its new request through the same routes
+        for (String m : METHODS) {
+            r.add(m, "/{db}/_design/{ddoc}/_rewrite", this::rewrite);
+            r.add(m, "/{db}/_design/{ddoc}/_rewrite/{rest...}", this::rewrite);
+        }
         // CouchDB runs these for any method; the update function itself refuses GET.
         for (String m : METHODS) {
             r.add(m, "/{db}/_design/{ddoc}/_update", req -> invalidPath(req, "update_error"));
@@ -344,6 +356,106 @@ public final class DesignFunctionHandlers {
             }
             post(new Chunk(out.getBytes(StandardCharsets.UTF_8)));
         }
+    }
+
+    // ---------------------------------------------------------------- _rewrite
+
+    /**
+     * {@code /{db}/_design/{ddoc}/_rewrite/...} ({@code chttpd_rewrite}): the design document's
+     * {@code rewrites} rules ({@link Rewrites}) or function name a new target, relative to the
+     * design document, and the request goes on there as if the client had sent it (same user,
+     * same headers and body unless the function changes them). A function may answer itself
+     * ({@code code}). Rewrites of rewrites stop at {@code [chttpd] rewrite_limit}.
+     */
+    private Response rewrite(Request req) throws Exception {
+        SecuredDb db = member(req);
+        int[] depth = REWRITES.get();
+        int limit = config.get("chttpd", "rewrite_limit").map(String::strip).filter(v -> v.matches("[0-9]{1,9}")).map(Integer::parseInt).orElse(100);
+        if (depth[0] >= limit) throw HttpError.badRequest("Exceeded rewrite recursion limit");
+        DesignFunctions.Design d = functions.design(db.database(), ddocId(req));
+        JsonNode rules = d.doc().get("rewrites");
+        String prefix = "/" + DocSupport.encode(db.name()) + "/" + DocumentJson.DESIGN_PREFIX + DocSupport.encode(req.param("ddoc"));
+        boolean secure = !"false".equals(config.get("chttpd", "secure_rewrites").map(String::strip).orElse("true"));
+        Request next;
+        if (rules != null && rules.isArray()) {
+            List<String> p = req.path();
+            String target = Rewrites.target(rules, req.method(), p.subList(4, p.size()), req.query(), prefix, secure);
+            if (target == null) throw HttpError.notFound("missing");
+            next = req.retarget(req.method(), target, req.headers(), req.content());
+        } else if (rules != null && rules.isTextual()) {
+            ObjectNode reqObj = requestObject(req, db, null);
+            reqObj.remove(List.of("info", "form", "uuid", "id")); // couch_query_servers:rewrite leaves these out
+            JsonNode r = functions.rewrite(d, reqObj);
+            if (r == null) throw new HttpError(404, "rewrite_error", "Invalid path.");
+            checkRewrite(r);
+            if (r.has("code")) {
+                List<Response.Header> headers = new ArrayList<>();
+                if (r.path("headers").isObject()) for (Map.Entry<String, JsonNode> h : r.get("headers").properties()) headers.add(new Response.Header(h.getKey(), h.getValue().textValue()));
+                byte[] body = r.has("body") ? r.get("body").textValue().getBytes(StandardCharsets.UTF_8) : req.body();
+                return new Response.Full(r.get("code").intValue(), List.copyOf(headers), body);
+            }
+            next = functionTarget(req, r, prefix);
+        } else {
+            throw new HttpError(404, "rewrite_error", "Invalid path.");
+        }
+        depth[0]++;
+        try {
+            Router.Match m = router.match(next.method(), next.path());
+            return m.handler().handle(next.withParams(m.params()));
+        } finally {
+            depth[0]--;
+        }
+    }
+
+    /** couch_query_servers' validate_rewrite_response: what a rewrite function may return. */
+    private static void checkRewrite(JsonNode r) {
+        if (!r.isObject()) throw new HttpError(500, "rewrite_error", "bad rewrite");
+        for (String text : List.of("method", "path", "body")) {
+            if (r.has(text) && !r.get(text).isTextual()) throw new HttpError(500, "rewrite_error", "bad " + text);
+        }
+        for (String object : List.of("headers", "query")) {
+            if (!r.has(object)) continue;
+            if (!r.get(object).isObject()) throw new HttpError(500, "rewrite_error", "bad " + object);
+            for (Map.Entry<String, JsonNode> e : r.get(object).properties()) {
+                if (!e.getValue().isTextual()) throw new HttpError(500, "rewrite_error", "object key/value must be strings " + e.getKey() + "=" + e.getValue());
+            }
+        }
+        if (r.has("code") && !(r.get("code").canConvertToExactIntegral() && r.get("code").asInt() >= 200 && r.get("code").asInt() < 600)) {
+            throw new HttpError(500, "rewrite_error", "bad code");
+        }
+    }
+
+    /** The request a rewrite function's answer names: its path under the design document, its method, query, headers and body. */
+    private static Request functionTarget(Request req, JsonNode r, String prefix) {
+        if (!r.has("path")) throw new HttpError(500, "rewrite_error", "Rewrite result must produce a new path.");
+        StringBuilder target = new StringBuilder(Rewrites.normalize(prefix + "/" + r.get("path").textValue()));
+        StringBuilder q = new StringBuilder();
+        if (r.has("query")) {
+            for (Map.Entry<String, JsonNode> e : r.get("query").properties()) q.append(q.isEmpty() ? "" : "&").append(quote(e.getKey())).append('=').append(quote(e.getValue().textValue()));
+        } else {
+            for (Map.Entry<String, List<String>> e : req.query().entrySet()) {
+                for (String v : e.getValue()) q.append(q.isEmpty() ? "" : "&").append(quote(e.getKey())).append('=').append(quote(v));
+            }
+        }
+        if (!q.isEmpty()) target.append('?').append(q);
+        io.netty.handler.codec.http.HttpHeaders headers = req.headers();
+        if (r.has("headers")) {
+            headers = headers.copy();
+            for (Map.Entry<String, JsonNode> h : r.get("headers").properties()) headers.set(h.getKey(), h.getValue().textValue());
+        }
+        dev.chaise.http.RequestBody content = req.content();
+        if (r.has("body")) {
+            byte[] b = r.get("body").textValue().getBytes(StandardCharsets.UTF_8);
+            content = dev.chaise.http.RequestBody.of(b);
+            if (headers == req.headers()) headers = headers.copy();
+            headers.set("Content-Length", String.valueOf(b.length));
+            headers.remove("Transfer-Encoding");
+        }
+        return req.retarget(r.has("method") ? r.get("method").textValue() : req.method(), target.toString(), headers, content);
+    }
+
+    private static String quote(String s) {
+        return java.net.URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
     }
 
     // ---------------------------------------------------------------- the request object

@@ -119,7 +119,7 @@ public final class ChaiseHttp implements AutoCloseable {
         metrics.gauge("couchdb.httpd.clients_requesting_changes", "number of clients for continuous _changes", changes::openFeeds);
         new ReplicationHandlers(access).register(router);
         new ViewHandlers(views.queries(), views.maintenance(), access).register(router);
-        new DesignFunctionHandlers(views.functions(), views.queries(), access).register(router);
+        new DesignFunctionHandlers(views.functions(), views.queries(), access, configStore).register(router);
         new AttachmentHandlers(access).register(router);
         new PurgeHandlers(access, configStore).register(router);
         new ReplicatorHandlers(() -> replicate, () -> schedulerPages).register(router);

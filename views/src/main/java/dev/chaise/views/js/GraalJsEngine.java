@@ -537,6 +537,12 @@ public final class GraalJsEngine implements JsEngine {
             }
 
             @Override
+            public JsonNode rewrite(String reqJson) throws JsFunctionException {
+                JsonNode r = run(() -> slot.api.invokeMember("rewrite", reqJson));
+                return r == null || r.isNull() ? null : r;
+            }
+
+            @Override
             public void list(String name, String headJson, String reqJson, ListIO io) throws JsFunctionException {
                 // Host callbacks: reading rows and writing output are the host's time, not the function's.
                 org.graalvm.polyglot.proxy.ProxyExecutable next = args -> slot.offTheClock(io::nextRow);

@@ -28,6 +28,14 @@ public interface RenderProgram extends AutoCloseable {
     JsonNode update(String name, String docJson, String reqJson) throws JsFunctionException;
 
     /**
+     * The design document's {@code rewrites} function (a string member) on {@code req}.
+     *
+     * @return {@code {path, method, query, headers, body, code}} as the function gave them (a
+     *     string it returned is {@code {path, method}}), or null for "no rule"
+     */
+    JsonNode rewrite(String reqJson) throws JsFunctionException;
+
+    /**
      * {@code lists[name](head, req)}: rows are pulled from {@code io} as the function asks for
      * them, and its output handed to {@code io} in the order it was produced.
      */

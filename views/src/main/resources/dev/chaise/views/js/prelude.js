@@ -332,6 +332,26 @@
     if (tail !== undefined) chunks.push(String(tail));
     flush(newHeader ? startResp : null);
   }
+  // The design document's `rewrites` function: the new path (a string becomes {path, method}),
+  // or null when it has no rule for the request.
+  function runRewrite(req) {
+    if (!compiled['\u0000rewrites']) {
+      try {
+        compiled['\u0000rewrites'] = compile(designDoc.rewrites, 'rewrites');
+      } catch (e) {
+        throw ['error', 'compilation_error', message(e) + ' (' + designDoc.rewrites + ')'];
+      }
+    }
+    let result;
+    try {
+      result = compiled['\u0000rewrites'].call(designDoc, req);
+    } catch (e) {
+      const f = failure(e, 'rewrite_error');
+      throw ['error', f[0], f[1]];
+    }
+    if (!result) return null;
+    return typeof result === 'string' ? { path: result, method: req.method } : result;
+  }
   // One call of a render function: '{"ok": result}' or '{"fail": [error, reason]}'.
   function render(run, kind) {
     try {
@@ -430,6 +450,9 @@
     },
     update: function (name, docJson, reqJson) {
       return render(() => runUpdate(name, JSON.parse(docJson), JSON.parse(reqJson)), 'render_error');
+    },
+    rewrite: function (reqJson) {
+      return render(() => runRewrite(JSON.parse(reqJson)), 'rewrite_error');
     },
     // next(): the next row as JSON, or null; flush(chunksJson, headJson | null).
     list: function (name, headJson, reqJson, next, flushTo) {

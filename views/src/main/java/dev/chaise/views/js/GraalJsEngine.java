@@ -166,13 +166,25 @@ public final class GraalJsEngine implements JsEngine {
          * as CouchDB times each prompt to its query server.
          */
         <T> T offTheClock(java.util.function.Supplier<T> body) {
+            long wasDeadline = deadline;
+            long wasAllocated = allocatedAtStart;
             deadline = 0;
             allocatedAtStart = -1;
+            boolean answered = false;
             try {
-                return body.get();
+                T result = body.get();
+                answered = true;
+                return result;
             } finally {
-                allocatedAtStart = THREADS.getCurrentThreadAllocatedBytes();
-                deadline = System.nanoTime() + options.timeout().toNanos();
+                if (answered) {
+                    allocatedAtStart = THREADS.getCurrentThreadAllocatedBytes();
+                    deadline = System.nanoTime() + options.timeout().toNanos();
+                } else {
+                    // A callback that failed gives no fresh allowance: a function that catches the
+                    // failure and calls again cannot run on forever.
+                    allocatedAtStart = wasAllocated;
+                    deadline = wasDeadline;
+                }
             }
         }
 

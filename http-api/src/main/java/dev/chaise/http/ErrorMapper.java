@@ -57,7 +57,22 @@ public final class ErrorMapper {
         return switch (kind) {
             case QUERY_PARSE_ERROR, INVALID_DESIGN_DOC, COMPILATION_ERROR -> 400;
             case NOT_FOUND -> 404;
-            case REDUCE_ERROR, FILTER_ERROR, OS_PROCESS_ERROR, FUNCTION_COMPILATION_ERROR -> 500; // CouchDB's status too: the user's function failed
+            case REDUCE_ERROR, FILTER_ERROR, OS_PROCESS_ERROR, FUNCTION_COMPILATION_ERROR, FUNCTION_ERROR -> 500; // CouchDB's status too: the user's function failed
+        };
+    }
+
+    /** chttpd's {@code error_info} for an error a design function threw by name: the status of a name it knows, else 500. */
+    static int thrownStatus(String error) {
+        return switch (error) {
+            case "bad_request", "query_parse_error", "doc_validation", "illegal_docid" -> 400;
+            case "unauthorized" -> 401;
+            case "forbidden" -> 403;
+            case "not_found" -> 404;
+            case "method_not_allowed" -> 405;
+            case "not_acceptable" -> 406;
+            case "conflict" -> 409;
+            case "gone" -> 410;
+            default -> 500;
         };
     }
 
@@ -66,7 +81,9 @@ public final class ErrorMapper {
         if (e instanceof HttpError h) return new Mapped(h.status(), h.error(), h.reason(), h.headers(), h.members());
         if (e instanceof dev.chaise.http.auth.AuthException a) return new Mapped(a.status(), a.error(), a.reason(), List.of());
         if (e instanceof StorageException s) return new Mapped(status(s.kind()), s.error(), s.reason(), List.of());
-        if (e instanceof ViewException v) return new Mapped(status(v.kind()), v.error(), v.reason(), List.of());
+        if (e instanceof ViewException v) {
+            return new Mapped(v.kind() == ViewException.Kind.FUNCTION_ERROR ? thrownStatus(v.error()) : status(v.kind()), v.error(), v.reason(), List.of());
+        }
         if (e instanceof dev.chaise.views.mango.MangoException m) return new Mapped(m.status(), m.error(), m.reason(), List.of());
         if (e instanceof dev.chaise.replicator.ReplicationException x) return new Mapped(x.status(), x.error(), x.reason(), List.of());
         if (e instanceof dev.chaise.replicator.MultipartStream.Malformed m) return new Mapped(400, "bad_request", m.getMessage(), List.of());

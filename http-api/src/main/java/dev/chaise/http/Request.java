@@ -63,6 +63,16 @@ public record Request(String method, String rawUri, String rawPath, List<String>
         return new Request(method, rawUri, rawPath, path, query, headers, content, remoteAddress, requestId, user, p);
     }
 
+    /**
+     * This request sent on to another target, as a rewrite does: the same user, client and id,
+     * with {@code newMethod}, {@code newRawUri} (parsed as a request line's target, {@code +} a
+     * space as a rewrite writes it), {@code newHeaders} and {@code newContent}.
+     */
+    public Request retarget(String newMethod, String newRawUri, HttpHeaders newHeaders, RequestBody newContent) {
+        RequestTarget t = RequestTarget.parse(newRawUri, true);
+        return new Request(newMethod, newRawUri, t.rawPath(), t.path(), t.query(), newHeaders, newContent, remoteAddress, requestId, user, Map.of());
+    }
+
     public Request withMethod(String m) {
         return new Request(m, rawUri, rawPath, path, query, headers, content, remoteAddress, requestId, user, params);
     }

@@ -21,6 +21,7 @@ public final class ViewsModule implements AutoCloseable {
     private final AutoUpdate autoUpdate;
     private final ViewQueries queries;
     private final DocFilters filters;
+    private final DesignFunctions functions;
     private final IndexMaintenance maintenance;
 
     /**
@@ -51,6 +52,7 @@ public final class ViewsModule implements AutoCloseable {
         this.autoUpdate = new AutoUpdate(storage, designs, builds);
         this.queries = new ViewQueries(designs, programs, builds, interactive);
         this.filters = new DocFilters(js, designs);
+        this.functions = new DesignFunctions(js);
         this.maintenance = new IndexMaintenance(designs, builds);
         storage.addPurgeHook(new PurgedDocs(programs::reducers)); // purged documents leave every index with the purge
     }
@@ -91,6 +93,10 @@ public final class ViewsModule implements AutoCloseable {
 
     public DocFilters filters() {
         return filters;
+    }
+
+    public DesignFunctions functions() {
+        return functions;
     }
 
     public IndexMaintenance maintenance() {

@@ -58,6 +58,11 @@ public final class JavaMaps implements JsEngine {
     }
 
     @Override
+    public dev.chaise.views.js.RenderProgram renderProgram(DesignSource source) {
+        throw new UnsupportedOperationException("no shows, lists or updates in Java");
+    }
+
+    @Override
     public void checkCompiles(String source) throws JsFunctionException {
         if (!functions.containsKey(source)) throw new JsFunctionException("compilation_error", "no function " + source);
     }

@@ -106,6 +106,11 @@ public final class AllDocsHandlers {
         };
     }
 
+    /** {@code _all_docs}' rows as they are read, for a list function over {@code _all_docs}. */
+    static Iterator<ObjectNode> allDocsRows(SecuredDb db, AllDocsArgs a) {
+        return a.keys() != null ? keyRows(db, Namespace.ALL, a) : rangeRows(db, Namespace.ALL, a);
+    }
+
     /** One result object: {@code total_rows}, {@code update_seq} if asked, and the rows as they are read. */
     private static void write(ResponseStream out, SecuredDb db, Namespace ns, AllDocsArgs a, Long total, DbInfo info) throws Exception {
         StringBuilder head = new StringBuilder("{\"total_rows\":").append(total);

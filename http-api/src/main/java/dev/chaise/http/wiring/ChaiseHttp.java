@@ -15,6 +15,7 @@ import dev.chaise.http.auth.UsersDatabase;
 import dev.chaise.http.handlers.Access;
 import dev.chaise.http.handlers.AllDocsHandlers;
 import dev.chaise.http.handlers.AttachmentHandlers;
+import dev.chaise.http.handlers.DesignFunctionHandlers;
 import dev.chaise.http.handlers.BulkDocsHandler;
 import dev.chaise.http.handlers.ChangesHandler;
 import dev.chaise.http.handlers.DatabaseHandlers;
@@ -118,6 +119,7 @@ public final class ChaiseHttp implements AutoCloseable {
         metrics.gauge("couchdb.httpd.clients_requesting_changes", "number of clients for continuous _changes", changes::openFeeds);
         new ReplicationHandlers(access).register(router);
         new ViewHandlers(views.queries(), views.maintenance(), access).register(router);
+        new DesignFunctionHandlers(views.functions(), views.queries(), access, configStore).register(router);
         new AttachmentHandlers(access).register(router);
         new PurgeHandlers(access, configStore).register(router);
         new ReplicatorHandlers(() -> replicate, () -> schedulerPages).register(router);

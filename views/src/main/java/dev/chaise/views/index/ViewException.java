@@ -23,7 +23,13 @@ public final class ViewException extends RuntimeException {
          * the functions together ran too long for the write's transaction (CouchDB fails the
          * request when its JavaScript process times out).
          */
-        OS_PROCESS_ERROR("os_process_error");
+        OS_PROCESS_ERROR("os_process_error"),
+        /**
+         * A show, list or update function failed: the error is the one it threw by name
+         * ({@code ['error', 'not_found', ...]}, {@code {error, reason}}), whose status is CouchDB's
+         * for that name, or {@code render_error} (500) for anything else it threw.
+         */
+        FUNCTION_ERROR("render_error");
 
         private final String error;
 

@@ -160,6 +160,34 @@ public final class GraalJsEngine implements JsEngine {
             }
         }
 
+        /**
+         * Runs {@code body} (a host callback from inside a call) off the clock: neither its time nor
+         * what it allocates counts against the call, which gets a fresh allowance when it resumes,
+         * as CouchDB times each prompt to its query server.
+         */
+        <T> T offTheClock(java.util.function.Supplier<T> body) {
+            long wasDeadline = deadline;
+            long wasAllocated = allocatedAtStart;
+            deadline = 0;
+            allocatedAtStart = -1;
+            boolean answered = false;
+            try {
+                T result = body.get();
+                answered = true;
+                return result;
+            } finally {
+                if (answered) {
+                    allocatedAtStart = THREADS.getCurrentThreadAllocatedBytes();
+                    deadline = System.nanoTime() + options.timeout().toNanos();
+                } else {
+                    // A callback that failed gives no fresh allowance: a function that catches the
+                    // failure and calls again cannot run on forever.
+                    allocatedAtStart = wasAllocated;
+                    deadline = wasDeadline;
+                }
+            }
+        }
+
         /** The error name and reason for a call the engine stopped, or for a plain failure. */
         Failure failure(PolyglotException e, String plain) {
             if (!e.isCancelled()) return new Failure(plain, message(e));
@@ -474,6 +502,69 @@ public final class GraalJsEngine implements JsEngine {
                     Failure why = slot.failure(e, "unknown_error");
                     throw new JsFunctionException(why.error(), why.reason());
                 }
+            }
+
+            @Override
+            public void close() {
+                slot.release();
+            }
+        };
+    }
+
+    // ---------------------------------------------------------------- shows, lists, updates
+
+    @Override
+    public RenderProgram renderProgram(DesignSource source) throws JsFunctionException {
+        String rootJson = Json.write(source.ddoc());
+        Slot slot = borrow("render\u0000" + source.ddocId() + "\u0000" + rootJson, s -> {
+            s.api.invokeMember("init", rootJson);
+            s.api.invokeMember("setDesign", rootJson);
+        });
+        return new RenderProgram() {
+            /** One call: its result, or the function's failure as CouchDB's error and reason. */
+            private JsonNode run(java.util.function.Supplier<Value> call) throws JsFunctionException {
+                record Outcome(String result, String logs) {}
+                Outcome o;
+                try {
+                    o = slot.call(() -> new Outcome(call.get().asString(), slot.api.invokeMember("logs").asString()));
+                } catch (PolyglotException e) {
+                    Failure why = slot.failure(e, "render_error");
+                    throw new JsFunctionException(why.error(), why.reason());
+                }
+                logLines(source.ddocId(), parse(o.logs()));
+                JsonNode r = parse(o.result());
+                JsonNode fail = r.get("fail");
+                if (fail != null) throw new JsFunctionException(fail.path(0).asText(), fail.path(1).asText());
+                return r.get("ok");
+            }
+
+            @Override
+            public JsonNode show(String name, String docJson, String reqJson) throws JsFunctionException {
+                return run(() -> slot.api.invokeMember("show", name, docJson, reqJson));
+            }
+
+            @Override
+            public JsonNode update(String name, String docJson, String reqJson) throws JsFunctionException {
+                return run(() -> slot.api.invokeMember("update", name, docJson, reqJson));
+            }
+
+            @Override
+            public JsonNode rewrite(String reqJson) throws JsFunctionException {
+                JsonNode r = run(() -> slot.api.invokeMember("rewrite", reqJson));
+                return r == null || r.isNull() ? null : r;
+            }
+
+            @Override
+            public void list(String name, String headJson, String reqJson, ListIO io) throws JsFunctionException {
+                // Host callbacks: reading rows and writing output are the host's time, not the function's.
+                org.graalvm.polyglot.proxy.ProxyExecutable next = args -> slot.offTheClock(io::nextRow);
+                org.graalvm.polyglot.proxy.ProxyExecutable flush = args -> slot.offTheClock(() -> {
+                    List<String> chunks = new ArrayList<>();
+                    for (JsonNode c : parse(args[0].asString())) chunks.add(c.asText());
+                    io.flush(chunks, args[1].isNull() ? null : parse(args[1].asString()));
+                    return null;
+                });
+                run(() -> slot.api.invokeMember("list", name, headJson, reqJson, next, flush));
             }
 
             @Override

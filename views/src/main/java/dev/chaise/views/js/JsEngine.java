@@ -30,6 +30,9 @@ public interface JsEngine extends AutoCloseable {
      */
     ValidateProgram validateProgram(DesignSource source) throws JsFunctionException;
 
+    /** A design document's {@code shows}, {@code lists} and {@code updates} functions. */
+    RenderProgram renderProgram(DesignSource source) throws JsFunctionException;
+
     /**
      * Compiles one function without keeping it, as couchjs' {@code add_fun} does when CouchDB
      * checks a design document's views before saving it.

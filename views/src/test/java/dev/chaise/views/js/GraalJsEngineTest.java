@@ -224,4 +224,52 @@ class GraalJsEngineTest {
         assertEquals(1500, js.warmUp(1200), "whole batches of 500");
         assertEquals(before, js.pooledPrograms(), "the warm-up's contexts are closed, not pooled");
     }
+
+    @Test
+    void aListCannotOutliveItsHostByCatchingItsFailures() throws Exception {
+        // The host fails every call once the response is abandoned; a function that swallows that
+        // and calls again must still meet its time limit, not loop for ever on fresh allowances.
+        JsonNode ddoc = j("{'_id':'_design/l','lists':{'spin':'function(head, req) { while (true) { try { getRow(); } catch (e) {} } }'}}");
+        try (RenderProgram p = js.renderProgram(new JsEngine.DesignSource("_design/l", ddoc))) {
+            JsFunctionException e = assertThrows(JsFunctionException.class, () -> p.list("spin", "{}", "{}", new RenderProgram.ListIO() {
+                @Override
+                public String nextRow() {
+                    throw new IllegalStateException("abandoned");
+                }
+
+                @Override
+                public void flush(List<String> chunks, JsonNode head) {
+                    throw new IllegalStateException("abandoned");
+                }
+            }));
+            assertEquals("timeout", e.error());
+        }
+    }
+
+    @Test
+    void aListTalksToItsHostOffTheClock() throws Exception {
+        // Each row takes the host longer than the time limit: only the function's own time counts.
+        JsonNode ddoc = j("{'_id':'_design/l','lists':{'count':'function(head, req) { var n = 0; while (getRow()) n++; return n; }'}}");
+        List<String> out = new ArrayList<>();
+        try (RenderProgram p = js.renderProgram(new JsEngine.DesignSource("_design/l", ddoc))) {
+            int[] left = {3};
+            p.list("count", "{}", "{}", new RenderProgram.ListIO() {
+                @Override
+                public String nextRow() {
+                    try {
+                        Thread.sleep(300);
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                    return left[0]-- > 0 ? "{}" : null;
+                }
+
+                @Override
+                public void flush(List<String> chunks, JsonNode head) {
+                    out.addAll(chunks);
+                }
+            });
+        }
+        assertEquals(List.of("3"), out);
+    }
 }

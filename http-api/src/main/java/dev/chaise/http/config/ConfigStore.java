@@ -22,4 +22,13 @@ public interface ConfigStore {
 
     /** @return false if there was no such key */
     boolean delete(String section, String key, boolean persist);
+
+    /** Told of each change made through {@link #set} or {@link #delete}; {@code value} is null for a delete. */
+    @FunctionalInterface
+    interface Listener {
+        void changed(String section, String key, String value);
+    }
+
+    /** For settings kept outside the store (log level, document size limits, cached flags) that must follow it. */
+    void addListener(Listener l);
 }

@@ -12,13 +12,7 @@ public class InMemoryConfigStore implements ConfigStore {
     private final ConcurrentSkipListMap<String, ConcurrentSkipListMap<String, String>> sections = new ConcurrentSkipListMap<>();
     private final java.util.List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
-    /** Told of each change made through {@link #set} or {@link #delete}; {@code value} is null for a delete. */
-    @FunctionalInterface
-    public interface Listener {
-        void changed(String section, String key, String value);
-    }
-
-    /** For settings held outside the store (log level, document size limits) that must follow it. */
+    @Override
     public void addListener(Listener l) {
         listeners.add(l);
     }

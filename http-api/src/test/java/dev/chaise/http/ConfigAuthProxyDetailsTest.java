@@ -1,0 +1,125 @@
+package dev.chaise.http;
+
+import static dev.chaise.http.HttpTestServer.ADMIN;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Configuration, authentication and proxy details as CouchDB 3.5.0 answers them: the ones its
+ * Elixir suite (http_test.exs, config_test.exs, jwtauth_test.exs, cookie_auth_test.exs,
+ * proxyauth_test.exs) and a request-by-request comparison found. Each names the CouchDB source
+ * that decides it.
+ */
+class ConfigAuthProxyDetailsTest {
+    static HttpTestServer s;
+
+    @BeforeAll
+    static void start() throws Exception {
+        s = new HttpTestServer();
+        s.asAdmin("PUT", "/db", null).status(201);
+    }
+
+    @AfterAll
+    static void stop() {
+        s.close();
+    }
+
+    /** Every test leaves the keys it may set as it found them (unset). */
+    @AfterEach
+    void reset() {
+        for (String[] k : new String[][] {{"chttpd", "x_forwarded_host"}, {"chttpd", "x_forwarded_proto"}, {"chttpd", "x_forwarded_ssl"},
+                {"httpd", "x_forwarded_host"}, {"chttpd", "decode_plus_to_space"}, {"chttpd", "config_whitelist"},
+                {"jwt_auth", "roles_claim_path"}, {"jwt_auth", "roles_claim_name"}, {"jwt_auth", "required_claims"},
+                {"chttpd", "authentication_handlers"}}) {
+            s.config.delete(k[0], k[1], false);
+        }
+    }
+
+    // ------------------------------------------------------------------ Location (chttpd:absolute_uri)
+
+    /** http_test.exs "location header": the Host the client used. */
+    @Test
+    void locationIsTheHostTheClientUsed() throws Exception {
+        var r = s.send("PUT", "/db/test", "{}", "Authorization", ADMIN).status(201);
+        assertEquals(s.base + "/db/test", r.header("Location"));
+    }
+
+    /** http_test.exs: X-Forwarded-Host, then the header [chttpd] x_forwarded_host names, win over Host. */
+    @Test
+    void locationFollowsXForwardedHost() throws Exception {
+        var r = s.send("PUT", "/db/test2", "{}", "Authorization", ADMIN, "X-Forwarded-Host", "mysite.com").status(201);
+        assertEquals("http://mysite.com/db/test2", r.header("Location"));
+
+        s.send("PUT", "/_node/_local/_config/chttpd/x_forwarded_host", "\"X-Host\"", "Authorization", ADMIN).status(200);
+        r = s.send("PUT", "/db/test3", "{}", "Authorization", ADMIN, "X-Host", "mysite2.com", "X-Forwarded-Host", "ignored.com").status(201);
+        assertEquals("http://mysite2.com/db/test3", r.header("Location"));
+        // A database's Location too (chttpd_db:create_db_req), and a design document's keeps its slash.
+        r = s.send("PUT", "/db2", null, "Authorization", ADMIN, "X-Host", "mysite2.com").status(201);
+        assertEquals("http://mysite2.com/db2", r.header("Location"));
+        r = s.send("PUT", "/db/_design/a%2Fb", "{}", "Authorization", ADMIN, "X-Host", "mysite2.com").status(201);
+        assertEquals("http://mysite2.com/db/_design/a%2Fb", r.header("Location"));
+        s.config.delete("chttpd", "x_forwarded_host", false);
+
+        // chttpd_util:get_chttpd_config: [httpd] when [chttpd] has no value.
+        s.config.set("httpd", "x_forwarded_host", "X-Old-Host", false);
+        r = s.send("PUT", "/db/test4", "{}", "Authorization", ADMIN, "X-Old-Host", "old.example").status(201);
+        assertEquals("http://old.example/db/test4", r.header("Location"));
+    }
+
+    /** chttpd:absolute_uri: https when X-Forwarded-Ssl is "on" or X-Forwarded-Proto is "https"; any other scheme is ignored. */
+    @Test
+    void locationSchemeFollowsXForwardedProtoAndSsl() throws Exception {
+        var r = s.send("PUT", "/db/p1", "{}", "Authorization", ADMIN, "X-Forwarded-Proto", "https", "X-Forwarded-Host", "h.example").status(201);
+        assertEquals("https://h.example/db/p1", r.header("Location"));
+        r = s.send("PUT", "/db/p2", "{}", "Authorization", ADMIN, "X-Forwarded-Ssl", "on").status(201);
+        assertEquals(s.base.replace("http:", "https:") + "/db/p2", r.header("Location"));
+        r = s.send("PUT", "/db/p3", "{}", "Authorization", ADMIN, "X-Forwarded-Proto", "ftp").status(201);
+        assertEquals(s.base + "/db/p3", r.header("Location"));
+        s.config.set("chttpd", "x_forwarded_proto", "X-Scheme", false);
+        s.config.set("chttpd", "x_forwarded_ssl", "X-Tls", false);
+        r = s.send("PUT", "/db/p4", "{}", "Authorization", ADMIN, "X-Scheme", "https").status(201);
+        assertEquals(s.base.replace("http:", "https:") + "/db/p4", r.header("Location"));
+        r = s.send("PUT", "/db/p5", "{}", "Authorization", ADMIN, "X-Tls", "on").status(201);
+        assertEquals(s.base.replace("http:", "https:") + "/db/p5", r.header("Location"));
+        r = s.send("PUT", "/db/p6", "{}", "Authorization", ADMIN, "X-Forwarded-Proto", "https").status(201);
+        assertEquals(s.base + "/db/p6", r.header("Location"), "the default header name no longer counts");
+    }
+
+    /** chttpd:absolute_uri with no Host: the address the connection arrived on. */
+    @Test
+    void locationWithoutAHostIsTheLocalAddress() throws Exception {
+        try (RawHttp raw = new RawHttp(s.http.port())) {
+            raw.send("PUT /db/nohost HTTP/1.0\r\nAuthorization: " + ADMIN + "\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+            RawHttp.Resp r = raw.read();
+            assertEquals(201, r.status(), r.body());
+            assertEquals("http://127.0.0.1:" + s.http.port() + "/db/nohost", r.header("Location"));
+        }
+    }
+
+    // ------------------------------------------------------------------ '+' in names (chttpd:unquote)
+
+    /** [chttpd] decode_plus_to_space is read per request (chttpd:unquote): a change over _config applies to the next one. */
+    @Test
+    void decodePlusToSpaceAppliesAtOnce() throws Exception {
+        s.send("PUT", "/db/a+b", "{}", "Authorization", ADMIN).status(201);
+        assertEquals("a b", s.get("/db/a%20b", "Authorization", ADMIN).status(200).json().get("_id").asText());
+        s.asAdmin("PUT", "/plus+db", null).error(400, "illegal_database_name", null);
+
+        s.send("PUT", "/_node/_local/_config/chttpd/decode_plus_to_space", "\"false\"", "Authorization", ADMIN).status(200);
+        var r = s.send("PUT", "/db/c+d", "{}", "Authorization", ADMIN).status(201);
+        assertEquals("c+d", r.json().get("id").asText());
+        assertEquals(s.base + "/db/c%2Bd", r.header("Location"));
+        s.asAdmin("PUT", "/plus+db", null).status(201);
+        assertEquals("plus+db", s.get("/plus+db", "Authorization", ADMIN).status(200).json().get("db_name").asText());
+        s.asAdmin("DELETE", "/plus+db", null).status(200);
+        // The query string is form-encoded whatever the setting (mochiweb's parse_qs).
+        assertEquals("a b", s.get("/db/_all_docs?keys=%5B%22a+b%22%5D", "Authorization", ADMIN).status(200).json().at("/rows/0/id").asText());
+
+        s.send("DELETE", "/_node/_local/_config/chttpd/decode_plus_to_space", null, "Authorization", ADMIN).status(200);
+        assertEquals("a b", s.get("/db/a+b", "Authorization", ADMIN).status(200).json().get("_id").asText());
+    }
+}

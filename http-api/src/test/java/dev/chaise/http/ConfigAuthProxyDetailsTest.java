@@ -122,4 +122,92 @@ class ConfigAuthProxyDetailsTest {
         s.send("DELETE", "/_node/_local/_config/chttpd/decode_plus_to_space", null, "Authorization", ADMIN).status(200);
         assertEquals("a b", s.get("/db/a+b", "Authorization", ADMIN).status(200).json().get("_id").asText());
     }
+
+    // ------------------------------------------------------------------ _config (chttpd_node)
+
+    static HttpTestServer.Resp putConfig(String section, String key, String jsonValue, String... query) throws Exception {
+        return s.send("PUT", "/_node/_local/_config/" + section + "/" + key + (query.length > 0 ? query[0] : ""), jsonValue,
+                "Authorization", ADMIN, "X-Couch-Persist", "false");
+    }
+
+    static HttpTestServer.Resp getConfig(String path) throws Exception {
+        return s.get("/_node/_local/_config" + path, "Authorization", ADMIN);
+    }
+
+    /**
+     * config_test.exs "Settings can be altered with undefined whitelist allowing any change" and the
+     * whitelist tests: in 3.5.0 /_node/{node}/_config (chttpd_node) never reads config_whitelist, so
+     * a whitelist, well-formed or not, is stored and read back verbatim and restricts nothing.
+     */
+    @Test
+    void theWhitelistIsStoredButNotEnforced() throws Exception {
+        assertEquals(true, getConfig("/chttpd").json().path("config_whitelist").isMissingNode(), "no whitelist by default");
+        assertEquals("\"\"\n", putConfig("test", "foo", "\"bar\"").status(200).text());
+        assertEquals("bar", getConfig("/test").json().get("foo").asText());
+        assertEquals("\"bar\"\n", getConfig("/test/foo").status(200).text());
+        for (String w : new String[] {"!This is an invalid Erlang term!", "{[yes, a_valid_erlang_term, but_unfortunately, not_a_list]}",
+                "[{chttpd,config_whitelist}]", "[{chttpd,config_whitelist}, {test,foo}"}) {
+            putConfig("chttpd", "config_whitelist", jsonString(w)).status(200);
+            assertEquals(w, getConfig("/chttpd/config_whitelist").status(200).json().asText());
+            putConfig("test", "other", "\"still writable\"").status(200);
+            s.send("DELETE", "/_node/_local/_config/test/other", null, "Authorization", ADMIN).status(200);
+        }
+        s.send("DELETE", "/_node/_local/_config/test/foo", null, "Authorization", ADMIN).status(200);
+    }
+
+    static String jsonString(String v) {
+        return dev.chaise.storage.json.Json.NODES.textNode(v).toString();
+    }
+
+    /**
+     * config_test.exs "Server-side password hashing": a plain-text admin password put over _config is
+     * stored as its hash and signs the admin in at once; ?raw=true changes nothing in 3.5.0 (the
+     * password hasher hashes whatever is not yet a hash), and a value that is already a hash is kept.
+     */
+    @Test
+    void adminPasswordsAreHashedServerSide() throws Exception {
+        putConfig("admins", "administrator", "\"s3cret\"").status(200);
+        s.send("POST", "/_session", "{\"name\":\"administrator\",\"password\":\"s3cret\"}", "Content-Type", "application/json").status(200);
+        String hash = getConfig("/admins/administrator").status(200).json().asText();
+        org.junit.jupiter.api.Assertions.assertTrue(hash.matches("-pbkdf2(:[a-z0-9]+)?-.*"), hash);
+        assertEquals(jsonString(hash) + "\n", s.send("DELETE", "/_node/_local/_config/admins/administrator", null, "Authorization", ADMIN)
+                .status(200).text());
+
+        putConfig("admins", "rawadmin", "\"plain\"", "?raw=true").status(200);
+        org.junit.jupiter.api.Assertions.assertTrue(s.config.get("admins", "rawadmin").orElseThrow().startsWith("-pbkdf2"));
+        String legacy = "-hashed-" + "0".repeat(40) + "," + "1".repeat(32);
+        putConfig("admins", "rawadmin", jsonString(legacy)).status(200);
+        assertEquals(legacy, s.config.get("admins", "rawadmin").orElseThrow());
+        s.send("DELETE", "/_node/_local/_config/admins/rawadmin", null, "Authorization", ADMIN).status(200);
+    }
+
+    /** config_test.exs "Blacklist is functional" and "Only JSON strings are accepted" (couch_util:check_config_blacklist, chttpd_node). */
+    @Test
+    void blacklistedSectionsAndNonStringValues() throws Exception {
+        for (String section : new String[] {"daemons", "external", "httpd_design_handlers", "httpd_db_handlers", "native_query_servers",
+                "os_daemons", "query_servers"}) {
+            putConfig(section, "wohali", "\"rules\"").error(403, "forbidden", "Config section blacklisted for modification over HTTP API.");
+        }
+        for (String v : new String[] {"true", "11", "{}", "{\"testing\": [1, 2, 3]}"}) {
+            s.send("PUT", "/_node/_local/_config/a/b", v, "Authorization", ADMIN).error(400, "bad_request", "a JSON string expected");
+        }
+        // couch_util:trim: the value is stored without surrounding whitespace.
+        putConfig("test", "trimmed", "\"  x  \"").status(200);
+        assertEquals("x", s.config.get("test", "trimmed").orElseThrow());
+        s.send("DELETE", "/_node/_local/_config/test/trimmed", null, "Authorization", ADMIN).status(200);
+        s.send("DELETE", "/_node/_local/_config/test/trimmed", null, "Authorization", ADMIN).error(404, "not_found", "unknown_config_value");
+    }
+
+    /** config_test.exs "Reload config", and the node named as config_test.exs names it there (node1@127.0.0.1) or as _local. */
+    @Test
+    void reloadAndNodeNames() throws Exception {
+        var r = s.send("POST", "/_node/_local/_config/_reload", null, "Authorization", ADMIN).status(200);
+        assertEquals("{\"ok\":true}\n", r.text());
+        s.send("POST", "/_node/_local/_config/_reload", null).error(401, "unauthorized", "You are not a server admin.");
+        assertEquals("POST", s.get("/_node/_local/_config/_reload", "Authorization", ADMIN).error(405, "method_not_allowed", null).header("Allow"));
+        s.get("/_node/chaise@127.0.0.1/_config", "Authorization", ADMIN).status(200);
+        s.get("/_node/node1@127.0.0.1/_config", "Authorization", ADMIN).error(404, "not_found", "no such node: node1@127.0.0.1");
+        s.get("/_node/_local/_config/a/b/c", "Authorization", ADMIN).error(404, "not_found", "missing");
+        s.send("PUT", "/_node/_local/_config/a/b/c", "\"x\"", "Authorization", ADMIN).error(404, "not_found", "missing");
+    }
 }

@@ -372,4 +372,38 @@ class ConfigAuthProxyDetailsTest {
         assertEquals("{\"ok\":true,\"userCtx\":{\"name\":\"bob\",\"roles\":[\"reader\"]},\"info\":{\"authentication_handlers\":[\"cookie\",\"default\"],"
                 + "\"authenticated\":\"default\"}}\n", s.get("/_session?basic=true", "Authorization", HttpTestServer.BOB).status(200).text());
     }
+
+    /**
+     * proxyauth_test.exs's first half: users are looked up in [chttpd_auth] authentication_db
+     * (chttpd_auth_cache), whose documents get the users database's rules (fabric_util:is_users_db:
+     * the password is stored hashed), and GET /_session names it when it is set.
+     */
+    @Test
+    void authenticationDb() throws Exception {
+        s.asAdmin("PUT", "/authdb_x", null).status(201);
+        s.asAdmin("PUT", "/_users", null);
+        s.asAdmin("PUT", "/_users/org.couchdb.user:zed", "{\"name\":\"zed\",\"password\":\"zpw\",\"roles\":[],\"type\":\"user\"}").status(201);
+        String couch = "Basic " + HttpTestServer.b64("couch@apache.org:test");
+        String zed = "Basic " + HttpTestServer.b64("zed:zpw");
+        s.get("/_session", "Authorization", zed).status(200);
+        try {
+            s.send("PUT", "/_node/_local/_config/chttpd_auth/authentication_db", "\"authdb_x\"", "Authorization", ADMIN).status(200);
+            s.asAdmin("PUT", "/authdb_x/org.couchdb.user:couch@apache.org",
+                    "{\"name\":\"couch@apache.org\",\"password\":\"test\",\"roles\":[\"r\"],\"type\":\"user\"}").status(201);
+            var stored = s.get("/authdb_x/org.couchdb.user:couch@apache.org", "Authorization", ADMIN).status(200).json();
+            assertEquals(true, stored.path("password").isMissingNode());
+            assertEquals("pbkdf2", stored.path("password_scheme").asText());
+
+            var r = s.get("/_session", "Authorization", couch).status(200).json();
+            assertEquals("{\"name\":\"couch@apache.org\",\"roles\":[\"r\"]}", r.get("userCtx").toString());
+            assertEquals("default", r.at("/info/authenticated").asText());
+            assertEquals("authdb_x", r.at("/info/authentication_db").asText());
+            // _users is no longer where users come from.
+            s.get("/_session", "Authorization", zed).error(401, "unauthorized", "Name or password is incorrect.");
+        } finally {
+            s.config.delete("chttpd_auth", "authentication_db", false);
+        }
+        s.get("/_session", "Authorization", couch).error(401, "unauthorized", "Name or password is incorrect.");
+        assertEquals(true, s.get("/_session", "Authorization", zed).status(200).json().at("/info/authentication_db").isMissingNode());
+    }
 }

@@ -40,6 +40,7 @@ public final class SessionHandlers {
         Map<String, Object> info = new LinkedHashMap<>();
         info.put("authentication_handlers", auth.handlerNames());
         if (u.handler() != null) info.put("authenticated", u.handler());
+        auth.authenticationDb().ifPresent(db -> info.put("authentication_db", db));
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("ok", true);
         body.put("userCtx", userCtx);

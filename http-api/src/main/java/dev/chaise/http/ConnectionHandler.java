@@ -379,9 +379,10 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         String remote = ctx.channel().remoteAddress() == null ? "" : ctx.channel().remoteAddress().toString();
         String rid = requestId(r.headers().get("X-Couch-Request-ID"));
         if (uri.length() > 8000) throw HttpError.uriTooLong();
-        RequestTarget t = pipeline.target(uri);
+        RequestSettings settings = pipeline.settings();
+        RequestTarget t = RequestTarget.parse(uri, settings.decodePlusToSpace());
         return new Request(r.method().name(), uri, t.rawPath(), t.path(), t.query(), r.headers(), in.body(), remote, rid, null, Map.of(),
-                localAddress(ctx), pipeline.forwarded());
+                localAddress(ctx), settings);
     }
 
     /** {@code ip:port} the connection arrived on, as CouchDB writes it in a URL when a request names no Host. */

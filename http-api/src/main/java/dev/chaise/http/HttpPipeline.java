@@ -21,20 +21,8 @@ public final class HttpPipeline {
     private final ConfigStore config;
     private final dev.chaise.http.metrics.Metrics metrics;
     private final String node;
-    /** Settings every request needs, kept current by a listener on the config rather than looked up per request. */
-    private volatile PerRequest perRequest;
-
-    /**
-     * @param decodePlusToSpace {@code [chttpd] decode_plus_to_space}: '+' in a path segment is a space
-     *     (true unless {@code false}, read per request in CouchDB, so a change over {@code _config} applies to the next request)
-     * @param forwarded the {@code [chttpd] x_forwarded_*} header names
-     */
-    private record PerRequest(boolean decodePlusToSpace, ForwardedHeaders forwarded) {
-        static PerRequest of(ConfigStore c) {
-            return new PerRequest(!c.get("chttpd", "decode_plus_to_space").map(String::strip).orElse("true").equals("false"),
-                    ForwardedHeaders.of(c));
-        }
-    }
+    /** The settings the next request is read with; replaced by a config listener when they change. */
+    private volatile RequestSettings settings;
 
     public HttpPipeline(Router router, Authenticator authenticator, ConfigStore config) {
         this(router, authenticator, config, new dev.chaise.http.metrics.Metrics(java.time.Duration.ofSeconds(10)), "chaise@127.0.0.1");
@@ -48,20 +36,15 @@ public final class HttpPipeline {
         this.config = config;
         this.metrics = metrics;
         this.node = node;
-        this.perRequest = PerRequest.of(config);
+        this.settings = RequestSettings.of(config);
         config.addListener((section, key, value) -> {
-            if (section.equals("chttpd") || section.equals("httpd")) perRequest = PerRequest.of(config);
+            if (section.equals("chttpd") || section.equals("httpd")) settings = RequestSettings.of(config);
         });
     }
 
-    /** The request-target split and decoded as configured now. */
-    RequestTarget target(String rawUri) {
-        return RequestTarget.parse(rawUri, perRequest.decodePlusToSpace());
-    }
-
-    /** The header names a proxy uses, as configured now (see {@link Request#absoluteUri}). */
-    ForwardedHeaders forwarded() {
-        return perRequest.forwarded();
+    /** The settings a request arriving now is read with. */
+    RequestSettings settings() {
+        return settings;
     }
 
     /**

@@ -119,8 +119,12 @@ class ConfigAuthProxyDetailsTest {
         // The query string is form-encoded whatever the setting (mochiweb's parse_qs).
         assertEquals("a b", s.get("/db/_all_docs?keys=%5B%22a+b%22%5D", "Authorization", ADMIN).status(200).json().at("/rows/0/id").asText());
 
+        // COPY's Destination is decoded as the path is (chttpd_db: chttpd:unquote).
+        assertEquals("e+f", s.send("COPY", "/db/c+d", null, "Authorization", ADMIN, "Destination", "e+f").status(201).json().get("id").asText());
+
         s.send("DELETE", "/_node/_local/_config/chttpd/decode_plus_to_space", null, "Authorization", ADMIN).status(200);
         assertEquals("a b", s.get("/db/a+b", "Authorization", ADMIN).status(200).json().get("_id").asText());
+        assertEquals("g h", s.send("COPY", "/db/a+b", null, "Authorization", ADMIN, "Destination", "g+h").status(201).json().get("id").asText());
     }
 
     // ------------------------------------------------------------------ _config (chttpd_node)

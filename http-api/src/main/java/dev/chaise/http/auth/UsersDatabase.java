@@ -122,7 +122,7 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
     /** {@code couch_users_db:after_doc_read}'s refusal of design documents, whether or not one exists. */
     @Override
     public void checkReader(SecuredDb db, String docId) {
-        if (NAME.equals(db.name()) && !db.isAdmin() && docId.startsWith("_design/")) throw forbidden(DESIGN_DOCS_FOR_ADMINS);
+        if (isUsersDb(db.name()) && !db.isAdmin() && docId.startsWith("_design/")) throw forbidden(DESIGN_DOCS_FOR_ADMINS);
     }
 
     @Override

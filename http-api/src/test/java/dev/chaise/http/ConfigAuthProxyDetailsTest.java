@@ -46,6 +46,13 @@ class ConfigAuthProxyDetailsTest {
     void locationIsTheHostTheClientUsed() throws Exception {
         var r = s.send("PUT", "/db/test", "{}", "Authorization", ADMIN).status(201);
         assertEquals(s.base + "/db/test", r.header("Location"));
+        // "COUCHDB-708: newlines document names": the id and attachment name percent-encoded again.
+        r = s.send("PUT", "/db/docid%0A/attachment.txt", "{}", "Authorization", ADMIN, "Content-Type", "text/plain;charset=utf-8").status(201);
+        assertEquals(s.base + "/db/docid%0A/attachment.txt", r.header("Location"));
+        r = s.send("PUT", "/db/docidtest%0A", "{}", "Authorization", ADMIN).status(201);
+        assertEquals(s.base + "/db/docidtest%0A", r.header("Location"));
+        r = s.send("POST", "/db/", "{\"_id\":\"docidtestpost%0A\"}", "Authorization", ADMIN, "Content-Type", "application/json").status(201);
+        assertEquals(s.base + "/db/docidtestpost%250A", r.header("Location"));
     }
 
     /** http_test.exs: X-Forwarded-Host, then the header [chttpd] x_forwarded_host names, win over Host. */

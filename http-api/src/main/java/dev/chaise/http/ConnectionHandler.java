@@ -379,8 +379,18 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         String remote = ctx.channel().remoteAddress() == null ? "" : ctx.channel().remoteAddress().toString();
         String rid = requestId(r.headers().get("X-Couch-Request-ID"));
         if (uri.length() > 8000) throw HttpError.uriTooLong();
-        RequestTarget t = RequestTarget.parse(uri, config.decodePlusToSpace());
-        return new Request(r.method().name(), uri, t.rawPath(), t.path(), t.query(), r.headers(), in.body(), remote, rid, null, Map.of());
+        RequestSettings settings = pipeline.settings();
+        RequestTarget t = RequestTarget.parse(uri, settings.decodePlusToSpace());
+        return new Request(r.method().name(), uri, t.rawPath(), t.path(), t.query(), r.headers(), in.body(), remote, rid, null, Map.of(),
+                localAddress(ctx), settings);
+    }
+
+    /** {@code ip:port} the connection arrived on, as CouchDB writes it in a URL when a request names no Host. */
+    private static String localAddress(ChannelHandlerContext ctx) {
+        if (ctx.channel().localAddress() instanceof java.net.InetSocketAddress a && a.getAddress() != null) {
+            return a.getAddress().getHostAddress() + ":" + a.getPort();
+        }
+        return String.valueOf(ctx.channel().localAddress());
     }
 
     static void headers(HttpHeaders h, Response resp, String requestId, boolean keepAlive) {

@@ -21,6 +21,8 @@ public final class HttpPipeline {
     private final ConfigStore config;
     private final dev.chaise.http.metrics.Metrics metrics;
     private final String node;
+    /** The settings the next request is read with; replaced by a config listener when they change. */
+    private volatile RequestSettings settings;
 
     public HttpPipeline(Router router, Authenticator authenticator, ConfigStore config) {
         this(router, authenticator, config, new dev.chaise.http.metrics.Metrics(java.time.Duration.ofSeconds(10)), "chaise@127.0.0.1");
@@ -34,6 +36,15 @@ public final class HttpPipeline {
         this.config = config;
         this.metrics = metrics;
         this.node = node;
+        this.settings = RequestSettings.of(config);
+        config.addListener((section, key, value) -> {
+            if (section.equals("chttpd") || section.equals("httpd")) settings = RequestSettings.of(config);
+        });
+    }
+
+    /** The settings a request arriving now is read with. */
+    RequestSettings settings() {
+        return settings;
     }
 
     /**

@@ -13,10 +13,12 @@ import java.util.Map;
  * @param method the method after {@code X-HTTP-Method-Override}; HEAD stays HEAD
  * @param rawPath the path as sent, still percent-encoded, without the query
  * @param path the non-empty segments of {@code rawPath}, each URL-decoded ({@code %2F} stays inside its segment)
+ * @param localAddress {@code ip:port} the connection arrived on
+ * @param settings the settings the request is read with, as configured when it arrived
  */
 public record Request(String method, String rawUri, String rawPath, List<String> path, Map<String, List<String>> query,
                       HttpHeaders headers, RequestBody content, String remoteAddress, String requestId, UserCtx user,
-                      Map<String, String> params) implements dev.chaise.http.auth.AuthRequest {
+                      Map<String, String> params, String localAddress, RequestSettings settings) implements dev.chaise.http.auth.AuthRequest {
 
     public boolean isHead() {
         return method.equals("HEAD");
@@ -56,11 +58,11 @@ public record Request(String method, String rawUri, String rawPath, List<String>
     }
 
     public Request withUser(UserCtx u) {
-        return new Request(method, rawUri, rawPath, path, query, headers, content, remoteAddress, requestId, u, params);
+        return new Request(method, rawUri, rawPath, path, query, headers, content, remoteAddress, requestId, u, params, localAddress, settings);
     }
 
     public Request withParams(Map<String, String> p) {
-        return new Request(method, rawUri, rawPath, path, query, headers, content, remoteAddress, requestId, user, p);
+        return new Request(method, rawUri, rawPath, path, query, headers, content, remoteAddress, requestId, user, p, localAddress, settings);
     }
 
     /**
@@ -74,7 +76,24 @@ public record Request(String method, String rawUri, String rawPath, List<String>
     }
 
     public Request withMethod(String m) {
-        return new Request(m, rawUri, rawPath, path, query, headers, content, remoteAddress, requestId, user, params);
+        return new Request(m, rawUri, rawPath, path, query, headers, content, remoteAddress, requestId, user, params, localAddress, settings);
+    }
+
+    /**
+     * This server's absolute URL for {@code path} (URL-encoded, starting with {@code /}) as the
+     * client reached it, through a proxy or not: CouchDB's {@code chttpd:absolute_uri}
+     * ({@link ForwardedHeaders}). Every {@code Location} the server sends is built here.
+     */
+    public String absoluteUri(String path) {
+        return settings.forwarded().absolute(headers, localAddress, path);
+    }
+
+    /**
+     * A path segment sent elsewhere than the request-target (COPY's {@code Destination}), decoded
+     * as the target's segments are ({@code chttpd:unquote}: {@code decode_plus_to_space} applies).
+     */
+    public String unquote(String segment) {
+        return RequestTarget.decode(segment, settings.decodePlusToSpace());
     }
 
     @Override

@@ -115,12 +115,17 @@ class AuthTest {
     @Test
     void loginRedirects() throws Exception {
         var r = s.send("POST", "/_session?next=/somewhere", "name=admin&password=pass", "Content-Type", "application/x-www-form-urlencoded").status(302);
-        assertEquals("/somewhere", r.header("Location"));
+        // couch_httpd:absolute_uri: the path made absolute on this server.
+        assertEquals(s.base + "/somewhere", r.header("Location"));
         assertNotNull(r.header("Set-Cookie"));
         var f = s.send("POST", "/_session?fail=/again", "name=admin&password=no", "Content-Type", "application/x-www-form-urlencoded")
                 .error(302, "unauthorized", "Name or password is incorrect.");
-        assertEquals("/again", f.header("Location"));
+        assertEquals(s.base + "/again", f.header("Location"));
         assertTrue(f.header("Set-Cookie").startsWith("AuthSession=;"), f.header("Set-Cookie"));
+        // Not a path: refused rather than sending the browser elsewhere.
+        s.send("POST", "/_session?next=http://elsewhere/", "name=admin&password=pass", "Content-Type", "application/x-www-form-urlencoded")
+                .error(400, "bad_request", "path must begin with a /.");
+        s.send("DELETE", "/_session?next=elsewhere", null).error(400, "bad_request", "path must begin with a /.");
     }
 
     @Test

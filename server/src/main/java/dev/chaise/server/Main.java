@@ -76,17 +76,18 @@ public final class Main {
             usage(e.getMessage());
             return;
         }
-        IniConfigStore live = new IniConfigStore(config, files.writeTo());
+        String dataDir = dataDirOf(config);
+        java.util.function.Consumer<IniConfigStore> derive = s -> derive(s, System.getenv(), dataDir);
+        IniConfigStore live = new IniConfigStore(config, files.writeTo(), files, derive);
         LogLevel.apply(live.get("log", "level").orElse("info"));
         HttpConfig http = HttpConfig.from(live, HttpConfig.defaults().withVendorVersion(version()));
-        addAdminFromEnvironment(live, System.getenv(), http);
+        derive.accept(live);
         if (!new ServerAdmins(live).any()) {
             // As CouchDB 3: there is no admin party.
             log.error("No admin account configured, aborting startup. Add one under [admins] in a --config file "
                     + "(name = password; it is hashed at start), or set COUCHDB_USER and COUCHDB_PASSWORD.");
             System.exit(1);
         }
-        hashPlainTextAdmins(live, http);
 
         KvStore store = openStorage(config);
         Storage storage = new Storage(store, SecurityObject.ADMIN_ONLY_JSON)
@@ -166,7 +167,7 @@ public final class Main {
             }));
         }
         log.info("Chaise {} ready at http://{}:{}/ storage={} data_dir={} config={} in {} ms", version(), host(http.bindAddress()), server.port(),
-                store.backendName(), dataDirOf(config), files.writeTo() == null ? "(none: changes kept in memory)" : files.writeTo(),
+                store.backendName(), dataDir, files.writeTo() == null ? "(none: changes kept in memory)" : files.writeTo(),
                 java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime());
         shutdown.await();
     }
@@ -207,10 +208,25 @@ public final class Main {
         return bind.equals("0.0.0.0") || bind.equals("::") ? "127.0.0.1" : bind.contains(":") ? "[" + bind + "]" : bind;
     }
 
-    private static String dataDirOf(IniConfig config) {
+    static String dataDirOf(IniConfig config) {
         String backend = config.get("chaise", "storage", "embedded");
         if (!backend.equals("embedded")) return "(none: " + backend + ")";
         return Path.of(config.get("chaise", "data_dir", "./data")).toAbsolutePath().normalize().toString();
+    }
+
+    /**
+     * What the server adds to the files' values, at start and after each {@code _config/_reload}:
+     * the admin the environment names, every plain-text admin password hashed, and CouchDB's
+     * {@code [couchdb] database_dir} and {@code view_index_dir}, which tools read to learn where
+     * data lives, showing {@code [chaise] data_dir} as this process uses it (shown, not read:
+     * set for this run only).
+     */
+    static void derive(ConfigStore live, Map<String, String> env, String dataDir) {
+        HttpConfig http = HttpConfig.from(live, HttpConfig.defaults());
+        addAdminFromEnvironment(live, env, http);
+        hashPlainTextAdmins(live, http);
+        live.set("couchdb", "database_dir", dataDir, false);
+        live.set("couchdb", "view_index_dir", dataDir, false);
     }
 
     /** The official CouchDB image's way of naming the first admin; an admin already configured wins. */

@@ -59,7 +59,7 @@ class ConfigChainTest {
     @Test
     void defaultIniHoldsTheDefaultsTheCodeFallsBackTo() {
         // Built over default.ini with a fallback that differs in every field: each value must come from the file.
-        HttpConfig odd = new HttpConfig("10.9.9.9", 1, 2, 3, 4, "odd@node", "v", "sha", false, 5, false,
+        HttpConfig odd = new HttpConfig("10.9.9.9", 1, 2, 3, 4, "odd@node", "v", "sha", false, 5,
                 new HttpConfig.Auth(6, false, 7, "sha512", null, "x", "y"), 8, 9);
         HttpConfig fromFile = HttpConfig.from(new IniConfigStore(ConfigFiles.defaults(), null), odd);
         HttpConfig d = HttpConfig.defaults();

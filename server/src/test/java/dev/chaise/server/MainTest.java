@@ -8,6 +8,7 @@ import dev.chaise.http.config.HttpConfig;
 import dev.chaise.http.auth.PasswordHash;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -97,5 +98,47 @@ class MainTest {
         assertTrue(PasswordHash.parseAdmin(live.get("admins", "root").orElseThrow()).orElseThrow().matches("pw"));
         Main.addAdminFromEnvironment(live, Map.of("COUCHDB_USER", "x"), http);
         assertTrue(live.get("admins", "x").isEmpty());
+    }
+
+    /**
+     * config_test.exs "Standard config options are present" and "Reload config": [couchdb]
+     * database_dir and view_index_dir show the data directory; a reload drops the changes made with
+     * X-Couch-Persist: false, keeps the persisted ones, and derives again what the server adds
+     * (hashed admins, the data directory).
+     */
+    @Test
+    void derivedValuesSurviveAReloadThatDropsUnpersistedChanges(@TempDir Path dir) throws Exception {
+        Path local = dir.resolve("local.ini");
+        Files.writeString(local, "[admins]\nadmin = pw\n[chttpd_auth]\niterations = 10\n[chaise]\ndata_dir = " + dir.resolve("data") + "\n");
+        ConfigFiles files = ConfigFiles.resolve(List.of(dir));
+        IniConfig ini = files.load();
+        String dataDir = Main.dataDirOf(ini);
+        assertEquals(dir.resolve("data").toAbsolutePath().normalize().toString(), dataDir);
+        IniConfigStore live = new IniConfigStore(ini, files.writeTo(), files, s -> Main.derive(s, Map.of(), dataDir));
+        Main.derive(live, Map.of(), dataDir);
+        assertEquals(dataDir, live.get("couchdb", "database_dir").orElseThrow());
+        assertEquals(dataDir, live.get("couchdb", "view_index_dir").orElseThrow());
+        assertFalse(Files.readString(local).contains("database_dir"), "shown, not written");
+        String hash = live.get("admins", "admin").orElseThrow();
+        assertTrue(hash.startsWith("-pbkdf2"), hash);
+
+        List<String> seen = new java.util.ArrayList<>();
+        live.addListener((s, k, v) -> seen.add(s + "/" + k + "=" + v));
+        live.set("test", "gone", "x", false);
+        live.set("test", "kept", "y", true);
+        Files.writeString(local, Files.readString(local) + "[edited]\nby_hand = z\n");
+        seen.clear();
+        live.reload();
+        assertTrue(live.get("test", "gone").isEmpty());
+        assertEquals("y", live.get("test", "kept").orElseThrow());
+        assertEquals("z", live.get("edited", "by_hand").orElseThrow());
+        assertEquals(dataDir, live.get("couchdb", "database_dir").orElseThrow());
+        assertEquals(hash, live.get("admins", "admin").orElseThrow(), "the hash was persisted at start");
+        assertTrue(seen.contains("test/gone=null") && seen.contains("edited/by_hand=z"), seen.toString());
+
+        // A file that no longer parses: nothing changes, and the caller learns why.
+        Files.writeString(local, "[broken\n");
+        org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class, live::reload);
+        assertEquals("y", live.get("test", "kept").orElseThrow());
     }
 }

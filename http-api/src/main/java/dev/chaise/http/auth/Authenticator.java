@@ -108,6 +108,11 @@ public final class Authenticator {
         return cookies;
     }
 
+    /** {@code [chttpd_auth] authentication_db} if set, as {@code GET /_session} shows it. */
+    public Optional<String> authenticationDb() {
+        return config.get("chttpd_auth", "authentication_db");
+    }
+
     /** The handler names, as {@code GET /_session} lists them. */
     public List<String> handlerNames() {
         List<String> names = new ArrayList<>();

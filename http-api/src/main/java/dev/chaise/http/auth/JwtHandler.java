@@ -87,9 +87,13 @@ final class JwtHandler implements AuthenticationHandler {
         String kid = text(header, "kid");
         if (checks.containsKey("kid") && kid == null) throw bad("Missing kid claim");
         verify(token, parts, alg, kid == null ? "_default" : kid);
+        List<String> roles = roles(claims); // before sub, as couch_httpd_auth: a bad roles claim answers first
         JsonNode sub = claims.get("sub");
         if (sub == null) throw AuthException.unauthorized("Token missing sub claim.");
-        return Optional.of(new Authenticated(new UserCtx(sub.asText(), roles(claims), name()), null));
+        // A JSON null names no one (CouchDB's name null: roles without a name); any other non-string
+        // would be carried as a name that is not a string, so it is refused.
+        if (!sub.isTextual() && !sub.isNull()) throw bad("Malformed token");
+        return Optional.of(new Authenticated(new UserCtx(sub.isNull() ? null : sub.textValue(), roles, name()), null));
     }
 
     /** {@code [jwt_auth] required_claims}, with the value each must have (or "" for none); {@code alg} always. */
@@ -194,26 +198,31 @@ final class JwtHandler implements AuthenticationHandler {
     }
 
     /**
-     * The roles: {@code roles_claim_path} (nested names split at {@code .}, {@code \.} a literal
-     * dot), else the top-level {@code roles_claim_name}; a list of strings, or one string of
-     * comma-separated roles.
+     * The roles, as {@code couch_httpd_auth:get_roles_claim} finds them: at {@code roles_claim_path}
+     * (nested names split at {@code .}, {@code \\.} a literal dot; a name that is missing is 404
+     * {@code missing json key: NAME}, a step into something that is not an object 404
+     * {@code json_mismatch}), else at the top-level {@code roles_claim_name} (none there: no roles).
+     * A list of strings, or one string of comma-separated roles; anything else is a malformed token.
      */
     private List<String> roles(ObjectNode claims) {
         JsonNode v;
         Optional<String> path = config.get("jwt_auth", "roles_claim_path");
         if (path.isPresent()) {
             v = claims;
-            for (String step : path.get().split("(?<!\\\\)\\.")) {
-                v = v == null ? null : v.get(step.replace("\\.", "."));
+            for (String step : path.get().split("(?<!\\\\)\\.", -1)) {
+                String name = step.replace("\\.", ".");
+                if (!v.isObject()) throw new AuthException(404, "not_found", "json_mismatch");
+                v = v.get(name);
+                if (v == null) throw new AuthException(404, "not_found", "missing json key: " + name);
             }
         } else {
             v = claims.get(config.get("jwt_auth", "roles_claim_name").orElse("_couchdb.roles"));
+            if (v == null) return List.of();
         }
         List<String> out = new ArrayList<>();
-        if (v == null || v.isNull()) return out;
         if (v.isTextual()) {
-            for (String r : v.textValue().split("\\s*,\\s*")) if (!r.isEmpty()) out.add(r);
-            return out;
+            // re:split with trim: empty roles between commas are kept, trailing ones dropped, as String.split does.
+            return v.textValue().isEmpty() ? out : List.of(v.textValue().split("\\s*,\\s*"));
         }
         if (!v.isArray()) throw bad("Malformed token");
         for (JsonNode r : v) {

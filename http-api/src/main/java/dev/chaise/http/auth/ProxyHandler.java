@@ -5,7 +5,6 @@ import dev.chaise.http.config.ConfigStore;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
-import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
@@ -35,8 +34,13 @@ final class ProxyHandler implements AuthenticationHandler {
         return "proxy";
     }
 
+    /** chttpd_util:get_chttpd_auth_config: {@code [chttpd_auth]}, then the older {@code [couch_httpd_auth]}. */
+    private Optional<String> setting(String key) {
+        return config.get("chttpd_auth", key).or(() -> config.get("couch_httpd_auth", key));
+    }
+
     private String setting(String key, String fallback) {
-        return config.get("chttpd_auth", key).orElse(fallback);
+        return setting(key).orElse(fallback);
     }
 
     @Override
@@ -44,10 +48,10 @@ final class ProxyHandler implements AuthenticationHandler {
         String name = req.header(setting("x_auth_username", "X-Auth-CouchDB-UserName"));
         if (name == null) return Optional.empty();
         String rolesHeader = req.header(setting("x_auth_roles", "X-Auth-CouchDB-Roles"));
-        List<String> roles = new ArrayList<>();
-        if (rolesHeader != null) for (String r : rolesHeader.split("\\s*,\\s*")) if (!r.isEmpty()) roles.add(r);
+        // re:split with trim, as couch_httpd_auth splits it: empty roles between commas are kept, trailing ones dropped (String.split's rule).
+        List<String> roles = rolesHeader == null || rolesHeader.isEmpty() ? List.of() : List.of(rolesHeader.split("\\s*,\\s*"));
         boolean useSecret = setting("proxy_use_secret", "false").strip().equals("true");
-        Optional<String> secret = config.get("chttpd_auth", "secret");
+        Optional<String> secret = setting("secret");
         if (useSecret && secret.isPresent()) {
             String token = req.header(setting("x_auth_token", "X-Auth-CouchDB-Token"));
             if (token == null || !matches(secret.get(), name, token)) return Optional.empty();

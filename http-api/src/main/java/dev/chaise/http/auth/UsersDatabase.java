@@ -21,7 +21,9 @@ import java.util.function.Supplier;
 
 /**
  * CouchDB's {@code _users} database: users besides the server admins, and the rules that guard
- * their documents ({@code org.couchdb.user:NAME}).
+ * their documents ({@code org.couchdb.user:NAME}). Users are looked up in
+ * {@code [chttpd_auth] authentication_db} ({@code _users} by default); the rules apply there and
+ * to every database named {@code _users} or {@code .../_users}, as in CouchDB.
  *
  * <ul>
  *   <li>A {@link UserDirectory}: a user document with a password hash signs its user in, with its
@@ -59,11 +61,24 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
         this.config = config;
     }
 
+    /** {@code [chttpd_auth] authentication_db}: where users are looked up; {@code _users} unless configured (read live). */
+    public String authenticationDb() {
+        return config.get("chttpd_auth", "authentication_db").map(String::strip).filter(v -> !v.isEmpty()).orElse(NAME);
+    }
+
+    /**
+     * Whether the users database's rules apply to {@code db}: the authentication database, and any
+     * database named {@code _users} or ending in {@code /_users} (fabric_util:is_users_db).
+     */
+    public boolean isUsersDb(String db) {
+        return db.equals(authenticationDb()) || db.equals(NAME) || db.endsWith("/" + NAME);
+    }
+
     @Override
     public Optional<Credentials> lookup(String name) {
         ObjectNode d;
         try {
-            StoredDoc stored = storage.open(NAME).get(PREFIX + name, null, false);
+            StoredDoc stored = storage.open(authenticationDb()).get(PREFIX + name, null, false);
             d = stored.body();
         } catch (StorageException e) {
             if (e.kind() == StorageException.Kind.NOT_FOUND) return Optional.empty(); // no such user, or no _users database
@@ -94,7 +109,7 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
     /** {@code couch_users_db:before_doc_update}: one's own document only, the stored hash kept, a plaintext password hashed. */
     @Override
     public DocUpdate beforeUpdate(SecuredDb db, DocUpdate doc, boolean newEdits) {
-        if (!NAME.equals(db.name()) || doc.deleted()) return doc;
+        if (!isUsersDb(db.name()) || doc.deleted()) return doc;
         ObjectNode body = hashPassword(db.name(), keepPassword(db, doc.id(), doc.body()));
         return body == doc.body() ? doc : doc.withBody(body);
     }
@@ -107,12 +122,12 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
     /** {@code couch_users_db:after_doc_read}'s refusal of design documents, whether or not one exists. */
     @Override
     public void checkReader(SecuredDb db, String docId) {
-        if (NAME.equals(db.name()) && !db.isAdmin() && docId.startsWith("_design/")) throw forbidden(DESIGN_DOCS_FOR_ADMINS);
+        if (isUsersDb(db.name()) && !db.isAdmin() && docId.startsWith("_design/")) throw forbidden(DESIGN_DOCS_FOR_ADMINS);
     }
 
     @Override
     public DocumentValidator validator(SecuredDb db) {
-        return NAME.equals(db.name()) ? rules(db.user(), db.security()) : null;
+        return isUsersDb(db.name()) ? rules(db.user(), db.security()) : null;
     }
 
     @Override
@@ -122,7 +137,7 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
 
     /** For a document of {@code _users}, the body to store: a plaintext password becomes its hash (CouchDB's before_doc_update). */
     ObjectNode hashPassword(String db, ObjectNode body) {
-        if (!NAME.equals(db) || !body.has("password") || body.get("password").isNull()) return body;
+        if (!isUsersDb(db) || !body.has("password") || body.get("password").isNull()) return body;
         JsonNode password = body.get("password");
         if (!password.isTextual()) throw StorageException.badRequest("password must be a string");
         PasswordHash h = PasswordHash.create(password.textValue(), auth.get().pbkdf2Prf(), auth.get().iterations());
@@ -154,8 +169,8 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
      *
      * @param docId null for a document whose id the server makes up ({@code POST /_users})
      */
-    static void checkOwnDocument(SecuredDb db, String docId) {
-        if (!NAME.equals(db.name()) || db.isAdmin()) return;
+    void checkOwnDocument(SecuredDb db, String docId) {
+        if (!isUsersDb(db.name()) || db.isAdmin()) return;
         UserCtx u = db.user();
         if (u.isAnonymous() || Objects.equals(u.name(), nameOf(docId))) return;
         throw StorageException.notFound("missing");
@@ -170,7 +185,7 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
      * Other databases' documents pass unchanged.
      */
     ObjectNode forReader(SecuredDb db, ObjectNode doc) {
-        if (!NAME.equals(db.name()) || db.isAdmin()) return doc;
+        if (!isUsersDb(db.name()) || db.isAdmin()) return doc;
         String id = doc.path("_id").asText("");
         if (id.startsWith("_design/")) throw forbidden(DESIGN_DOCS_FOR_ADMINS);
         ObjectNode out = doc.deepCopy();
@@ -197,7 +212,7 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
      * update without a new {@code password} keeps the stored ones rather than losing the login.
      */
     ObjectNode keepPassword(SecuredDb db, String docId, ObjectNode body) {
-        if (!NAME.equals(db.name()) || docId == null || db.isAdmin()) return body;
+        if (!isUsersDb(db.name()) || docId == null || db.isAdmin()) return body;
         if (body.has("password") || body.has("derived_key") || body.has("password_sha")) return body;
         if (!Objects.equals(db.user().name(), nameOf(docId))) return body;
         ObjectNode stored;

@@ -22,4 +22,22 @@ public interface ConfigStore {
 
     /** @return false if there was no such key */
     boolean delete(String section, String key, boolean persist);
+
+    /**
+     * {@code POST /_node/_local/_config/_reload}: reads the configuration files again, so that
+     * changes made with {@code persist} false are dropped and edits made to the files apply, as
+     * CouchDB's {@code config:reload} does. Listeners are told of every key that changed.
+     *
+     * @throws java.io.UncheckedIOException if the files cannot be read (nothing changes then)
+     */
+    void reload();
+
+    /** Told of each change made through {@link #set} or {@link #delete}; {@code value} is null for a delete. */
+    @FunctionalInterface
+    interface Listener {
+        void changed(String section, String key, String value);
+    }
+
+    /** For settings kept outside the store (log level, document size limits, cached flags) that must follow it. */
+    void addListener(Listener l);
 }

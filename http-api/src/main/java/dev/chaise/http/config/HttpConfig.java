@@ -12,7 +12,6 @@ package dev.chaise.http.config;
  * @param nodeName what {@code _membership} and {@code _node/_local} report
  * @param adminOnlyAllDbs {@code [chttpd] admin_only_all_dbs}, true by default as in CouchDB 3
  * @param maxUuidCount {@code [uuids] max_count}
- * @param decodePlusToSpace {@code [chttpd] decode_plus_to_space}: '+' in a path segment is a space
  * @param requestHeadTimeoutSeconds {@code [chttpd] request_head_timeout}: a connection whose request head
  *     (request line and headers) has begun but is not complete this long after its first byte is closed
  * @param maxConnections {@code [chttpd] max_connections}: connections past it get 503 and are closed
@@ -28,7 +27,6 @@ public record HttpConfig(
         String gitSha,
         boolean adminOnlyAllDbs,
         int maxUuidCount,
-        boolean decodePlusToSpace,
         Auth auth,
         int requestHeadTimeoutSeconds,
         int maxConnections) {
@@ -87,7 +85,6 @@ public record HttpConfig(
                 config.get("chaise", "git_sha").orElse(fallback.gitSha()),
                 bool(config, "chttpd", "admin_only_all_dbs", fallback.adminOnlyAllDbs()),
                 num(config, "uuids", "max_count", fallback.maxUuidCount()),
-                bool(config, "chttpd", "decode_plus_to_space", fallback.decodePlusToSpace()),
                 auth,
                 num(config, "chttpd", "request_head_timeout", fallback.requestHeadTimeoutSeconds()),
                 num(config, "chttpd", "max_connections", fallback.maxConnections()));
@@ -112,51 +109,51 @@ public record HttpConfig(
 
     public HttpConfig withVendorVersion(String v) {
         return new HttpConfig(bindAddress, port, maxRequestSize, maxBufferedBody, idleTimeoutSeconds, nodeName, v, gitSha,
-                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth, requestHeadTimeoutSeconds, maxConnections);
+                adminOnlyAllDbs, maxUuidCount, auth, requestHeadTimeoutSeconds, maxConnections);
     }
 
     public static HttpConfig defaults() {
         return new HttpConfig("127.0.0.1", 5984, 4L << 30, 64L << 20, 300, "chaise@127.0.0.1", "0.1.0", "unknown",
-                true, 1000, true, Auth.defaults(), 60, 4096);
+                true, 1000, Auth.defaults(), 60, 4096);
     }
 
     public HttpConfig withPort(int p) {
         return new HttpConfig(bindAddress, p, maxRequestSize, maxBufferedBody, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
-                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth, requestHeadTimeoutSeconds, maxConnections);
+                adminOnlyAllDbs, maxUuidCount, auth, requestHeadTimeoutSeconds, maxConnections);
     }
 
     public HttpConfig withMaxRequestSize(long n) {
         return new HttpConfig(bindAddress, port, n, maxBufferedBody, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
-                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth, requestHeadTimeoutSeconds, maxConnections);
+                adminOnlyAllDbs, maxUuidCount, auth, requestHeadTimeoutSeconds, maxConnections);
     }
 
     public HttpConfig withMaxBufferedBody(long n) {
         return new HttpConfig(bindAddress, port, maxRequestSize, n, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
-                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth, requestHeadTimeoutSeconds, maxConnections);
+                adminOnlyAllDbs, maxUuidCount, auth, requestHeadTimeoutSeconds, maxConnections);
     }
 
     public HttpConfig withIdleTimeoutSeconds(int s) {
         return new HttpConfig(bindAddress, port, maxRequestSize, maxBufferedBody, s, nodeName, vendorVersion, gitSha,
-                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth, requestHeadTimeoutSeconds, maxConnections);
+                adminOnlyAllDbs, maxUuidCount, auth, requestHeadTimeoutSeconds, maxConnections);
     }
 
     public HttpConfig withAdminOnlyAllDbs(boolean b) {
         return new HttpConfig(bindAddress, port, maxRequestSize, maxBufferedBody, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
-                b, maxUuidCount, decodePlusToSpace, auth, requestHeadTimeoutSeconds, maxConnections);
+                b, maxUuidCount, auth, requestHeadTimeoutSeconds, maxConnections);
     }
 
     public HttpConfig withAuth(Auth a) {
         return new HttpConfig(bindAddress, port, maxRequestSize, maxBufferedBody, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
-                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, a, requestHeadTimeoutSeconds, maxConnections);
+                adminOnlyAllDbs, maxUuidCount, a, requestHeadTimeoutSeconds, maxConnections);
     }
 
     public HttpConfig withRequestHeadTimeoutSeconds(int s) {
         return new HttpConfig(bindAddress, port, maxRequestSize, maxBufferedBody, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
-                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth, s, maxConnections);
+                adminOnlyAllDbs, maxUuidCount, auth, s, maxConnections);
     }
 
     public HttpConfig withMaxConnections(int n) {
         return new HttpConfig(bindAddress, port, maxRequestSize, maxBufferedBody, idleTimeoutSeconds, nodeName, vendorVersion, gitSha,
-                adminOnlyAllDbs, maxUuidCount, decodePlusToSpace, auth, requestHeadTimeoutSeconds, n);
+                adminOnlyAllDbs, maxUuidCount, auth, requestHeadTimeoutSeconds, n);
     }
 }

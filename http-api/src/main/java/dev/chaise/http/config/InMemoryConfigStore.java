@@ -7,18 +7,15 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 
-/** A {@link ConfigStore} that persists nothing: for tests, and as the base of the ini-backed one. */
+/**
+ * A {@link ConfigStore} that persists nothing and has nothing to re-read on {@link #reload}: for
+ * tests, and as the base of the ini-backed one.
+ */
 public class InMemoryConfigStore implements ConfigStore {
     private final ConcurrentSkipListMap<String, ConcurrentSkipListMap<String, String>> sections = new ConcurrentSkipListMap<>();
     private final java.util.List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
-    /** Told of each change made through {@link #set} or {@link #delete}; {@code value} is null for a delete. */
-    @FunctionalInterface
-    public interface Listener {
-        void changed(String section, String key, String value);
-    }
-
-    /** For settings held outside the store (log level, document size limits) that must follow it. */
+    @Override
     public void addListener(Listener l) {
         listeners.add(l);
     }
@@ -65,6 +62,31 @@ public class InMemoryConfigStore implements ConfigStore {
         kv.remove(key);
         listeners.forEach(l -> l.changed(section, key, null));
         return true;
+    }
+
+    /** Replaces every value by those {@link #reread()} gives, telling the listeners of each key that changed. */
+    @Override
+    public void reload() {
+        Map<String, ? extends Map<String, String>> fresh = reread();
+        if (fresh == null) return;
+        java.util.List<String[]> changed = new java.util.ArrayList<>();
+        sections.forEach((section, kv) -> kv.forEach((key, value) -> {
+            Map<String, String> now = fresh.get(section);
+            if (now == null || !now.containsKey(key)) changed.add(new String[] {section, key, null});
+        }));
+        fresh.forEach((section, kv) -> kv.forEach((key, value) -> {
+            if (!value.equals(get(section, key).orElse(null))) changed.add(new String[] {section, key, value});
+        }));
+        for (String[] c : changed) {
+            if (c[2] == null) sections.get(c[0]).remove(c[1]);
+            else put(c[0], c[1], c[2]);
+        }
+        for (String[] c : changed) listeners.forEach(l -> l.changed(c[0], c[1], c[2]));
+    }
+
+    /** The values as the store's source has them now, for {@link #reload}; null when there is no source (nothing to re-read). */
+    protected Map<String, ? extends Map<String, String>> reread() {
+        return null;
     }
 
     protected final void put(String section, String key, String value) {

@@ -75,9 +75,7 @@ public final class DatabaseHandlers {
         Access.requireServerAdmin(req);
         if (Queries.bool(req, "partitioned", false)) throw HttpError.badRequest("Partitioned feature is not enabled.");
         storage.create(name);
-        String host = req.header("Host");
-        String location = (host == null ? "" : "http://" + host) + "/" + URLEncoder.encode(name, StandardCharsets.UTF_8);
-        return Response.json(201, Response.OK).withHeader("Location", location);
+        return Response.json(201, Response.OK).withHeader("Location", req.absoluteUri("/" + URLEncoder.encode(name, StandardCharsets.UTF_8)));
     }
 
     private Response delete(Request req) {

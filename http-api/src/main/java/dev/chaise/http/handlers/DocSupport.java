@@ -62,14 +62,13 @@ final class DocSupport {
         return HexFormat.of().formatHex(b);
     }
 
-    /** The {@code Location} of a document, as CouchDB builds it from the Host header. */
+    /** The {@code Location} of a document: its absolute URL as the client reached the server ({@link Request#absoluteUri}). */
     static String location(Request req, String db, String id) {
-        String host = req.header("Host");
-        String path = "/" + URLEncoder.encode(db, StandardCharsets.UTF_8).replace("+", "%20") + "/";
+        String path = "/" + encode(db) + "/";
         for (String prefix : List.of(DocumentJson.DESIGN_PREFIX, DocumentJson.LOCAL_PREFIX)) {
-            if (id.startsWith(prefix)) return (host == null ? "" : "http://" + host) + path + prefix + encode(id.substring(prefix.length()));
+            if (id.startsWith(prefix)) return req.absoluteUri(path + prefix + encode(id.substring(prefix.length())));
         }
-        return (host == null ? "" : "http://" + host) + path + encode(id);
+        return req.absoluteUri(path + encode(id));
     }
 
     /** A path segment as CouchDB's url_encode writes it in a Location ({@code /} too is encoded). */

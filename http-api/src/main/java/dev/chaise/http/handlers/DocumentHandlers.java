@@ -19,8 +19,6 @@ import dev.chaise.storage.StorageException;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.UpdateResult;
 import dev.chaise.storage.json.Json;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
@@ -298,8 +296,8 @@ public final class DocumentHandlers {
         }
         String destId;
         try {
-            destId = URLDecoder.decode(dest.replace("+", "%2B"), StandardCharsets.UTF_8);
-        } catch (IllegalArgumentException e) {
+            destId = req.unquote(dest); // chttpd:unquote, '+' as decode_plus_to_space says
+        } catch (HttpError e) {
             throw HttpError.badRequest("Destination header is not a valid URL path");
         }
         DocumentJson.validateId(destId);

@@ -70,9 +70,7 @@ public final class FauxtonHandlers {
     private Response redirect(Request req) {
         requireOn();
         if (!req.rawPath().equals("/_utils")) return file(req); // "/_utils/": the index
-        String host = req.header("Host");
-        String location = host == null ? "/_utils/" : "http://" + host + "/_utils/";
-        return new Response.Full(301, List.of(new Response.Header("Location", location)), new byte[0]);
+        return new Response.Full(301, List.of(new Response.Header("Location", req.absoluteUri("/_utils/"))), new byte[0]);
     }
 
     private Response file(Request req) {

@@ -18,7 +18,12 @@ import java.util.Set;
  * {@code _system} (admins only, as in CouchDB). As in CouchDB every key may be read and changed
  * except in the blacklisted sections; unknown keys are kept. A change takes effect at once where
  * Chaise reads the key at run time (default.ini marks those "live"), otherwise at the next start,
- * as CouchDB's port or storage settings do.
+ * as CouchDB's port or storage settings do. {@code POST _config/_reload} reads the files again.
+ *
+ * <p>As CouchDB 3.5.0's {@code chttpd_node}: {@code [chttpd] config_whitelist} is kept but not
+ * enforced (only the node-local {@code /_config} handler that 3.x no longer serves read it), and
+ * {@code ?raw=true} is ignored: an {@code [admins]} value is stored as its hash unless it already
+ * is one, which is what CouchDB's password hasher makes of it too.
  */
 public final class NodeHandlers {
     /** CouchDB's sections that may never be changed over HTTP. */
@@ -83,6 +88,22 @@ public final class NodeHandlers {
             admin(req);
             return Response.json(200, system.get());
         });
+        r.add("POST", "/_node/{node}/_config/_reload", req -> {
+            admin(req);
+            try {
+                store.reload();
+            } catch (java.io.UncheckedIOException | IllegalArgumentException e) {
+                throw HttpError.badRequest(String.valueOf(e.getMessage()));
+            }
+            return Response.json(200, Response.OK);
+        });
+        // Below a key there is nothing (chttpd_node), whatever the method; not a database's attachment.
+        for (String method : java.util.List.of("GET", "PUT", "POST", "DELETE")) {
+            r.add(method, "/_node/{node}/_config/{section}/{key}/{rest...}", req -> {
+                admin(req);
+                throw HttpError.notFound("missing");
+            });
+        }
         r.add("PUT", "/_node/{node}/_config/{section}/{key}", this::put);
         r.add("DELETE", "/_node/{node}/_config/{section}/{key}", this::delete);
     }

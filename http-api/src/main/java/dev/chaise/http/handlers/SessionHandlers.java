@@ -40,6 +40,7 @@ public final class SessionHandlers {
         Map<String, Object> info = new LinkedHashMap<>();
         info.put("authentication_handlers", auth.handlerNames());
         if (u.handler() != null) info.put("authenticated", u.handler());
+        auth.authenticationDb().ifPresent(db -> info.put("authentication_db", db));
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("ok", true);
         body.put("userCtx", userCtx);
@@ -56,24 +57,30 @@ public final class SessionHandlers {
             // ?fail= answers the same body with 302 and a Location, as redirectOr does for a success.
             String fail = req.query("fail");
             HttpError e = fail == null ? HttpError.unauthorized(Authenticator.INCORRECT)
-                    : new HttpError(302, "unauthorized", Authenticator.INCORRECT).withHeader("Location", fail);
+                    : new HttpError(302, "unauthorized", Authenticator.INCORRECT).withHeader("Location", absolute(req, fail));
             throw e.withHeader("Set-Cookie", auth.logoutCookie(false));
         }
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("ok", true);
         body.put("name", c.get().name());
         body.put("roles", c.get().roles());
-        return redirectOr(req.query("next"), Response.json(200, body)).withHeader("Set-Cookie", auth.loginCookie(c.get(), false));
+        return redirectOr(req, req.query("next"), Response.json(200, body)).withHeader("Set-Cookie", auth.loginCookie(c.get(), false));
     }
 
     private Response logout(Request req) {
-        return redirectOr(req.query("next"), Response.ok()).withHeader("Set-Cookie", auth.logoutCookie(false));
+        return redirectOr(req, req.query("next"), Response.ok()).withHeader("Set-Cookie", auth.logoutCookie(false));
     }
 
     /** {@code ?next=} / {@code ?fail=}: the same body with 302 and a Location, for HTML forms. */
-    private static Response redirectOr(String location, Response.Full resp) {
-        if (location == null) return resp;
-        return new Response.Full(302, resp.headers(), resp.body()).withHeader("Location", location);
+    private static Response redirectOr(Request req, String path, Response.Full resp) {
+        if (path == null) return resp;
+        return new Response.Full(302, resp.headers(), resp.body()).withHeader("Location", absolute(req, path));
+    }
+
+    /** couch_httpd:absolute_uri: the redirect is a path on this server, made absolute; anything else is refused. */
+    private static String absolute(Request req, String path) {
+        if (!path.startsWith("/")) throw HttpError.badRequest("path must begin with a /.");
+        return req.absoluteUri(path);
     }
 
     private static Map<String, String> form(Request req) {

@@ -72,7 +72,8 @@ public record Request(String method, String rawUri, String rawPath, List<String>
      */
     public Request retarget(String newMethod, String newRawUri, HttpHeaders newHeaders, RequestBody newContent) {
         RequestTarget t = RequestTarget.parse(newRawUri, true);
-        return new Request(newMethod, newRawUri, t.rawPath(), t.path(), t.query(), newHeaders, newContent, remoteAddress, requestId, user, Map.of());
+        return new Request(newMethod, newRawUri, t.rawPath(), t.path(), t.query(), newHeaders, newContent, remoteAddress, requestId, user, Map.of(),
+                localAddress, settings);
     }
 
     public Request withMethod(String m) {

@@ -1,5 +1,7 @@
 package dev.chaise.http;
 
+import dev.chaise.storage.StorageException;
+import dev.chaise.storage.DocumentJson;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -83,7 +85,24 @@ public final class Router {
         Handler h = n.handlers.get(method);
         if (h == null && method.equals("HEAD")) h = n.handlers.get("GET");
         if (h == null) throw HttpError.methodNotAllowed(allow(n));
+        for (Map.Entry<String, String> p : params.entrySet()) wellFormed(p.getKey(), p.getValue());
         return new Match(h, Map.copyOf(params));
+    }
+
+    /**
+     * A placeholder's value from a URL whose bytes were not UTF-8 ({@link RequestTarget#decode}
+     * leaves them as lone surrogates) is refused here, for every route alike, with the error of
+     * what it names: no handler, and no key of storage, ever sees one.
+     */
+    private static void wellFormed(String name, String value) {
+        if (DocumentJson.isUtf8(value)) return;
+        switch (name) {
+            case "docid", "ddoc", "ldoc" -> throw new StorageException(StorageException.Kind.ILLEGAL_DOCID, "Document id must be valid UTF-8");
+            case "db" -> throw new StorageException(StorageException.Kind.ILLEGAL_DATABASE_NAME, "Name: '" + value + "'. Only lowercase characters (a-z), "
+                    + "digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.");
+            case "att" -> throw StorageException.badRequest("Attachment name is not UTF-8 encoded");
+            default -> throw HttpError.badRequest("invalid_url_encoding");
+        }
     }
 
     private static Node find(Node n, List<String> path, int i, Map<String, String> params) {

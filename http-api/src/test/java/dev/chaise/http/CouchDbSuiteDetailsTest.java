@@ -39,7 +39,12 @@ class CouchDbSuiteDetailsTest {
     void documentIdsAsCouchDocValidatesThem() throws Exception {
         // couch_doc:validate_docid
         s.asAdmin("PUT", "/sd/%FF%FE", "{}").error(400, "illegal_docid", "Document id must be valid UTF-8");
-        s.asAdmin("GET", "/sd/%C3", null).status(404); // no document can have it
+        s.asAdmin("GET", "/sd/%C3", null).error(400, "illegal_docid", "Document id must be valid UTF-8");
+        // Whatever route the id is on, and an attachment name or any other part likewise.
+        s.asAdmin("GET", "/sd/%C3%28/att", null).error(400, "illegal_docid", "Document id must be valid UTF-8");
+        s.asAdmin("DELETE", "/sd/_local/%E2%82", null).error(400, "illegal_docid", "Document id must be valid UTF-8");
+        s.asAdmin("GET", "/sd/doc/a%80b", null).error(400, "bad_request", "Attachment name is not UTF-8 encoded");
+        s.asAdmin("GET", "/sd/_design/d/_view/%C3%28", null).error(400, "bad_request", "invalid_url_encoding");
         s.asAdmin("POST", "/sd", "{\"_id\":\"_design/\"}").error(400, "illegal_docid", "Illegal document id `_design/`");
         s.asAdmin("POST", "/sd/_bulk_docs", "{\"docs\":[{\"_id\":\"_local/\"}]}").status(400);
         // A bad percent escape is still the URL's fault, at the end of the path too.

@@ -78,7 +78,7 @@ class FailureStagesTest {
     @Test
     void beforeTheHandler() throws Exception {
         assertEquals(400, get("/%C3%28").status()); // not UTF-8: no database can have the name
-        assertEquals(404, get("/db/%C3%28").status()); // no database db (an id that is not UTF-8 is illegal_docid when db exists)
+        assertEquals(400, get("/db/%C3%28").status()); // an id that is not UTF-8: illegal_docid, before the database is looked for
         assertEquals(400, get("/a%zz").status());
         assertEquals(404, get("/db/nothing/here/at/all").status());
     }

@@ -267,7 +267,7 @@ public final class DocumentJson {
      * Whether {@code s} can be written as UTF-8: no unpaired surrogate, which a JSON escape can
      * make, and which the HTTP layer puts where a URL's bytes were not UTF-8.
      */
-    static boolean isUtf8(String s) {
+    public static boolean isUtf8(String s) {
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
             if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {

@@ -13,6 +13,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Map;
+import java.util.List;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -172,12 +173,12 @@ class MetricsEndpointsTest {
         try {
             var r = s.get("/mdb?x=1", "Authorization", ADMIN, "X-Couch-Request-ID", "req-abc123");
             assertEquals("req-abc123", r.header("X-Couch-Request-ID"));
-            String line = awaitLine(lines);
+            String line = awaitLine(lines, "/mdb?x=1");
             // NODE <THREAD> REQUEST-ID HOST PEER USER METHOD PATH CODE STATUS MILLISECONDS
             assertTrue(Pattern.matches("chaise@127\\.0\\.0\\.1 <[^ >]+> req-abc123 127\\.0\\.0\\.1:\\d+ 127\\.0\\.0\\.1 admin GET /mdb\\?x=1 200 ok \\d+", line), line);
             lines.list.clear();
             s.get("/nope_db", "Authorization", ADMIN).status(404);
-            assertTrue(awaitLine(lines).contains(" GET /nope_db 404 error "));
+            assertTrue(awaitLine(lines, "/nope_db").contains(" GET /nope_db 404 error "));
 
             s.asAdmin("PUT", "/_node/_local/_config/chaise/access_log", "\"false\"").status(200);
             lines.list.clear();
@@ -193,10 +194,22 @@ class MetricsEndpointsTest {
     }
 
     /** The line is written after the response, so it may trail the client by a moment. */
-    private static String awaitLine(ListAppender<ILoggingEvent> lines) throws InterruptedException {
-        for (int i = 0; i < 100 && lines.list.isEmpty(); i++) Thread.sleep(20);
-        assertTrue(!lines.list.isEmpty(), "no access line");
-        return lines.list.get(0).getFormattedMessage();
+    /**
+     * The line of the request to {@code path}: an earlier test's request may log its line after
+     * this test attached its appender, since a line is written once the response is.
+     */
+    private static String awaitLine(ListAppender<ILoggingEvent> lines, String path) throws InterruptedException {
+        for (int i = 0; i < 100; i++) {
+            List<ILoggingEvent> seen;
+            synchronized (lines) { // AppenderBase appends under the appender's lock
+                seen = List.copyOf(lines.list);
+            }
+            for (ILoggingEvent e : seen) {
+                if (e.getFormattedMessage().contains(" " + path + " ")) return e.getFormattedMessage();
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("no access line for " + path + " in " + lines.list);
     }
 
     @Test

@@ -61,14 +61,13 @@ public final class AttachmentHandlers {
         // chttpd_db: the ETag is the md5 in base64, without the digest's "md5-" prefix.
         String etag = "\"" + (digest.startsWith("md5-") ? digest.substring(4) : digest) + "\"";
         if (DocumentHandlers.etagMatches(req, etag)) return DocumentHandlers.notModified(etag);
-        long length = meta.path("length").asLong();
         String type = meta.path("content_type").asText("application/octet-stream");
+        String encoding = meta.path("encoding").asText(null);
+        if (encoding != null) return encoded(req, db.database(), id, meta, type, etag, encoding);
+        long length = meta.path("length").asLong();
         List<Response.Header> headers = new ArrayList<>(List.of(new Response.Header("Content-Type", type),
                 new Response.Header("ETag", etag), new Response.Header("Accept-Ranges", "bytes")));
         List<long[]> ranges = ranges(req.header("Range"), length);
-        if (ranges != null && ranges.isEmpty()) {
-            return new Response.Full(416, List.of(new Response.Header("Content-Range", "bytes */" + length)), new byte[0]);
-        }
         if (ranges != null && ranges.size() == 1) {
             long[] r = ranges.getFirst();
             headers.add(new Response.Header("Content-Range", "bytes " + r[0] + "-" + r[1] + "/" + length));
@@ -98,6 +97,56 @@ public final class AttachmentHandlers {
         return new Response.Streamed(200, headers, out -> stream(out, db.database(), id, digest, 0, length));
     }
 
+    /**
+     * An attachment stored encoded (gzip), as chttpd_db serves it: as stored, with
+     * {@code Content-Encoding}, to a client whose {@code Accept-Encoding} takes it; decoded as it
+     * streams otherwise. {@code Accept-Ranges: none}: a satisfiable {@code Range} gets the whole
+     * body (200); one that cannot be satisfied within the length served is still 416.
+     */
+    private static Response encoded(Request req, Database db, String id, JsonNode meta, String type, String etag, String encoding) {
+        boolean asStored = acceptsEncoding(req.header("Accept-Encoding"), encoding);
+        long length = asStored ? meta.path("encoded_length").asLong() : meta.path("length").asLong();
+        ranges(req.header("Range"), length); // only for its 416
+        List<Response.Header> headers = new ArrayList<>(List.of(new Response.Header("Content-Type", type), new Response.Header("ETag", etag)));
+        if (asStored) headers.add(new Response.Header("Content-Encoding", encoding));
+        headers.add(new Response.Header("Accept-Ranges", "none"));
+        if (req.isHead()) {
+            headers.add(new Response.Header("Content-Length", String.valueOf(length)));
+            return new Response.Full(200, headers, new byte[0]);
+        }
+        if (asStored) return new Response.Streamed(200, headers, out -> stream(out, db, id, meta.path("digest").asText(), 0, length));
+        return new Response.Streamed(200, headers, out -> {
+            try (java.io.InputStream in = db.attachmentStream(id, meta, true)) {
+                byte[] buf = new byte[Database.attachmentChunkSize()];
+                for (int n; (n = in.readNBytes(buf, 0, buf.length)) > 0; ) out.write(n == buf.length ? buf.clone() : java.util.Arrays.copyOf(buf, n));
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+    }
+
+    /** As couch_httpd:accepted_encodings: the codings {@code Accept-Encoding} names with a q above 0, {@code *} for any. */
+    static boolean acceptsEncoding(String header, String encoding) {
+        if (header == null) return false;
+        for (String part : header.split(",")) {
+            String[] p = part.split(";");
+            String coding = p[0].strip().toLowerCase(java.util.Locale.ROOT);
+            double q = 1;
+            for (int i = 1; i < p.length; i++) {
+                String param = p[i].strip();
+                if (param.startsWith("q=")) {
+                    try {
+                        q = Double.parseDouble(param.substring(2).strip());
+                    } catch (NumberFormatException e) {
+                        q = 0;
+                    }
+                }
+            }
+            if (q > 0 && (coding.equals(encoding) || coding.equals("*"))) return true;
+        }
+        return false;
+    }
+
     /** Bytes {@code [from, to)} of an attachment, reading only the chunks they lie in, a few per transaction. */
     static void stream(dev.chaise.http.ResponseStream out, Database db, String id, String digest, long from, long to) {
         int size = Database.attachmentChunkSize();
@@ -120,43 +169,43 @@ public final class AttachmentHandlers {
     static final int MAX_RANGES = 10;
 
     /**
-     * The byte ranges of a {@code Range} header: null to send the whole attachment (no header, not
-     * {@code bytes=}, or {@code bytes=0-}, which CouchDB answers 200), empty if one of them cannot
-     * be satisfied (416).
+     * The byte ranges of a {@code Range} header, as chttpd_db:parse_ranges reads mochiweb's parse:
+     * null to send the whole attachment (no header, one mochiweb cannot parse, or a
+     * {@code 0-} among them), each clipped to the length. A range that ends before it starts,
+     * after clipping, is 416 {@code requested_range_not_satisfiable}.
      */
     static List<long[]> ranges(String header, long length) {
         if (header == null || !header.startsWith("bytes=")) return null;
-        String[] specs = header.substring(6).split(",");
-        if (specs.length == 1 && specs[0].strip().equals("0-")) return null;
-        List<long[]> out = new ArrayList<>(specs.length);
+        String[] specs = header.substring(6).split(",", -1);
+        List<Long[]> parsed = new ArrayList<>(specs.length);
         for (String spec : specs) {
-            long[] r = parseRange(spec.strip(), length);
-            if (r == null) return List.of();
-            out.add(r);
+            Long[] r = parseRange(spec.strip());
+            if (r == null) return null;
+            parsed.add(r);
+        }
+        List<long[]> out = new ArrayList<>(specs.length);
+        for (Long[] r : parsed) {
+            if (r[0] != null && r[0] == 0 && r[1] == null) return null;
+            long from = r[0] == null ? Math.max(0, length - r[1]) : r[0];
+            long to = r[0] == null || r[1] == null ? length - 1 : Math.min(r[1], length - 1);
+            if (to < from) throw HttpError.rangeNotSatisfiable();
+            out.add(new long[] {from, to});
         }
         return out;
     }
 
-    /** {@code a-b}, {@code a-} or {@code -n}, clipped to the length; null if unsatisfiable. */
-    static long[] parseRange(String spec, long length) {
+    /** {@code a-b}, {@code a-} or {@code -n} as {from, to} with null for a missing end; null if not a range. */
+    private static Long[] parseRange(String spec) {
         int dash = spec.indexOf('-');
         if (dash < 0) return null;
+        String a = spec.substring(0, dash).strip();
+        String b = spec.substring(dash + 1).strip();
+        if (a.isEmpty() && b.isEmpty()) return null;
         try {
-            String a = spec.substring(0, dash).strip();
-            String b = spec.substring(dash + 1).strip();
-            long from;
-            long to;
-            if (a.isEmpty()) {
-                long n = Long.parseLong(b);
-                if (n <= 0) return null;
-                from = Math.max(0, length - n);
-                to = length - 1;
-            } else {
-                from = Long.parseLong(a);
-                to = b.isEmpty() ? length - 1 : Math.min(Long.parseLong(b), length - 1);
-            }
-            if (from < 0 || from >= length || to < from) return null;
-            return new long[] {from, to};
+            Long from = a.isEmpty() ? null : Long.parseLong(a);
+            Long to = b.isEmpty() ? null : Long.parseLong(b);
+            if ((from != null && from < 0) || (to != null && to < 0)) return null;
+            return new Long[] {from, to};
         } catch (NumberFormatException e) {
             return null;
         }

@@ -85,11 +85,13 @@ public final class DocumentHandlers {
         Meta m = new Meta(flag(req, "revs"), meta || flag(req, "revs_info"), rev == null && (meta || flag(req, "conflicts")),
                 rev == null && (meta || flag(req, "deleted_conflicts")), meta || flag(req, "local_seq"));
         long attsSince = attsSince(req);
+        boolean encodingInfo = flag(req, "att_encoding_info");
         record Read(StoredDoc doc, ObjectNode body) {}
         Read read = db.database().read(r -> {
             StoredDoc doc = r.get(id, rev, m.needsBranches());
             ObjectNode rendered = db.render(doc, m);
-            if (rendered.has("_attachments")) r.inlineAttachments(id, rendered, attsSince);
+            if (encodingInfo) DocumentJson.showEncoding(doc, rendered);
+            if (rendered.has("_attachments")) r.inlineAttachments(doc, rendered, attsSince);
             return new Read(doc, rendered);
         });
         StoredDoc d = read.doc();
@@ -176,7 +178,9 @@ public final class DocumentHandlers {
         boolean multipart = acceptsMultipartMixed(req.header("Accept"));
         // As multipart (the replicator's way) attachment bodies are streamed from storage after the
         // read, so a document with a body of any size passes through a few hundred KB.
-        List<ObjectNode> parts = db.read(r -> OpenRevs.read(sdb, r, id, wanted, revs, latest, multipart ? -1 : attsSince, false));
+        // chttpd_db: a multipart answer sends bodies as stored, each stub saying how (att_encoding_info).
+        boolean encodingInfo = multipart || flag(req, "att_encoding_info");
+        List<ObjectNode> parts = db.read(r -> OpenRevs.read(sdb, r, id, wanted, revs, latest, multipart ? -1 : attsSince, encodingInfo, false));
         if (asked == null && parts.isEmpty()) throw StorageException.notFound("missing");
         if (!multipart) return Response.json(200, parts);
         String boundary = MultipartDocs.boundary();

@@ -26,8 +26,8 @@ import java.util.concurrent.ThreadLocalRandom;
 final class MultipartDocs {
     private MultipartDocs() {}
 
-    /** An attachment whose body follows the document's JSON, and how to write that body. */
-    record Following(String name, long length, String contentType, java.util.function.Consumer<ResponseStream> body) {}
+    /** An attachment whose body follows the document's JSON, how it is encoded (null: identity), and how to write that body. */
+    record Following(String name, long length, String contentType, String encoding, java.util.function.Consumer<ResponseStream> body) {}
 
     /** Where the bodies of a document's following attachments come from. */
     interface Bodies {
@@ -43,14 +43,20 @@ final class MultipartDocs {
         for (Map.Entry<String, JsonNode> e : atts.properties()) {
             if (!(e.getValue() instanceof ObjectNode a) || !a.has("data")) continue;
             byte[] bytes = Base64.getDecoder().decode(a.remove("data").asText());
+            a.remove(List.of("encoding", "encoded_length")); // inline data is identity
             a.put("length", bytes.length);
             a.put("follows", true);
-            out.add(new Following(e.getKey(), bytes.length, a.path("content_type").asText("application/octet-stream"), s -> s.write(bytes)));
+            out.add(new Following(e.getKey(), bytes.length, a.path("content_type").asText("application/octet-stream"), null, s -> s.write(bytes)));
         }
         return out;
     };
 
-    /** Bodies read from storage: the attachments newer than position {@code sincePos} (0: all, negative: none). */
+    /**
+     * Bodies read from storage: the attachments newer than position {@code sincePos} (0: all,
+     * negative: none), as stored: a gzipped one (its stub showing {@code encoding}, as
+     * {@link OpenRevs#read} renders it for multipart) goes gzipped with {@code Content-Encoding},
+     * its part {@code encoded_length} long, as couch_doc:doc_to_multi_part_stream sends it.
+     */
     static Bodies stored(Database db, String docId, long sincePos) {
         return doc -> {
             List<Following> out = new ArrayList<>();
@@ -61,8 +67,9 @@ final class MultipartDocs {
                 a.remove("stub");
                 a.put("follows", true);
                 String digest = a.path("digest").asText();
-                long length = a.path("length").asLong();
-                out.add(new Following(e.getKey(), length, a.path("content_type").asText("application/octet-stream"),
+                String encoding = a.path("encoding").asText(null);
+                long length = encoding == null ? a.path("length").asLong() : a.path("encoded_length").asLong();
+                out.add(new Following(e.getKey(), length, a.path("content_type").asText("application/octet-stream"), encoding,
                         s -> AttachmentHandlers.stream(s, db, docId, digest, 0, length)));
             }
             return out;
@@ -94,7 +101,9 @@ final class MultipartDocs {
             for (Following f : follows) {
                 text(out, "\r\nContent-Disposition: attachment; filename=\"" + f.name() + "\"");
                 text(out, "\r\nContent-Type: " + f.contentType());
-                text(out, "\r\nContent-Length: " + f.length() + "\r\n\r\n");
+                text(out, "\r\nContent-Length: " + f.length());
+                if (f.encoding() != null) text(out, "\r\nContent-Encoding: " + f.encoding());
+                text(out, "\r\n\r\n");
                 f.body().accept(out);
                 text(out, "\r\n--" + inner);
             }

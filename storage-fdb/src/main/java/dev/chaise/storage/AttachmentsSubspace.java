@@ -307,19 +307,19 @@ final class AttachmentsSubspace {
 
     private static final String DEFAULT_TYPE = "application/octet-stream";
 
+    /**
+     * The metadata a stub keeps, as couch_att:merge_stubs finds it: by name in a parent, with the
+     * stub's {@code revpos}, if it gives one, the same (its digest is not compared: a CouchDB
+     * source may name a body by bytes stored otherwise). Null if no parent has it.
+     */
     private static ObjectNode stubFrom(List<ObjectNode> parents, String name, JsonNode stub) {
-        JsonNode digest = stub.get("digest");
         JsonNode revpos = stub.get("revpos");
-        ObjectNode byRevpos = null;
         for (ObjectNode p : parents) {
             JsonNode m = p == null ? null : p.path("_attachments").get(name);
             if (m == null || !m.isObject()) continue;
-            if (digest == null || !digest.isTextual() || digest.textValue().equals(m.path("digest").asText())) return ((ObjectNode) m).deepCopy();
-            // couch_att:merge_stubs matches by name and revpos: a CouchDB source names a compressed
-            // attachment by its compressed bytes' md5, which differs from the digest kept here.
-            if (byRevpos == null && (revpos == null || revpos.asLong(-1) == m.path("revpos").asLong(-2))) byRevpos = (ObjectNode) m;
+            if (revpos == null || revpos.isNull() || revpos.asLong(-1) == m.path("revpos").asLong(-2)) return ((ObjectNode) m).deepCopy();
         }
-        return byRevpos == null ? null : byRevpos.deepCopy();
+        return null;
     }
 
     /**

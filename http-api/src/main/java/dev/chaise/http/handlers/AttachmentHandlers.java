@@ -90,10 +90,7 @@ public final class AttachmentHandlers {
                 out.write("--");
             });
         }
-        if (req.isHead()) {
-            headers.add(new Response.Header("Content-Length", String.valueOf(length)));
-            return new Response.Full(200, headers, new byte[0]);
-        }
+        if (req.isHead()) return head(headers, length);
         return new Response.Streamed(200, headers, out -> stream(out, db.database(), id, digest, 0, length));
     }
 
@@ -110,10 +107,7 @@ public final class AttachmentHandlers {
         List<Response.Header> headers = new ArrayList<>(List.of(new Response.Header("Content-Type", type), new Response.Header("ETag", etag)));
         if (asStored) headers.add(new Response.Header("Content-Encoding", encoding));
         headers.add(new Response.Header("Accept-Ranges", "none"));
-        if (req.isHead()) {
-            headers.add(new Response.Header("Content-Length", String.valueOf(length)));
-            return new Response.Full(200, headers, new byte[0]);
-        }
+        if (req.isHead()) return head(headers, length);
         if (asStored) return new Response.Streamed(200, headers, out -> stream(out, db, id, meta.path("digest").asText(), 0, length));
         return new Response.Streamed(200, headers, out -> {
             try (java.io.InputStream in = db.attachmentStream(id, meta, true)) {
@@ -123,6 +117,12 @@ public final class AttachmentHandlers {
                 throw new java.io.UncheckedIOException(e);
             }
         });
+    }
+
+    /** A HEAD answer that announces the length a GET would send (a streamed answer's headers are kept as given). */
+    private static Response head(List<Response.Header> headers, long length) {
+        headers.add(new Response.Header("Content-Length", String.valueOf(length)));
+        return new Response.Streamed(200, headers, out -> {});
     }
 
     /** As couch_httpd:accepted_encodings: the codings {@code Accept-Encoding} names with a q above 0, {@code *} for any. */

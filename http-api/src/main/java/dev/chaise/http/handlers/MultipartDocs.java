@@ -2,6 +2,7 @@ package dev.chaise.http.handlers;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.http.Response;
 import dev.chaise.http.ResponseStream;
 import dev.chaise.storage.Database;
 import dev.chaise.storage.json.Json;
@@ -66,8 +67,13 @@ final class MultipartDocs {
                 if (!(e.getValue() instanceof ObjectNode a) || a.path("revpos").asLong() <= sincePos) continue;
                 a.remove("stub");
                 a.put("follows", true);
-                String digest = a.path("digest").asText();
                 String encoding = a.path("encoding").asText(null);
+                if (encoding != null) { // after follows, as couch_att:to_json writes them
+                    JsonNode encodedLength = a.remove("encoded_length");
+                    a.set("encoding", a.remove("encoding"));
+                    a.set("encoded_length", encodedLength);
+                }
+                String digest = a.path("digest").asText();
                 long length = encoding == null ? a.path("length").asLong() : a.path("encoded_length").asLong();
                 out.add(new Following(e.getKey(), length, a.path("content_type").asText("application/octet-stream"), encoding,
                         s -> AttachmentHandlers.stream(s, db, docId, digest, 0, length)));
@@ -81,9 +87,6 @@ final class MultipartDocs {
         ThreadLocalRandom.current().nextBytes(b);
         return HexFormat.of().formatHex(b);
     }
-
-    /** A document as one body: {@code application/json}, or {@code multipart/related} when attachment bodies go with it. */
-    record Part(String contentType, byte[] body) {}
 
     /** The content type of a document's body and what writes it. */
     private record Body(String contentType, java.util.function.Consumer<ResponseStream> writer) {}
@@ -111,12 +114,14 @@ final class MultipartDocs {
         });
     }
 
-    /** A document read with its attachment bodies inline, as one body in memory (a document GET's multipart/related). */
-    static Part of(JsonNode doc) throws Exception {
-        Body b = body(doc, INLINE);
-        Buffer buf = new Buffer();
-        b.writer().accept(buf);
-        return new Part(b.contentType(), buf.bytes.toByteArray());
+    /**
+     * A document GET's {@code multipart/related} answer (chttpd_db:send_doc_efficiently): the JSON,
+     * then the bodies, streamed from storage as stored; plain JSON when no body follows.
+     */
+    static Response related(ObjectNode doc, Bodies bodies) throws Exception {
+        Body b = body(doc, bodies);
+        if (b.contentType().equals("application/json")) return Response.json(200, doc);
+        return new Response.Streamed(200, List.of(new Response.Header("Content-Type", b.contentType())), out -> b.writer().accept(out));
     }
 
     /**

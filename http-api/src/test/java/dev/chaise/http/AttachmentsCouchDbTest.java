@@ -247,4 +247,56 @@ class AttachmentsCouchDbTest {
         assertTrue(back.get("ok").asBoolean(), back.toString());
         assertEquals(TEXT, s.send("GET", "/copy_back/rep/t.txt", null, "Authorization", HttpTestServer.ADMIN).status(200).text());
     }
+
+    /**
+     * attachments_test.exs "attachment via multipart/form-data": chttpd_db's db_doc_req POST takes
+     * an HTML form (couch_httpd:validate_referer, validate_ctype, parse_form): _rev names the
+     * revision, each _attachments file field is an attachment named by its filename; the answer is
+     * a PUT's (201, ETag), as application/json (couch_httpd:negotiate_content_type).
+     */
+    @Test
+    void htmlFormUploads() throws Exception {
+        String rev = s.asAdmin("PUT", "/a/form_data_doc", "{\"_id\":\"form-data-doc\",\"keep\":1}").status(201).json().get("rev").asText();
+        String body = "------TF\r\nContent-Disposition: form-data; name=\"_rev\"\r\n\r\n" + rev + "\r\n"
+                + "------TF\r\nContent-Disposition: form-data; name=\"_attachments\"; filename=\"file.txt\"\r\nContent-Type: text/plain\r\n\r\n"
+                + "contents of file.txt\r\n\r\n------TF--";
+        String form = "multipart/form-data; boundary=----TF";
+        s.send("POST", "/a/form_data_doc", body, "Authorization", HttpTestServer.ADMIN, "Content-Type", form)
+                .error(400, "bad_request", "Referer header required.");
+        s.send("POST", "/a/form_data_doc", body, "Authorization", HttpTestServer.ADMIN, "Content-Type", form, "Referer", "http://elsewhere:5984/")
+                .error(400, "bad_request", "Referer header must match host.");
+        s.send("POST", "/a/form_data_doc", body, "Authorization", HttpTestServer.ADMIN, "Content-Type", "application/json", "Referer", s.base + "/_utils")
+                .error(415, "bad_content_type", "Content-Type must be multipart/form-data");
+        s.send("POST", "/a/_nope", body, "Authorization", HttpTestServer.ADMIN, "Content-Type", form, "Referer", s.base + "/")
+                .error(400, "illegal_docid", null);
+        var ok = s.send("POST", "/a/form_data_doc", body, "Authorization", HttpTestServer.ADMIN, "Content-Type", form, "Referer", s.base + "/_utils");
+        ok.status(201);
+        assertEquals("application/json", ok.header("Content-Type"));
+        String rev2 = ok.json().get("rev").asText();
+        assertEquals("{\"ok\":true,\"id\":\"form_data_doc\",\"rev\":\"" + rev2 + "\"}", ok.json().toString());
+        assertEquals("\"" + rev2 + "\"", ok.header("ETag"));
+        JsonNode doc = s.asAdmin("GET", "/a/form_data_doc", null).status(200).json();
+        assertEquals(22, doc.at("/_attachments/file.txt/length").asInt());
+        assertEquals("text/plain", doc.at("/_attachments/file.txt/content_type").asText());
+        assertEquals(1, doc.get("keep").asInt(), "the revision's body is kept");
+        assertEquals("contents of file.txt\r\n", s.send("GET", "/a/form_data_doc/file.txt", null, "Authorization", HttpTestServer.ADMIN).status(200).text());
+        // A stale _rev is a conflict; an unknown one is fabric's missing_rev.
+        s.send("POST", "/a/form_data_doc", body, "Authorization", HttpTestServer.ADMIN, "Content-Type", form, "Referer", s.base + "/")
+                .error(409, "conflict", "Document update conflict.");
+
+        // A _doc field is the whole document; a file of several megabytes streams into storage.
+        byte[] big = new byte[3 << 20];
+        new java.util.Random(5).nextBytes(big);
+        ByteArrayOutputStream b2 = new ByteArrayOutputStream();
+        b2.writeBytes(("--X\r\nContent-Disposition: form-data; name=\"_attachments\"; filename=\"big.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n")
+                .getBytes(StandardCharsets.UTF_8));
+        b2.writeBytes(big);
+        b2.writeBytes("\r\n--X\r\nContent-Disposition: form-data; name=\"_doc\"\r\n\r\n{\"v\":2}\r\n--X--\r\n".getBytes(StandardCharsets.UTF_8));
+        HttpResponse<byte[]> created = bytes("POST", "/a/formdoc", b2.toByteArray(), "Content-Type", "multipart/form-data; boundary=X", "Referer", s.base + "/");
+        assertEquals(201, created.statusCode(), new String(created.body()));
+        JsonNode made = s.asAdmin("GET", "/a/formdoc", null).json();
+        assertEquals(2, made.get("v").asInt());
+        assertEquals(big.length, made.at("/_attachments/big.bin/length").asInt());
+        assertArrayEquals(big, bytes("GET", "/a/formdoc/big.bin", null).body());
+    }
 }

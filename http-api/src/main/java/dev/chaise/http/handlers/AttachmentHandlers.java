@@ -7,6 +7,7 @@ import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
+import dev.chaise.replicator.MultipartStream;
 import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.Database;
@@ -43,6 +44,7 @@ public final class AttachmentHandlers {
             r.add("PUT", path, this::put);
             r.add("DELETE", path, this::delete);
         }
+        for (String path : List.of("/{db}/{docid}", "/{db}/_design/{ddoc}")) r.add("POST", path, this::form);
     }
 
     private static String docId(Request req) {
@@ -252,6 +254,124 @@ public final class AttachmentHandlers {
         if (atts.isEmpty()) body.remove("_attachments");
         UpdateResult r = write(db, DocUpdate.edit(id, rev, false, body));
         return Response.json(200, DocSupport.okRow(id, r.rev().toString())).withHeader("ETag", "\"" + r.rev() + "\"");
+    }
+
+    /**
+     * An HTML form's upload, as chttpd_db's {@code db_doc_req} POST takes it: the Referer must name
+     * this host (couch_httpd:validate_referer, 400), the id must be valid, the body
+     * {@code multipart/form-data} (415); a {@code _doc} field is the document as JSON, else
+     * {@code _rev} names the revision to edit; each {@code _attachments} file field becomes an
+     * attachment named by its filename, typed by its part's Content-Type, replacing one of that
+     * name and keeping the others. File parts stream into storage as they arrive. Answered as a
+     * PUT is: 201, {@code {ok, id, rev}}, an ETag, {@code application/json}.
+     */
+    private Response form(Request req) throws Exception {
+        SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
+        String id = docId(req);
+        checkReferer(req);
+        DocumentJson.validateId(id);
+        String ct = req.header("Content-Type");
+        if (ct == null || !ct.split(";")[0].equals("multipart/form-data")) throw HttpError.badContentType("Content-Type must be multipart/form-data");
+        db.checkWriter(id); // before the body is read
+        MultipartStream parts;
+        try {
+            parts = new MultipartStream(Bodies.stream(req), MultipartStream.boundary(ct));
+        } catch (MultipartStream.Malformed e) {
+            throw HttpError.badRequest(e.getMessage());
+        }
+        String formRev = null;
+        JsonNode formDoc = null;
+        ObjectNode files = Json.NODES.objectNode();
+        Map<String, StoredAttachment> stored = new java.util.HashMap<>();
+        try {
+            for (Map<String, String> h = parts.nextPart(); h != null; h = parts.nextPart()) {
+                String disposition = h.getOrDefault("content-disposition", "");
+                String field = dispositionParam(disposition, "name");
+                String filename = dispositionParam(disposition, "filename");
+                if ("_attachments".equals(field) && filename != null) {
+                    DocumentJson.validateAttachmentName(filename);
+                    ObjectNode meta = files.putObject(filename).put("content_type", h.getOrDefault("content-type", "application/octet-stream"));
+                    StoredAttachment st = db.readAttachment(id, filename, meta, parts.content());
+                    if (st != null) stored.put(filename, st);
+                    else stored.remove(filename);
+                } else if ("_rev".equals(field)) {
+                    formRev = new String(field(parts), java.nio.charset.StandardCharsets.UTF_8);
+                } else if ("_doc".equals(field)) {
+                    formDoc = Json.MAPPER.readTree(field(parts));
+                }
+            }
+        } catch (MultipartStream.Malformed e) {
+            throw HttpError.badRequest(e.getMessage());
+        }
+        DocUpdate u;
+        if (formDoc != null) {
+            DocumentJson.Parsed p = DocumentJson.parse(formDoc, id);
+            String rev = DocSupport.requestRev(req, p.rev() == null ? null : p.rev().toString());
+            if (rev != null && p.rev() == null) p = p.withRev(RevId.parse(rev));
+            u = DocumentJson.toUpdate(p.withBody(withFiles(p.body(), files)), true);
+        } else if (formRev != null) {
+            RevId rev = RevId.parse(formRev.strip());
+            u = DocUpdate.edit(id, rev, false, withFiles(currentBody(db.database(), id, rev, null), files));
+        } else {
+            // CouchDB fails without either (a 500); the form is what is wrong.
+            throw HttpError.badRequest("The form needs a _rev or a _doc field");
+        }
+        if (!stored.isEmpty()) u = u.withStored(stored);
+        UpdateResult r = write(db, u);
+        return Response.json(201, DocSupport.okRow(id, r.rev().toString())).withHeader("ETag", "\"" + r.rev() + "\"");
+    }
+
+    /** {@code body} with the form's files among its attachments, each replacing one of its name. */
+    private static ObjectNode withFiles(ObjectNode body, ObjectNode files) {
+        if (files.isEmpty()) return body;
+        JsonNode atts = body.get("_attachments");
+        if (atts != null && !atts.isObject()) throw StorageException.badRequest("_attachments must be an object");
+        (atts == null ? body.putObject("_attachments") : (ObjectNode) atts).setAll(files);
+        return body;
+    }
+
+    /**
+     * The most a form's text field ({@code _rev}, {@code _doc}) may hold: far above any document
+     * {@code max_document_size} lets through, so only a body that is no document is refused (413).
+     */
+    private static final int FORM_FIELD_LIMIT = 64 << 20;
+
+    /** A text field of a form, read whole. */
+    private static byte[] field(MultipartStream parts) throws java.io.IOException {
+        byte[] b = parts.content().readNBytes(FORM_FIELD_LIMIT + 1);
+        if (b.length > FORM_FIELD_LIMIT) throw HttpError.tooLarge();
+        return b;
+    }
+
+    /** A parameter of a Content-Disposition header ({@code name="x"}), unquoted; null if absent. */
+    static String dispositionParam(String header, String param) {
+        for (String p : header.split(";")) {
+            String t = p.strip();
+            int eq = t.indexOf('=');
+            if (eq < 0 || !t.substring(0, eq).strip().equalsIgnoreCase(param)) continue;
+            String v = t.substring(eq + 1).strip();
+            return v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"") ? v.substring(1, v.length() - 1) : v;
+        }
+        return null;
+    }
+
+    /**
+     * couch_httpd:validate_referer: a form post must come from a page of this server: its Referer's
+     * host (and port) must be the request's (X-Forwarded-Host, else Host).
+     */
+    private static void checkReferer(Request req) {
+        String referer = req.header("Referer");
+        if (referer == null) throw HttpError.badRequest("Referer header required.");
+        String host = req.header("X-Forwarded-Host") != null ? req.header("X-Forwarded-Host") : req.header("Host");
+        int scheme = referer.indexOf("://");
+        String netloc = "";
+        if (scheme > 0) {
+            String rest = referer.substring(scheme + 3);
+            int end = rest.length();
+            for (char c : new char[] {'/', '?', '#'}) if (rest.indexOf(c) >= 0) end = Math.min(end, rest.indexOf(c));
+            netloc = rest.substring(0, end);
+        }
+        if (!netloc.equals(host)) throw HttpError.badRequest("Referer header must match host.");
     }
 
     private static RevId baseRev(Request req) {

@@ -20,7 +20,8 @@ import java.util.Optional;
 /**
  * Attachment bodies that do not travel inside their document's transaction: bodies over a
  * megabyte are stored ahead, streamed a megabyte per transaction (see {@link AttachmentsSubspace}),
- * and the sweep that {@code _compact} runs. Small bodies are written by the document's own write.
+ * gzipped as they stream when their type is compressible ({@link AttachmentCompression}); and the
+ * sweep that {@code _compact} runs. Small bodies are written by the document's own write.
  */
 final class AttachmentStore {
     /** Attachments up to this size go inline in their document's transaction; larger ones are stored ahead. */

@@ -105,6 +105,8 @@ class AttachmentsCouchDbTest {
         assertEquals(String.valueOf(TEXT.length()), header(bytes("HEAD", "/a/gz/t.txt", null), "Content-Length"));
         assertEquals(String.valueOf(stored.length), header(bytes("HEAD", "/a/gz/t.txt", null, "Accept-Encoding", "gzip;q=1, identity"), "Content-Length"));
         assertNull(header(bytes("GET", "/a/gz/t.txt", null, "Accept-Encoding", "gzip;q=0"), "Content-Encoding"));
+        assertNull(header(bytes("GET", "/a/gz/t.txt", null, "Accept-Encoding", "*, gzip;q=0"), "Content-Encoding"));
+        assertEquals("gzip", header(bytes("GET", "/a/gz/t.txt", null, "Accept-Encoding", "deflate, *"), "Content-Encoding"));
 
         // attachments=true inlines the identity bytes.
         JsonNode inline = s.send("GET", "/a/gz?attachments=true", null, "Authorization", HttpTestServer.ADMIN, "Accept", "application/json")

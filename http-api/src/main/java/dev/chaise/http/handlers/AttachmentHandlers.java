@@ -127,9 +127,14 @@ public final class AttachmentHandlers {
         return new Response.Streamed(200, headers, out -> {});
     }
 
-    /** As couch_httpd:accepted_encodings: the codings {@code Accept-Encoding} names with a q above 0, {@code *} for any. */
+    /**
+     * As couch_httpd:accepted_encodings (mochiweb's): whether {@code Accept-Encoding} takes
+     * {@code encoding} with a q above 0, named or, when not named, through {@code *}.
+     */
     static boolean acceptsEncoding(String header, String encoding) {
         if (header == null) return false;
+        Double named = null;
+        Double any = null;
         for (String part : header.split(",")) {
             String[] p = part.split(";");
             String coding = p[0].strip().toLowerCase(java.util.Locale.ROOT);
@@ -144,9 +149,11 @@ public final class AttachmentHandlers {
                     }
                 }
             }
-            if (q > 0 && (coding.equals(encoding) || coding.equals("*"))) return true;
+            if (coding.equals(encoding)) named = q;
+            else if (coding.equals("*")) any = q;
         }
-        return false;
+        Double q = named != null ? named : any;
+        return q != null && q > 0;
     }
 
     /** Bytes {@code [from, to)} of an attachment, reading only the chunks they lie in, a few per transaction. */

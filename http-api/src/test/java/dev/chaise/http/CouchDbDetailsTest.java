@@ -200,6 +200,8 @@ class CouchDbDetailsTest {
         JsonNode doc = json("GET", "/dt/mp", null).json();
         String rev = doc.get("_rev").asText();
         assertEquals("\"" + rev + "\"", raw.headers().firstValue("ETag").orElseThrow());
+        // couch_doc:len_doc_to_multi_part_stream: the length is announced.
+        assertEquals(String.valueOf(raw.body().length), raw.headers().firstValue("Content-Length").orElse(null));
         String expectedJson = "{\"_id\":\"mp\",\"_rev\":\"" + rev + "\",\"_attachments\":{"
                 + "\"a.txt\":{\"content_type\":\"text/plain\",\"digest\":\"md5-iMaiC8wqiFlD2NjLTemvCQ==\",\"length\":5,\"revpos\":1,\"follows\":true,\"encoding\":\"gzip\",\"encoded_length\":25},"
                 + "\"b.bin\":{\"content_type\":\"application/octet-stream\",\"digest\":\"" + doc.at("/_attachments/b.bin/digest").asText()

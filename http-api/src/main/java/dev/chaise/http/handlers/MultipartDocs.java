@@ -88,16 +88,18 @@ final class MultipartDocs {
         return HexFormat.of().formatHex(b);
     }
 
-    /** The content type of a document's body and what writes it. */
-    private record Body(String contentType, java.util.function.Consumer<ResponseStream> writer) {}
+    /** The content type of a document's body, the bytes of its attachment parts, and what writes it. */
+    private record Body(String contentType, long attachmentBytes, java.util.function.Consumer<ResponseStream> writer) {}
 
     private static Body body(JsonNode doc, Bodies bodies) throws Exception {
         ObjectNode json = ((ObjectNode) doc).deepCopy();
         List<Following> follows = bodies.follow(json);
         byte[] jsonBytes = Json.MAPPER.writeValueAsBytes(json);
-        if (follows.isEmpty()) return new Body("application/json", out -> out.write(jsonBytes));
+        if (follows.isEmpty()) return new Body("application/json", 0, out -> out.write(jsonBytes));
         String inner = boundary();
-        return new Body("multipart/related; boundary=\"" + inner + "\"", out -> {
+        long attachmentBytes = 0;
+        for (Following f : follows) attachmentBytes += f.length();
+        return new Body("multipart/related; boundary=\"" + inner + "\"", attachmentBytes, out -> {
             text(out, "--" + inner + "\r\nContent-Type: application/json\r\n\r\n");
             out.write(jsonBytes);
             text(out, "\r\n--" + inner);
@@ -114,14 +116,22 @@ final class MultipartDocs {
         });
     }
 
+    /** Attachment bytes up to which a document GET's multipart answer is built whole, to announce its length as CouchDB does. */
+    private static final long WHOLE_ANSWER_BYTES = 1 << 20;
+
     /**
      * A document GET's {@code multipart/related} answer (chttpd_db:send_doc_efficiently): the JSON,
-     * then the bodies, streamed from storage as stored; plain JSON when no body follows.
+     * then the bodies as stored; plain JSON when no body follows. Up to a megabyte of bodies it is
+     * built whole and sent with its Content-Length, as CouchDB sends it; more streams from storage.
      */
     static Response related(ObjectNode doc, Bodies bodies) throws Exception {
         Body b = body(doc, bodies);
         if (b.contentType().equals("application/json")) return Response.json(200, doc);
-        return new Response.Streamed(200, List.of(new Response.Header("Content-Type", b.contentType())), out -> b.writer().accept(out));
+        List<Response.Header> headers = List.of(new Response.Header("Content-Type", b.contentType()));
+        if (b.attachmentBytes() > WHOLE_ANSWER_BYTES) return new Response.Streamed(200, headers, out -> b.writer().accept(out));
+        Buffer buf = new Buffer();
+        b.writer().accept(buf);
+        return new Response.Full(200, headers, buf.bytes.toByteArray());
     }
 
     /**

@@ -301,4 +301,29 @@ class AttachmentsCouchDbTest {
         assertEquals(big.length, made.at("/_attachments/big.bin/length").asInt());
         assertArrayEquals(big, bytes("GET", "/a/formdoc/big.bin", null).body());
     }
+
+    /**
+     * chttpd_db: a standalone PUT with {@code Content-Encoding: gzip} is stored as it came
+     * (couch_db:with_stream's gzip case: both lengths the compressed one); GET decodes it for a
+     * client that does not take gzip. Any other coding is 415.
+     */
+    @Test
+    void aGzipUploadIsStoredAsItCame() throws Exception {
+        byte[] identity = TEXT.getBytes(StandardCharsets.UTF_8);
+        byte[] gz = gzip(identity);
+        HttpResponse<byte[]> put = bytes("PUT", "/a/gzput/t.bin", gz, "Content-Type", "application/octet-stream", "Content-Encoding", "gzip");
+        assertEquals(201, put.statusCode(), new String(put.body()));
+        JsonNode info = s.asAdmin("GET", "/a/gzput?att_encoding_info=true", null).json().at("/_attachments/t.bin");
+        assertEquals("gzip", info.get("encoding").asText());
+        assertEquals(gz.length, info.get("length").asInt());
+        assertEquals(gz.length, info.get("encoded_length").asInt());
+        assertEquals(md5(gz), info.get("digest").asText());
+        assertArrayEquals(identity, bytes("GET", "/a/gzput/t.bin", null).body());
+        assertArrayEquals(gz, bytes("GET", "/a/gzput/t.bin", null, "Accept-Encoding", "gzip").body());
+        // Not gzip at all: refused when it arrives, where CouchDB stores it and fails each read.
+        s.send("PUT", "/a/gzput2/t.bin", "not gzip", "Authorization", HttpTestServer.ADMIN, "Content-Encoding", "gzip")
+                .error(400, "bad_request", "Attachment t.bin is not valid gzip");
+        s.send("PUT", "/a/gzput2/t.bin", "x", "Authorization", HttpTestServer.ADMIN, "Content-Encoding", "br")
+                .error(415, "bad_content_type", "Only gzip and identity content-encodings are supported");
+    }
 }

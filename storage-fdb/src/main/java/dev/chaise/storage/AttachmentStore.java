@@ -7,6 +7,7 @@ import dev.chaise.storage.RevisionsSubspace.Branch;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.SequenceInputStream;
 import java.io.UncheckedIOException;
 import java.security.MessageDigest;
@@ -61,6 +62,13 @@ final class AttachmentStore {
      */
     private StoredAttachment storeGzipped(Database db, String docId, String name, InputStream in, long length) {
         Stored s = storeBytes(db, docId, limited(in, name));
+        // Read back once, so a body that is not gzip is refused now rather than failing every read
+        // later (its chunks, named by no revision, go at the next sweep).
+        try (InputStream check = Gzip.decode(new ChunkStream(db, docId, s.digest()))) {
+            check.transferTo(OutputStream.nullOutputStream());
+        } catch (IOException | UncheckedIOException e) {
+            throw StorageException.badRequest("Attachment " + name + " is not valid gzip");
+        }
         return new StoredAttachment(s.digest(), length < 0 ? s.length() : length, GZIP, s.length());
     }
 

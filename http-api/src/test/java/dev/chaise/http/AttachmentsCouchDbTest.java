@@ -326,4 +326,28 @@ class AttachmentsCouchDbTest {
         s.send("PUT", "/a/gzput2/t.bin", "x", "Authorization", HttpTestServer.ADMIN, "Content-Encoding", "br")
                 .error(415, "bad_content_type", "Only gzip and identity content-encodings are supported");
     }
+
+    /** attachment_paths_test.exs: names with slashes, %2F in a path, a database name with a slash; length is the identity length of a gzipped text. */
+    @Test
+    void attachmentPaths() throws Exception {
+        s.asAdmin("PUT", "/paths%2Fwith_slashes", null).status(201);
+        String rev = s.asAdmin("POST", "/paths%2Fwith_slashes", "{\"_id\":\"bin_doc\",\"_attachments\":{"
+                + "\"foo/bar.txt\":{\"content_type\":\"text/plain\",\"data\":\"VGhpcyBpcyBhIGJhc2U2NCBlbmNvZGVkIHRleHQ=\"},"
+                + "\"foo%2Fbaz.txt\":{\"content_type\":\"text/plain\",\"data\":\"V2UgbGlrZSBwZXJjZW50IHR3byBGLg==\"}}}").status(201).json().get("rev").asText();
+        for (String path : new String[] {"foo/bar.txt", "foo%2Fbar.txt"}) {
+            var r = s.send("GET", "/paths%2Fwith_slashes/bin_doc/" + path, null, "Authorization", HttpTestServer.ADMIN).status(200);
+            assertEquals("This is a base64 encoded text", r.text());
+            assertEquals("text/plain", r.header("Content-Type"));
+        }
+        s.send("GET", "/paths%2Fwith_slashes/bin_doc/foo/baz.txt", null, "Authorization", HttpTestServer.ADMIN).status(404);
+        assertEquals("We like percent two F.", s.send("GET", "/paths%2Fwith_slashes/bin_doc/foo%252Fbaz.txt", null, "Authorization", HttpTestServer.ADMIN).status(200).text());
+        s.send("PUT", "/paths%2Fwith_slashes/bin_doc/foo/attachment.txt", "Just some text", "Authorization", HttpTestServer.ADMIN, "Content-Type", "text/plain;charset=utf-8")
+                .error(409, "conflict", null);
+        s.send("PUT", "/paths%2Fwith_slashes/bin_doc/foo/bar2.txt?rev=" + rev, "This is no base64 encoded text", "Authorization", HttpTestServer.ADMIN,
+                "Content-Type", "text/plain;charset=utf-8").status(201);
+        JsonNode att = s.asAdmin("GET", "/paths%2Fwith_slashes/bin_doc", null).status(200).json().get("_attachments");
+        assertTrue(att.has("foo/bar.txt") && att.has("foo%2Fbaz.txt"));
+        assertEquals("text/plain;charset=utf-8", att.at("/foo~1bar2.txt/content_type").asText());
+        assertEquals(30, att.at("/foo~1bar2.txt/length").asInt());
+    }
 }

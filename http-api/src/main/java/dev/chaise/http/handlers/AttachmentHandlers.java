@@ -27,7 +27,9 @@ import java.util.List;
  * {@code /}), for normal and design documents. A PUT or DELETE is an edit of the document that
  * keeps every other attachment as a stub; its body streams in (see {@link Database#storeAttachment}).
  * GET streams the chunks, one transaction per few chunks (chunks are content-addressed and never
- * change), and serves single {@code Range}s from the chunks they cover.
+ * change), and serves {@code Range}s from the chunks they cover; a body stored gzipped goes as
+ * stored to a client that accepts gzip and is decoded as it streams for the rest. {@code POST
+ * /{db}/{doc}} takes an HTML form's upload ({@code multipart/form-data}).
  */
 public final class AttachmentHandlers {
     private static final String MISSING = "Document is missing attachment";

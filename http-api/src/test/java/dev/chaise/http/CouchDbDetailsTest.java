@@ -151,8 +151,9 @@ class CouchDbDetailsTest {
     void attachmentEtagAnd304() throws Exception {
         s.send("PUT", "/dt/att1/a.txt", "hello", "Authorization", ADMIN, "Content-Type", "text/plain").status(201);
         var get = s.send("GET", "/dt/att1/a.txt", null, "Authorization", ADMIN).status(200);
-        // chttpd_db: ETag is the md5 in base64, quoted; Cache-Control must-revalidate.
-        assertEquals("\"XUFAKrxLKna5cZ2REBfFkg==\"", get.header("ETag"));
+        // chttpd_db: ETag is the md5 in base64, quoted; Cache-Control must-revalidate. text/plain is
+        // stored gzipped (level 8, as zlib writes it for CouchDB), and the md5 is the stored bytes'.
+        assertEquals("\"iMaiC8wqiFlD2NjLTemvCQ==\"", get.header("ETag"));
         assertEquals("must-revalidate", get.header("Cache-Control"));
         var nm = s.send("GET", "/dt/att1/a.txt", null, "Authorization", ADMIN, "If-None-Match", get.header("ETag")).status(304);
         assertEquals("", nm.text());
@@ -160,7 +161,7 @@ class CouchDbDetailsTest {
         // chttpd:etag_match: a list split at commas and spaces, a weak prefix ignored; no "*".
         s.send("GET", "/dt/att1/a.txt", null, "Authorization", ADMIN, "If-None-Match", "\"x\", W/" + get.header("ETag")).status(304);
         s.send("GET", "/dt/att1/a.txt", null, "Authorization", ADMIN, "If-None-Match", "*").status(200);
-        s.send("GET", "/dt/att1/a.txt", null, "Authorization", ADMIN, "If-None-Match", "\"md5-XUFAKrxLKna5cZ2REBfFkg==\"").status(200);
+        s.send("GET", "/dt/att1/a.txt", null, "Authorization", ADMIN, "If-None-Match", "\"md5-iMaiC8wqiFlD2NjLTemvCQ==\"").status(200);
     }
 
     @Test
@@ -188,25 +189,32 @@ class CouchDbDetailsTest {
         String r1 = s.send("PUT", "/dt/mp/a.txt", "hello", "Authorization", ADMIN, "Content-Type", "text/plain").status(201).json().get("rev").asText();
         s.send("PUT", "/dt/mp/b.bin?rev=" + r1, "xy", "Authorization", ADMIN, "Content-Type", "application/octet-stream").status(201);
         // chttpd_db:send_doc_efficiently: attachments asked for and multipart/related accepted (here by
-        // no Accept header at all, as mochiweb reads it): the JSON, then each body as a part.
-        var mp = s.send("GET", "/dt/mp?attachments=true", null, "Authorization", ADMIN).status(200);
-        String ct = mp.header("Content-Type");
+        // no Accept header at all, as mochiweb reads it): the JSON, then each body as a part, as
+        // stored: a.txt gzipped, with Content-Encoding and its stub's encoding (att_encoding_info).
+        var raw = s.client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(s.base + "/dt/mp?attachments=true")).header("Authorization", ADMIN).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+        assertEquals(200, raw.statusCode());
+        String ct = raw.headers().firstValue("Content-Type").orElseThrow();
         org.junit.jupiter.api.Assertions.assertTrue(ct.matches("multipart/related; boundary=\"[0-9a-f]{32}\""), ct);
         String b = ct.substring(ct.indexOf('"') + 1, ct.length() - 1);
         JsonNode doc = json("GET", "/dt/mp", null).json();
         String rev = doc.get("_rev").asText();
-        assertEquals("\"" + rev + "\"", mp.header("ETag"));
+        assertEquals("\"" + rev + "\"", raw.headers().firstValue("ETag").orElseThrow());
+        // couch_doc:len_doc_to_multi_part_stream: the length is announced.
+        assertEquals(String.valueOf(raw.body().length), raw.headers().firstValue("Content-Length").orElse(null));
         String expectedJson = "{\"_id\":\"mp\",\"_rev\":\"" + rev + "\",\"_attachments\":{"
-                + "\"a.txt\":{\"content_type\":\"text/plain\",\"digest\":\"md5-XUFAKrxLKna5cZ2REBfFkg==\",\"revpos\":1,\"length\":5,\"follows\":true},"
+                + "\"a.txt\":{\"content_type\":\"text/plain\",\"digest\":\"md5-iMaiC8wqiFlD2NjLTemvCQ==\",\"length\":5,\"revpos\":1,\"follows\":true,\"encoding\":\"gzip\",\"encoded_length\":25},"
                 + "\"b.bin\":{\"content_type\":\"application/octet-stream\",\"digest\":\"" + doc.at("/_attachments/b.bin/digest").asText()
-                + "\",\"revpos\":2,\"length\":2,\"follows\":true}}}";
+                + "\",\"length\":2,\"revpos\":2,\"follows\":true}}}";
+        String gz = new String(new byte[] {0x1f, (byte) 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, (byte) 0xcb, 0x48, (byte) 0xcd, (byte) 0xc9, (byte) 0xc9, 7, 0,
+                (byte) 0x86, (byte) 0xa6, 0x10, 0x36, 5, 0, 0, 0}, java.nio.charset.StandardCharsets.ISO_8859_1);
         assertEquals("--" + b + "\r\nContent-Type: application/json\r\n\r\n" + expectedJson + "\r\n--" + b
-                + "\r\nContent-Disposition: attachment; filename=\"a.txt\"\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello\r\n--" + b
+                + "\r\nContent-Disposition: attachment; filename=\"a.txt\"\r\nContent-Type: text/plain\r\nContent-Length: 25\r\nContent-Encoding: gzip\r\n\r\n" + gz + "\r\n--" + b
                 + "\r\nContent-Disposition: attachment; filename=\"b.bin\"\r\nContent-Type: application/octet-stream\r\nContent-Length: 2\r\n\r\nxy\r\n--" + b + "--",
-                mp.text());
+                new String(raw.body(), java.nio.charset.StandardCharsets.ISO_8859_1));
         // atts_since: attachments up to that revision stay stubs and are not parts.
         var since = s.send("GET", "/dt/mp?atts_since=%5B%22" + r1 + "%22%5D", null, "Authorization", ADMIN, "Accept", "multipart/related").status(200);
-        org.junit.jupiter.api.Assertions.assertTrue(since.text().contains("\"a.txt\":{\"content_type\":\"text/plain\",\"digest\":\"md5-XUFAKrxLKna5cZ2REBfFkg==\",\"length\":5,\"revpos\":1,\"stub\":true}"), since.text());
+        org.junit.jupiter.api.Assertions.assertTrue(since.text().contains("\"a.txt\":{\"content_type\":\"text/plain\",\"digest\":\"md5-iMaiC8wqiFlD2NjLTemvCQ==\",\"length\":5,\"revpos\":1,\"stub\":true,\"encoding\":\"gzip\",\"encoded_length\":25}"), since.text());
         org.junit.jupiter.api.Assertions.assertFalse(since.text().contains("hello"), since.text());
         // A client that accepts only JSON gets the bodies inline, base64, as before.
         JsonNode inline = json("GET", "/dt/mp?attachments=true", null).status(200).json();
@@ -278,11 +286,13 @@ class CouchDbDetailsTest {
                 .header("Authorization", ADMIN).header("Content-Type", "multipart/related; boundary=\"b\"")
                 .PUT(java.net.http.HttpRequest.BodyPublishers.ofByteArray(body.toByteArray())).build();
         assertEquals(201, s.client.send(req, java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode());
-        // Kept uncompressed: served as sent before compression, with its own length and digest.
+        // Stored as it came (COUCHDB-1923): served decoded, named by the compressed bytes' digest.
         assertEquals(new String(text, java.nio.charset.StandardCharsets.UTF_8), s.send("GET", "/dt/gz/t.txt", null, "Authorization", ADMIN).status(200).text());
         JsonNode meta = json("GET", "/dt/gz?att_encoding_info=true", null).json().at("/_attachments/t.txt");
         assertEquals(text.length, meta.get("length").asInt());
-        org.junit.jupiter.api.Assertions.assertFalse(meta.has("encoding"), meta.toString());
+        assertEquals("gzip", meta.get("encoding").asText(), meta.toString());
+        assertEquals(zipped.length, meta.get("encoded_length").asInt());
+        assertEquals(zippedDigest, meta.get("digest").asText());
         // Its next revision names it by the source's digest as a stub: matched by name and revpos, as couch_att:merge_stubs does.
         String r2 = "2-" + "b".repeat(32);
         json("PUT", "/dt/gz?new_edits=false", "{\"_rev\":\"" + r2 + "\",\"_revisions\":{\"start\":2,\"ids\":[\"" + "b".repeat(32) + "\",\"" + "a".repeat(32) + "\"]},\"v\":2,"

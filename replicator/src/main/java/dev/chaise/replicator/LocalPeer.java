@@ -308,6 +308,7 @@ final class LocalPeer implements Peer {
                         if (o.doc() == null) continue; // gone meanwhile (compacted away): nothing to copy
                         ObjectNode doc = secured.renderOrNull(o.doc(), new DocumentJson.Meta(true, false, false, false, false));
                         if (doc == null) continue; // not for this user to read
+                        DocumentJson.showEncoding(o.doc(), doc); // for bodies(), which sends them decoded
                         doc.put("_replicator_ancestor_pos", ancestorPos(w.possibleAncestors()));
                         out.add(doc);
                     }
@@ -328,7 +329,10 @@ final class LocalPeer implements Peer {
         return max;
     }
 
-    /** The attachments newer than the target's ancestors, marked {@code follows}, with streams over their chunks. */
+    /**
+     * The attachments newer than the target's ancestors, marked {@code follows}, with streams over
+     * their chunks: identity bytes, gunzipped if stored gzipped, so any target takes them.
+     */
     private List<AttachmentBody> bodies(ObjectNode doc, long sincePos) {
         JsonNode atts = doc.get("_attachments");
         if (atts == null || !atts.isObject()) return List.of();
@@ -336,67 +340,15 @@ final class LocalPeer implements Peer {
         List<AttachmentBody> out = new ArrayList<>();
         for (Map.Entry<String, JsonNode> e : atts.properties()) {
             ObjectNode meta = (ObjectNode) e.getValue();
+            ObjectNode stored = meta.deepCopy();
+            meta.remove(List.of("encoding", "encoded_length"));
             if (meta.path("revpos").asLong() <= sincePos) continue; // the target has it: a stub
-            String digest = meta.path("digest").asText();
             long length = meta.path("length").asLong(-1);
             meta.remove("stub");
             meta.put("follows", true);
-            String name = e.getKey();
-            out.add(new AttachmentBody(name, length, () -> new ChunkStream(db, id, digest)));
+            out.add(new AttachmentBody(e.getKey(), length, () -> db.attachmentStream(id, stored, true)));
         }
         return out;
-    }
-
-    /** An attachment's chunks read a transaction at a time, so a body of any size passes through a few hundred KB. */
-    private static final class ChunkStream extends InputStream {
-        private static final int CHUNKS_PER_READ = 4;
-        private final Database db;
-        private final String docId;
-        private final String digest;
-        private long next;
-        private byte[] chunk = new byte[0];
-        private int pos;
-        private List<byte[]> pending = List.of();
-        private int pendingAt;
-        private boolean end;
-
-        ChunkStream(Database db, String docId, String digest) {
-            this.db = db;
-            this.docId = docId;
-            this.digest = digest;
-        }
-
-        private boolean ensure() {
-            while (pos >= chunk.length) {
-                if (pendingAt < pending.size()) {
-                    chunk = pending.get(pendingAt++);
-                    pos = 0;
-                    continue;
-                }
-                if (end) return false;
-                pending = db.attachmentChunks(docId, digest, next, CHUNKS_PER_READ);
-                pendingAt = 0;
-                next += pending.size();
-                if (pending.size() < CHUNKS_PER_READ) end = true;
-                if (pending.isEmpty()) return false;
-            }
-            return true;
-        }
-
-        @Override
-        public int read() {
-            return ensure() ? chunk[pos++] & 0xff : -1;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) {
-            if (len == 0) return 0;
-            if (!ensure()) return -1;
-            int n = Math.min(len, chunk.length - pos);
-            System.arraycopy(chunk, pos, b, off, n);
-            pos += n;
-            return n;
-        }
     }
 
     // ---------------------------------------------------------------- writes

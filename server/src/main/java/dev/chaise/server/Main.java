@@ -11,6 +11,7 @@ import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.kv.fdb.FdbKvStore;
 import dev.chaise.replicator.ReplicatorModule;
+import dev.chaise.storage.AttachmentCompression;
 import dev.chaise.storage.Storage;
 import dev.chaise.views.ViewsModule;
 import dev.chaise.views.jobs.JobQueue;
@@ -92,7 +93,8 @@ public final class Main {
         KvStore store = openStorage(config);
         Storage storage = new Storage(store, SecurityObject.ADMIN_ONLY_JSON)
                 .maxDocumentSize(longOf(live, "couchdb", "max_document_size", Storage.DEFAULT_MAX_DOCUMENT_SIZE))
-                .maxAttachmentSize(longOf(live, "couchdb", "max_attachment_size", Storage.DEFAULT_MAX_ATTACHMENT_SIZE));
+                .maxAttachmentSize(longOf(live, "couchdb", "max_attachment_size", Storage.DEFAULT_MAX_ATTACHMENT_SIZE))
+                .attachmentCompression(compressionOf(live));
         live.addListener((section, key, value) -> applyLive(live, storage, section, key));
         if (boolOf(config, "couchdb", "single_node", true)) SystemDatabases.ensure(storage);
         long jsTimeout = config.get("couchdb", "os_process_timeout").map(Long::parseLong).orElse(5000L);
@@ -190,8 +192,15 @@ public final class Main {
             case "log/level" -> LogLevel.apply(live.get("log", "level").orElse("info"));
             case "couchdb/max_document_size" -> storage.maxDocumentSize(longOf(live, section, key, Storage.DEFAULT_MAX_DOCUMENT_SIZE));
             case "couchdb/max_attachment_size" -> storage.maxAttachmentSize(longOf(live, section, key, Storage.DEFAULT_MAX_ATTACHMENT_SIZE));
+            case "attachments/compressible_types", "attachments/compression_level" -> storage.attachmentCompression(compressionOf(live));
             default -> { }
         }
+    }
+
+    /** {@code [attachments] compressible_types} and {@code compression_level}. */
+    private static AttachmentCompression compressionOf(ConfigStore c) {
+        return new AttachmentCompression(c.get("attachments", "compressible_types").orElse(AttachmentCompression.DEFAULT_TYPES),
+                (int) longOf(c, "attachments", "compression_level", AttachmentCompression.DEFAULT_LEVEL));
     }
 
     private static long longOf(ConfigStore c, String section, String key, long fallback) {

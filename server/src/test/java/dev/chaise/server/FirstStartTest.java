@@ -48,4 +48,27 @@ class FirstStartTest {
                     "deleting the key goes back to the default");
         }
     }
+
+    /** [attachments] compression_level and compressible_types follow the live config, as CouchDB reads them per write. */
+    @Test
+    void attachmentCompressionFollowsTheLiveConfig() {
+        try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory())) {
+            Storage docs = new Storage(kv, SecurityObject.ADMIN_ONLY_JSON);
+            var db = docs.create("db");
+            IniConfigStore live = new IniConfigStore(ConfigFiles.defaults(), null);
+            live.addListener((s, k, v) -> Main.applyLive(live, docs, s, k));
+            java.util.function.Function<String, Boolean> gzipped = id -> {
+                ObjectNode body = Json.NODES.objectNode();
+                body.putObject("_attachments").putObject("a").put("content_type", "text/plain").put("data", "aGVsbG8=");
+                assertTrue(db.updateUnchecked(List.of(DocUpdate.edit(id, null, false, body)), true).get(0).ok());
+                return db.get(id, null, false).body().at("/_attachments/a").has("encoding");
+            };
+            assertTrue(gzipped.apply("a"), "text/* by default");
+            live.set("attachments", "compression_level", "0", false);
+            assertTrue(!gzipped.apply("b"), "level 0 stores as sent");
+            live.set("attachments", "compression_level", "8", false);
+            live.set("attachments", "compressible_types", "application/json", false);
+            assertTrue(!gzipped.apply("c"), "text/plain is no longer compressible");
+        }
+    }
 }

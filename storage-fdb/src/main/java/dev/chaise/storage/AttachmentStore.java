@@ -7,6 +7,7 @@ import dev.chaise.storage.RevisionsSubspace.Branch;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.SequenceInputStream;
 import java.io.UncheckedIOException;
 import java.security.MessageDigest;
@@ -20,12 +21,15 @@ import java.util.Optional;
 /**
  * Attachment bodies that do not travel inside their document's transaction: bodies over a
  * megabyte are stored ahead, streamed a megabyte per transaction (see {@link AttachmentsSubspace}),
- * and the sweep that {@code _compact} runs. Small bodies are written by the document's own write.
+ * gzipped as they stream when their type is compressible ({@link AttachmentCompression}); and the
+ * sweep that {@code _compact} runs. Small bodies are written by the document's own write.
  */
 final class AttachmentStore {
     /** Attachments up to this size go inline in their document's transaction; larger ones are stored ahead. */
     static final int INLINE_ATTACHMENT_BYTES = AttachmentsSubspace.CHUNK * AttachmentsSubspace.CHUNKS_PER_TX;
     private static final int LARGE_INLINE_CHARS = INLINE_ATTACHMENT_BYTES / 3 * 4;
+
+    static final String GZIP = "gzip";
 
     private final Storage storage;
 
@@ -34,16 +38,52 @@ final class AttachmentStore {
     }
 
     /**
-     * Stores an attachment body ahead of the document that will name it, reading {@code in} to its
-     * end a megabyte at a time: streamed into a staging range, one transaction per megabyte, then
-     * moved under its md5. Nothing holds the whole body, and no transaction comes near FDB's size
-     * limit. Past {@code max_attachment_size} it stops with 413 {@code attachment_too_large}; on
-     * any failure the staged chunks are cleared.
+     * Stores an attachment body ahead of the document that will name it, as sent (no encoding):
+     * see {@link #storeBytes}.
      */
     StoredAttachment store(Database db, String docId, String name, InputStream in) {
+        Stored s = storeBytes(db, docId, limited(in, name));
+        return new StoredAttachment(s.digest(), s.length());
+    }
+
+    /** Stores identity bytes of {@code contentType} ahead: gzipped as they stream if the type is compressible. */
+    private StoredAttachment storeIdentity(Database db, String docId, String name, InputStream in, String contentType) {
+        int level = storage.compression().levelFor(contentType);
+        if (level == 0) return store(db, docId, name, in);
+        Gzip.Encoder gz = Gzip.encode(limited(in, name), level);
+        Stored s = storeBytes(db, docId, gz);
+        return new StoredAttachment(s.digest(), gz.identityLength(), GZIP, s.length());
+    }
+
+    /**
+     * Stores bytes that came gzipped (a replicator's encoded part) as they are; {@code length} is
+     * their identity length as the sender gives it, or negative if unknown (then the stored length
+     * stands for it, as CouchDB does).
+     */
+    private StoredAttachment storeGzipped(Database db, String docId, String name, InputStream in, long length) {
+        Stored s = storeBytes(db, docId, limited(in, name));
+        // Read back once, so a body that is not gzip is refused now rather than failing every read
+        // later (its chunks, named by no revision, go at the next sweep).
+        try (InputStream check = Gzip.decode(new ChunkStream(db, docId, s.digest()))) {
+            check.transferTo(OutputStream.nullOutputStream());
+        } catch (IOException | UncheckedIOException e) {
+            throw StorageException.badRequest("Attachment " + name + " is not valid gzip");
+        }
+        return new StoredAttachment(s.digest(), length < 0 ? s.length() : length, GZIP, s.length());
+    }
+
+    private record Stored(String digest, long length) {}
+
+    /**
+     * Stores bytes ahead of the document that will name them, reading {@code in} to its end a
+     * megabyte at a time: streamed into a staging range, one transaction per megabyte, then moved
+     * under their md5. Nothing holds the whole body, and no transaction comes near FDB's size
+     * limit. On any failure (413 {@code attachment_too_large} from {@link #limited} too) the
+     * staged chunks are cleared.
+     */
+    private Stored storeBytes(Database db, String docId, InputStream in) {
         AttachmentsSubspace.Upload upload = AttachmentsSubspace.Upload.next();
         MessageDigest md5 = AttachmentsSubspace.newMd5();
-        long max = storage.maxAttachmentSize();
         long length = 0;
         long chunks = 0;
         boolean done = false;
@@ -54,7 +94,6 @@ final class AttachmentStore {
                 while (batch.size() < AttachmentsSubspace.CHUNKS_PER_TX) {
                     byte[] c = in.readNBytes(AttachmentsSubspace.CHUNK);
                     length += c.length;
-                    if (length > max) throw new StorageException(StorageException.Kind.ATTACHMENT_TOO_LARGE, name);
                     if (c.length > 0) {
                         md5.update(c);
                         batch.add(c);
@@ -83,12 +122,39 @@ final class AttachmentStore {
             }
             done = true;
             storage.timer().add(StorageCounts.ATTACHMENT_BYTES_WRITTEN, length);
-            return new StoredAttachment(AttachmentsSubspace.digestOf(digest), length);
+            return new Stored(AttachmentsSubspace.digestOf(digest), length);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } finally {
             if (!done) clearUpload(db, upload);
         }
+    }
+
+    /** {@code in}, stopping with 413 {@code attachment_too_large} past {@code max_attachment_size} bytes. */
+    private InputStream limited(InputStream in, String name) {
+        long max = storage.maxAttachmentSize();
+        return new java.io.FilterInputStream(in) {
+            private long read;
+
+            @Override
+            public int read() throws IOException {
+                int b = super.read();
+                if (b >= 0) count(1);
+                return b;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                int n = super.read(b, off, len);
+                if (n > 0) count(n);
+                return n;
+            }
+
+            private void count(int n) {
+                read += n;
+                if (read > max) throw new StorageException(StorageException.Kind.ATTACHMENT_TOO_LARGE, name);
+            }
+        };
     }
 
     /** A write that may simply run again after a 1021. */
@@ -101,24 +167,30 @@ final class AttachmentStore {
 
     /**
      * Reads an attachment's body, as it arrives, into its {@code _attachments} entry {@code meta}:
-     * up to {@link #INLINE_ATTACHMENT_BYTES} becomes inline {@code data}, written in the document's
-     * own transaction; a larger body is stored ahead ({@link #store}) and the entry is marked
-     * {@code follows}. Returns the stored body for {@link DocUpdate#withStored}, or null.
+     * up to {@link #INLINE_ATTACHMENT_BYTES} becomes inline {@code data}, written (and gzipped if
+     * compressible) in the document's own transaction; a larger body is stored ahead and the entry
+     * is marked {@code follows}. A body the entry says is {@code "encoding": "gzip"} (what a CouchDB
+     * replicator sends, COUCHDB-1923) is stored ahead as it came. Returns the stored body for
+     * {@link DocUpdate#withStored}, or null.
      */
     StoredAttachment read(Database db, String docId, String name, ObjectNode meta, InputStream in) {
+        meta.remove("follows");
+        if (GZIP.equals(meta.path("encoding").asText(null))) {
+            meta.put("follows", true);
+            return storeGzipped(db, docId, name, in, meta.path("length").asLong(-1));
+        }
         byte[] head;
         try {
             head = in.readNBytes(INLINE_ATTACHMENT_BYTES + 1);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        meta.remove("follows");
         if (head.length <= INLINE_ATTACHMENT_BYTES) {
             meta.put("data", Base64.getEncoder().encodeToString(head));
             return null;
         }
         meta.put("follows", true);
-        return store(db, docId, name, new SequenceInputStream(new ByteArrayInputStream(head), in));
+        return storeIdentity(db, docId, name, new SequenceInputStream(new ByteArrayInputStream(head), in), meta.path("content_type").asText(null));
     }
 
     private void clearUpload(Database db, AttachmentsSubspace.Upload upload) {
@@ -149,7 +221,7 @@ final class AttachmentStore {
                 if (data == null || !data.isTextual() || data.textValue().length() <= LARGE_INLINE_CHARS) continue;
                 byte[] bytes = AttachmentsSubspace.decode(data.textValue());
                 if (bytes == null || bytes.length > storage.maxAttachmentSize()) continue;
-                stored.put(e.getKey(), store(db, u.id(), e.getKey(), new ByteArrayInputStream(bytes)));
+                stored.put(e.getKey(), storeIdentity(db, u.id(), e.getKey(), new ByteArrayInputStream(bytes), e.getValue().path("content_type").asText(null)));
                 if (copy == null) copy = u.body().deepCopy();
                 ObjectNode meta = (ObjectNode) copy.get("_attachments").get(e.getKey());
                 meta.remove("data");

@@ -24,8 +24,9 @@ import java.util.Map;
  * </pre>
  *
  * A revision's body keeps only the metadata, as {@code _attachments: {name: {content_type, revpos,
- * digest, length, stub}}}; revisions that keep an attachment share its chunks, because the key is
- * the content's md5. Chunks no leaf revision names any more are cleared by {@link #sweep}
+ * digest, length, stub}}}, plus {@code encoding: "gzip"} and {@code encoded_length} for a body
+ * stored gzipped (a compressible type, {@link AttachmentCompression}, or one sent gzipped);
+ * revisions that keep an attachment share its chunks, because the key is the stored bytes' md5. Chunks no leaf revision names any more are cleared by {@link #sweep}
  * ({@code _compact}).
  *
  * <p>A small attachment is written in its document's transaction. A large one would not fit FDB's
@@ -100,7 +101,7 @@ final class AttachmentsSubspace {
     /** Whether a stored attachment's first and last chunks are in place (a sweep may have raced its document). */
     static boolean present(ReadTransaction tx, DbHandle db, String docId, StoredAttachment s) {
         byte[] md5 = md5Of(s.digest());
-        long last = Math.max(0, (s.length() - 1) / CHUNK);
+        long last = Math.max(0, (s.encodedLength() - 1) / CHUNK); // chunks hold the stored bytes
         return tx.get(chunkKey(db, docId, md5, 0)) != null && tx.get(chunkKey(db, docId, md5, last)) != null;
     }
 
@@ -133,22 +134,35 @@ final class AttachmentsSubspace {
 
     /**
      * Inlines attachment bodies as base64 into a rendered document, as CouchDB shows them (data,
-     * no {@code stub} or {@code length}): all of them for {@code sincePos} 0, those with a revpos
-     * above it for {@code atts_since}; a negative {@code sincePos} leaves stubs.
+     * decoded, no {@code stub} or {@code length}): all of them for {@code sincePos} 0, those with a
+     * revpos above it for {@code atts_since}; a negative {@code sincePos} leaves stubs. How each is
+     * stored comes from {@code stored}, the revision's body as kept.
      */
-    static void inline(ReadTransaction tx, DbHandle db, String docId, ObjectNode doc, long sincePos) {
+    static void inline(ReadTransaction tx, DbHandle db, String docId, ObjectNode stored, ObjectNode doc, long sincePos) {
         if (sincePos < 0) return;
         JsonNode atts = doc.get("_attachments");
         if (atts == null || !atts.isObject()) return;
-        for (JsonNode m : atts) {
-            ObjectNode meta = (ObjectNode) m;
+        for (Map.Entry<String, JsonNode> e : atts.properties()) {
+            ObjectNode meta = (ObjectNode) e.getValue();
             if (meta.path("revpos").asLong() <= sincePos) continue;
             byte[] data = read(tx, db, docId, meta.path("digest").asText());
             if (data == null) continue;
+            if (gzipped(stored.path("_attachments").path(e.getKey()))) {
+                try (java.io.InputStream in = Gzip.decode(new java.io.ByteArrayInputStream(data))) {
+                    data = in.readAllBytes();
+                } catch (java.io.IOException x) {
+                    throw new java.io.UncheckedIOException(x);
+                }
+            }
             meta.remove("stub");
             meta.remove("length");
             meta.put("data", Base64.getEncoder().encodeToString(data));
         }
+    }
+
+    /** Whether an attachment's metadata, as stored, says its bytes are gzipped. */
+    static boolean gzipped(JsonNode storedMeta) {
+        return AttachmentStore.GZIP.equals(storedMeta.path("encoding").asText(null));
     }
 
     /** Chunks {@code from} onwards, at most {@code limit}: for streaming across transactions (chunks never change). */
@@ -208,7 +222,8 @@ final class AttachmentsSubspace {
      * @param ahead bodies stored ahead of this transaction, for entries marked {@code follows}
      */
     static Resolved resolve(Transaction tx, DbHandle db, String docId, ObjectNode body, long newPos, boolean replicated,
-                            List<ObjectNode> parents, long maxAttachmentSize, Map<String, StoredAttachment> ahead) {
+                            List<ObjectNode> parents, long maxAttachmentSize, AttachmentCompression compression,
+                            Map<String, StoredAttachment> ahead) {
         JsonNode atts = body.get("_attachments");
         ObjectNode hashBody = body.deepCopy();
         hashBody.remove("_attachments");
@@ -232,14 +247,12 @@ final class AttachmentsSubspace {
                 if (data.length > maxAttachmentSize) {
                     throw new StorageException(StorageException.Kind.ATTACHMENT_TOO_LARGE, name);
                 }
-                byte[] md5 = md5(data);
-                write(tx, db, docId, md5, data);
-                meta = newMeta(a, replicated, newPos, digestOf(md5), data.length);
+                meta = newMeta(a, replicated, newPos, writeInline(tx, db, docId, data, a, compression));
             } else if (a.path("follows").asBoolean(false) && ahead.containsKey(name)) {
                 StoredAttachment st = ahead.get(name);
                 // A compaction that ran between storing and now may have taken the chunks: try again.
                 if (!present(tx, db, docId, st)) throw StorageException.conflict();
-                meta = newMeta(a, replicated, newPos, st.digest(), st.length());
+                meta = newMeta(a, replicated, newPos, st);
             } else if (a.path("follows").asBoolean(false)) {
                 throw StorageException.badRequest("Attachment " + name + " follows, but the request is not multipart/related");
             } else {
@@ -253,29 +266,60 @@ final class AttachmentsSubspace {
         return new Resolved(stored, digests, hashBody);
     }
 
-    private static ObjectNode newMeta(JsonNode sent, boolean replicated, long newPos, String digest, long length) {
+    /** Writes inline data in this transaction, gzipped if its type is compressible (it is at most a megabyte). */
+    private static StoredAttachment writeInline(Transaction tx, DbHandle db, String docId, byte[] data, JsonNode sent, AttachmentCompression compression) {
+        int level = compression.levelFor(sent.path("content_type").asText(DEFAULT_TYPE));
+        if (level == 0) {
+            byte[] md5 = md5(data);
+            write(tx, db, docId, md5, data);
+            return new StoredAttachment(digestOf(md5), data.length);
+        }
+        byte[] gz;
+        try (Gzip.Encoder e = Gzip.encode(new java.io.ByteArrayInputStream(data), level)) {
+            gz = e.readAllBytes();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        byte[] md5 = md5(gz);
+        write(tx, db, docId, md5, gz);
+        return new StoredAttachment(digestOf(md5), data.length, AttachmentStore.GZIP, gz.length);
+    }
+
+    /**
+     * A new attachment's metadata, in CouchDB's member order. The digest is the md5 of the stored
+     * bytes, gzipped or not, as couch_db:with_stream keeps it; {@code length} is the identity
+     * length, and a gzipped body adds {@code encoding} and {@code encoded_length}, which only
+     * {@code att_encoding_info} shows ({@link DocumentJson#render}).
+     */
+    private static ObjectNode newMeta(JsonNode sent, boolean replicated, long newPos, StoredAttachment st) {
         ObjectNode meta = Json.NODES.objectNode();
-        meta.put("content_type", sent.path("content_type").asText("application/octet-stream"));
+        meta.put("content_type", sent.path("content_type").asText(DEFAULT_TYPE));
         meta.put("revpos", replicated && sent.path("revpos").canConvertToLong() ? sent.get("revpos").asLong() : newPos);
-        meta.put("digest", digest);
-        meta.put("length", length);
+        meta.put("digest", st.digest());
+        meta.put("length", st.length());
         meta.put("stub", true);
+        if (st.encoding() != null) {
+            meta.put("encoding", st.encoding());
+            meta.put("encoded_length", st.encodedLength());
+        }
         return meta;
     }
 
+    private static final String DEFAULT_TYPE = "application/octet-stream";
+
+    /**
+     * The metadata a stub keeps, as couch_att:merge_stubs finds it: by name in a parent, with the
+     * stub's {@code revpos}, if it gives one, the same (its digest is not compared: a CouchDB
+     * source may name a body by bytes stored otherwise). Null if no parent has it.
+     */
     private static ObjectNode stubFrom(List<ObjectNode> parents, String name, JsonNode stub) {
-        JsonNode digest = stub.get("digest");
         JsonNode revpos = stub.get("revpos");
-        ObjectNode byRevpos = null;
         for (ObjectNode p : parents) {
             JsonNode m = p == null ? null : p.path("_attachments").get(name);
             if (m == null || !m.isObject()) continue;
-            if (digest == null || !digest.isTextual() || digest.textValue().equals(m.path("digest").asText())) return ((ObjectNode) m).deepCopy();
-            // couch_att:merge_stubs matches by name and revpos: a CouchDB source names a compressed
-            // attachment by its compressed bytes' md5, which differs from the digest kept here.
-            if (byRevpos == null && (revpos == null || revpos.asLong(-1) == m.path("revpos").asLong(-2))) byRevpos = (ObjectNode) m;
+            if (revpos == null || revpos.isNull() || revpos.asLong(-1) == m.path("revpos").asLong(-2)) return ((ObjectNode) m).deepCopy();
         }
-        return byRevpos == null ? null : byRevpos.deepCopy();
+        return null;
     }
 
     /**

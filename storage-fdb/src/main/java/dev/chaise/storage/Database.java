@@ -1,6 +1,7 @@
 package dev.chaise.storage;
 
 import com.apple.foundationdb.tuple.Tuple;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.StoreTimer;
@@ -345,6 +346,16 @@ public final class Database {
         for (byte[] c : chunks) bytes += c.length;
         timer().add(StorageCounts.ATTACHMENT_BYTES_READ, bytes);
         return chunks;
+    }
+
+    /**
+     * An attachment's body as a stream, chunks read a few per transaction: identity bytes if
+     * {@code decode} (gunzipped when {@code storedMeta}, its metadata as stored, says gzip), else
+     * the stored bytes.
+     */
+    public InputStream attachmentStream(String docId, JsonNode storedMeta, boolean decode) {
+        InputStream raw = new ChunkStream(this, docId, storedMeta.path("digest").asText());
+        return decode && AttachmentsSubspace.gzipped(storedMeta) ? Gzip.decode(raw) : raw;
     }
 
     /** The size of an attachment's chunks, as {@link #attachmentChunks} returns them. */

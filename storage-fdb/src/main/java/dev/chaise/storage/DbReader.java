@@ -259,10 +259,10 @@ public final class DbReader {
     /**
      * Inlines attachment bodies as base64 into a rendered document: all of them for
      * {@code sincePos} 0 ({@code attachments=true}), those with a revpos above it for
-     * {@code atts_since}; a negative {@code sincePos} leaves stubs.
+     * {@code atts_since}; a negative {@code sincePos} leaves stubs. {@code doc} is {@code stored} rendered.
      */
-    public void inlineAttachments(String docId, ObjectNode doc, long sincePos) {
-        AttachmentsSubspace.inline(tx, db, docId, doc, sincePos);
+    public void inlineAttachments(StoredDoc stored, ObjectNode doc, long sincePos) {
+        AttachmentsSubspace.inline(tx, db, stored.id(), stored.body(), doc, sincePos);
     }
 
     /** An attachment's whole body by its digest (attachments are content-addressed per document), or null if gone. */

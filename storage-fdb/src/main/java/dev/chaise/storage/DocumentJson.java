@@ -243,14 +243,46 @@ public final class DocumentJson {
         return out;
     }
 
-    /** {@code {"_id", "_rev", ...body, "_deleted": true}}: the document as CouchDB returns it. */
+    /**
+     * {@code {"_id", "_rev", ...body, "_deleted": true}}: the document as CouchDB returns it, its
+     * attachment stubs without how they are stored ({@code encoding}, {@code encoded_length}: see
+     * {@link #showEncoding}).
+     */
     public static ObjectNode render(StoredDoc d) {
         ObjectNode out = Json.NODES.objectNode();
         out.put("_id", d.id());
         out.put("_rev", d.rev().toString());
         out.setAll(d.body());
         if (d.deleted()) out.put("_deleted", true);
+        if (d.body().get("_attachments") instanceof ObjectNode atts && hasEncoding(atts)) {
+            ObjectNode copy = atts.deepCopy();
+            for (JsonNode m : copy) {
+                if (m instanceof ObjectNode o) o.remove(List.of("encoding", "encoded_length"));
+            }
+            out.set("_attachments", copy);
+        }
         return out;
+    }
+
+    private static boolean hasEncoding(ObjectNode atts) {
+        for (JsonNode m : atts) if (m.has("encoding")) return true;
+        return false;
+    }
+
+    /**
+     * Adds {@code encoding} and {@code encoded_length} to the stubs of {@code rendered} (what
+     * {@link #render} made of {@code d}) whose bodies are stored encoded: {@code att_encoding_info=true},
+     * and the multipart answers that send such bodies as stored.
+     */
+    public static void showEncoding(StoredDoc d, ObjectNode rendered) {
+        if (!(d.body().get("_attachments") instanceof ObjectNode stored) || !hasEncoding(stored)) return;
+        if (!(rendered.get("_attachments") instanceof ObjectNode atts)) return;
+        for (Map.Entry<String, JsonNode> e : atts.properties()) {
+            JsonNode s = stored.get(e.getKey());
+            if (s == null || !s.has("encoding") || !(e.getValue() instanceof ObjectNode o)) continue;
+            o.set("encoding", s.get("encoding"));
+            o.set("encoded_length", s.get("encoded_length"));
+        }
     }
 
     /**

@@ -148,7 +148,7 @@ final class DocumentWriter {
             List<ObjectNode> parents = new ArrayList<>(1);
             if (plan.parent() != null) parents.add(DocumentBodies.read(tx, db, id, plan.parent(), false));
             AttachmentsSubspace.Resolved r = AttachmentsSubspace.resolve(tx, db, id, plan.deleted() ? strip(body) : body, newPos, false,
-                    parents, storage.maxAttachmentSize(), u.stored());
+                    parents, storage.maxAttachmentSize(), storage.compression(), u.stored());
             body = r.body();
             digests = r.digests();
         }
@@ -204,7 +204,7 @@ final class DocumentWriter {
             List<ObjectNode> leaves = new ArrayList<>();
             for (Branch b : all) leaves.add(DocumentBodies.read(tx, db, id, b.branch().leaf(), b.branch().deleted()));
             body = AttachmentsSubspace.resolve(tx, db, id, u.path().deleted() ? strip(body) : body, u.path().leaf().pos(), true, leaves,
-                    storage.maxAttachmentSize(), u.stored()).body();
+                    storage.maxAttachmentSize(), storage.compression(), u.stored()).body();
         }
         if (newLeaf != null) {
             validate(tx, db, ctx, id, u.path(), u.path().deleted(), body, nearestLeaf(all, u.path())); // a deletion's attachments were stripped above

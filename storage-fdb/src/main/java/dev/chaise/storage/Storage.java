@@ -35,6 +35,7 @@ public final class Storage implements AutoCloseable {
     private final PurgeWriter purges;
     private volatile long maxDocumentSize = DEFAULT_MAX_DOCUMENT_SIZE;
     private volatile long maxAttachmentSize = DEFAULT_MAX_ATTACHMENT_SIZE;
+    private volatile AttachmentCompression compression = AttachmentCompression.DEFAULT;
 
     /** @param defaultSecurityJson the {@code _security} object of a new database */
     public Storage(KvStore kv, String defaultSecurityJson) {
@@ -58,6 +59,16 @@ public final class Storage implements AutoCloseable {
     public Storage maxAttachmentSize(long bytes) {
         this.maxAttachmentSize = bytes;
         return this;
+    }
+
+    /** {@code [attachments] compressible_types} and {@code compression_level}: which attachments are stored gzipped. May change at runtime. */
+    public Storage attachmentCompression(AttachmentCompression c) {
+        this.compression = c;
+        return this;
+    }
+
+    AttachmentCompression compression() {
+        return compression;
     }
 
     /** How many transactions one big batch of distinct documents may run at once (default: the cores). */

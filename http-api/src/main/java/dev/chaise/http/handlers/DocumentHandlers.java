@@ -84,35 +84,38 @@ public final class DocumentHandlers {
         Meta m = new Meta(flag(req, "revs"), meta || flag(req, "revs_info"), rev == null && (meta || flag(req, "conflicts")),
                 rev == null && (meta || flag(req, "deleted_conflicts")), meta || flag(req, "local_seq"));
         long attsSince = attsSince(req);
+        // chttpd_db:send_doc_efficiently: bodies as multipart/related parts, sent as stored, each stub saying how.
+        boolean related = attsSince >= 0 && OpenRevs.accepts(req.header("Accept"), "multipart/related");
+        boolean encodingInfo = related || flag(req, "att_encoding_info");
         record Read(StoredDoc doc, ObjectNode body) {}
         Read read = db.database().read(r -> {
             StoredDoc doc = r.get(id, rev, m.needsBranches());
             ObjectNode rendered = db.render(doc, m);
-            if (rendered.has("_attachments")) r.inlineAttachments(id, rendered, attsSince);
+            if (encodingInfo) DocumentJson.showEncoding(doc, rendered);
+            if (!related && rendered.has("_attachments")) r.inlineAttachments(doc, rendered, attsSince);
             return new Read(doc, rendered);
         });
         StoredDoc d = read.doc();
         ObjectNode body = read.body();
         // CouchDB sends an ETag only for a document without meta members.
         boolean hasMeta = body.has("_revs_info") || body.has("_conflicts") || body.has("_deleted_conflicts") || body.has("_local_seq");
-        if (hasMeta) return docResponse(req, body, attsSince);
+        MultipartDocs.Bodies bodies = related ? MultipartDocs.stored(db.database(), id, attsSince) : null;
+        if (hasMeta) return docResponse(body, bodies);
         String etag = "\"" + d.rev() + "\"";
         if (etagMatches(req, etag)) return notModified(etag);
-        return docResponse(req, body, attsSince).withHeader("ETag", etag);
+        return docResponse(body, bodies).withHeader("ETag", etag);
     }
 
     /**
      * A document as chttpd's send_doc_efficiently sends it: with attachment bodies asked for
      * ({@code attachments=true}, {@code atts_since}) and a client that accepts
-     * {@code multipart/related} (no Accept header accepts anything, as in mochiweb),
-     * {@code multipart/related}: the JSON first, each body marked {@code "follows": true}, then
-     * the bodies as parts in the JSON's order. Otherwise JSON.
+     * {@code multipart/related} (no Accept header accepts anything, as in mochiweb), {@code bodies}
+     * is set: {@code multipart/related}, the JSON first, each body marked {@code "follows": true},
+     * then the bodies as stored, in the JSON's order (JSON if none follows). Otherwise JSON.
      */
-    private static Response docResponse(Request req, ObjectNode body, long attsSince) throws Exception {
-        if (attsSince < 0 || !body.has("_attachments") || !OpenRevs.accepts(req.header("Accept"), "multipart/related")) return Response.json(200, body);
-        MultipartDocs.Part part = MultipartDocs.of(body);
-        if (part.contentType().equals("application/json")) return Response.json(200, body); // every attachment a stub
-        return new Response.Full(200, List.of(new Response.Header("Content-Type", part.contentType())), part.body());
+    private static Response docResponse(ObjectNode body, MultipartDocs.Bodies bodies) throws Exception {
+        if (bodies == null || !body.has("_attachments")) return Response.json(200, body);
+        return MultipartDocs.related(body, bodies);
     }
 
     /** {@code attachments=true} or {@code atts_since=[revs]}: which attachment bodies go inline, as base64 (-1: none). */
@@ -175,7 +178,9 @@ public final class DocumentHandlers {
         boolean multipart = acceptsMultipartMixed(req.header("Accept"));
         // As multipart (the replicator's way) attachment bodies are streamed from storage after the
         // read, so a document with a body of any size passes through a few hundred KB.
-        List<ObjectNode> parts = db.read(r -> OpenRevs.read(sdb, r, id, wanted, revs, latest, multipart ? -1 : attsSince, false));
+        // chttpd_db: a multipart answer sends bodies as stored, each stub saying how (att_encoding_info).
+        boolean encodingInfo = multipart || flag(req, "att_encoding_info");
+        List<ObjectNode> parts = db.read(r -> OpenRevs.read(sdb, r, id, wanted, revs, latest, multipart ? -1 : attsSince, encodingInfo, false));
         if (asked == null && parts.isEmpty()) throw StorageException.notFound("missing");
         if (!multipart) return Response.json(200, parts);
         String boundary = MultipartDocs.boundary();

@@ -2,6 +2,7 @@ package dev.chaise.http.handlers;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.http.Response;
 import dev.chaise.http.ResponseStream;
 import dev.chaise.storage.Database;
 import dev.chaise.storage.json.Json;
@@ -26,8 +27,8 @@ import java.util.concurrent.ThreadLocalRandom;
 final class MultipartDocs {
     private MultipartDocs() {}
 
-    /** An attachment whose body follows the document's JSON, and how to write that body. */
-    record Following(String name, long length, String contentType, java.util.function.Consumer<ResponseStream> body) {}
+    /** An attachment whose body follows the document's JSON, how it is encoded (null: identity), and how to write that body. */
+    record Following(String name, long length, String contentType, String encoding, java.util.function.Consumer<ResponseStream> body) {}
 
     /** Where the bodies of a document's following attachments come from. */
     interface Bodies {
@@ -43,14 +44,20 @@ final class MultipartDocs {
         for (Map.Entry<String, JsonNode> e : atts.properties()) {
             if (!(e.getValue() instanceof ObjectNode a) || !a.has("data")) continue;
             byte[] bytes = Base64.getDecoder().decode(a.remove("data").asText());
+            a.remove(List.of("encoding", "encoded_length")); // inline data is identity
             a.put("length", bytes.length);
             a.put("follows", true);
-            out.add(new Following(e.getKey(), bytes.length, a.path("content_type").asText("application/octet-stream"), s -> s.write(bytes)));
+            out.add(new Following(e.getKey(), bytes.length, a.path("content_type").asText("application/octet-stream"), null, s -> s.write(bytes)));
         }
         return out;
     };
 
-    /** Bodies read from storage: the attachments newer than position {@code sincePos} (0: all, negative: none). */
+    /**
+     * Bodies read from storage: the attachments newer than position {@code sincePos} (0: all,
+     * negative: none), as stored: a gzipped one (its stub showing {@code encoding}, as
+     * {@link OpenRevs#read} renders it for multipart) goes gzipped with {@code Content-Encoding},
+     * its part {@code encoded_length} long, as couch_doc:doc_to_multi_part_stream sends it.
+     */
     static Bodies stored(Database db, String docId, long sincePos) {
         return doc -> {
             List<Following> out = new ArrayList<>();
@@ -60,9 +67,15 @@ final class MultipartDocs {
                 if (!(e.getValue() instanceof ObjectNode a) || a.path("revpos").asLong() <= sincePos) continue;
                 a.remove("stub");
                 a.put("follows", true);
+                String encoding = a.path("encoding").asText(null);
+                if (encoding != null) { // after follows, as couch_att:to_json writes them
+                    JsonNode encodedLength = a.remove("encoded_length");
+                    a.set("encoding", a.remove("encoding"));
+                    a.set("encoded_length", encodedLength);
+                }
                 String digest = a.path("digest").asText();
-                long length = a.path("length").asLong();
-                out.add(new Following(e.getKey(), length, a.path("content_type").asText("application/octet-stream"),
+                long length = encoding == null ? a.path("length").asLong() : a.path("encoded_length").asLong();
+                out.add(new Following(e.getKey(), length, a.path("content_type").asText("application/octet-stream"), encoding,
                         s -> AttachmentHandlers.stream(s, db, docId, digest, 0, length)));
             }
             return out;
@@ -75,26 +88,27 @@ final class MultipartDocs {
         return HexFormat.of().formatHex(b);
     }
 
-    /** A document as one body: {@code application/json}, or {@code multipart/related} when attachment bodies go with it. */
-    record Part(String contentType, byte[] body) {}
-
-    /** The content type of a document's body and what writes it. */
-    private record Body(String contentType, java.util.function.Consumer<ResponseStream> writer) {}
+    /** The content type of a document's body, the bytes of its attachment parts, and what writes it. */
+    private record Body(String contentType, long attachmentBytes, java.util.function.Consumer<ResponseStream> writer) {}
 
     private static Body body(JsonNode doc, Bodies bodies) throws Exception {
         ObjectNode json = ((ObjectNode) doc).deepCopy();
         List<Following> follows = bodies.follow(json);
         byte[] jsonBytes = Json.MAPPER.writeValueAsBytes(json);
-        if (follows.isEmpty()) return new Body("application/json", out -> out.write(jsonBytes));
+        if (follows.isEmpty()) return new Body("application/json", 0, out -> out.write(jsonBytes));
         String inner = boundary();
-        return new Body("multipart/related; boundary=\"" + inner + "\"", out -> {
+        long attachmentBytes = 0;
+        for (Following f : follows) attachmentBytes += f.length();
+        return new Body("multipart/related; boundary=\"" + inner + "\"", attachmentBytes, out -> {
             text(out, "--" + inner + "\r\nContent-Type: application/json\r\n\r\n");
             out.write(jsonBytes);
             text(out, "\r\n--" + inner);
             for (Following f : follows) {
                 text(out, "\r\nContent-Disposition: attachment; filename=\"" + f.name() + "\"");
                 text(out, "\r\nContent-Type: " + f.contentType());
-                text(out, "\r\nContent-Length: " + f.length() + "\r\n\r\n");
+                text(out, "\r\nContent-Length: " + f.length());
+                if (f.encoding() != null) text(out, "\r\nContent-Encoding: " + f.encoding());
+                text(out, "\r\n\r\n");
                 f.body().accept(out);
                 text(out, "\r\n--" + inner);
             }
@@ -102,12 +116,22 @@ final class MultipartDocs {
         });
     }
 
-    /** A document read with its attachment bodies inline, as one body in memory (a document GET's multipart/related). */
-    static Part of(JsonNode doc) throws Exception {
-        Body b = body(doc, INLINE);
+    /** Attachment bytes up to which a document GET's multipart answer is built whole, to announce its length as CouchDB does. */
+    private static final long WHOLE_ANSWER_BYTES = 1 << 20;
+
+    /**
+     * A document GET's {@code multipart/related} answer (chttpd_db:send_doc_efficiently): the JSON,
+     * then the bodies as stored; plain JSON when no body follows. Up to a megabyte of bodies it is
+     * built whole and sent with its Content-Length, as CouchDB sends it; more streams from storage.
+     */
+    static Response related(ObjectNode doc, Bodies bodies) throws Exception {
+        Body b = body(doc, bodies);
+        if (b.contentType().equals("application/json")) return Response.json(200, doc);
+        List<Response.Header> headers = List.of(new Response.Header("Content-Type", b.contentType()));
+        if (b.attachmentBytes() > WHOLE_ANSWER_BYTES) return new Response.Streamed(200, headers, out -> b.writer().accept(out));
         Buffer buf = new Buffer();
         b.writer().accept(buf);
-        return new Part(b.contentType(), buf.bytes.toByteArray());
+        return new Response.Full(200, headers, buf.bytes.toByteArray());
     }
 
     /**

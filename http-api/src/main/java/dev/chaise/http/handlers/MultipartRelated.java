@@ -55,7 +55,8 @@ final class MultipartRelated {
             for (var e : atts.properties()) {
                 if (!(e.getValue() instanceof ObjectNode a) || !a.path("follows").asBoolean(false)) continue;
                 if (parts.nextPart() == null) throw HttpError.badRequest("Missing the body of attachment " + e.getKey() + ".");
-                StoredAttachment st = sink.read(e.getKey(), a, decoded(e.getKey(), a, parts.content()));
+                checkEncoding(a);
+                StoredAttachment st = sink.read(e.getKey(), a, parts.content());
                 if (st != null) stored.put(e.getKey(), st);
             }
         }
@@ -63,20 +64,17 @@ final class MultipartRelated {
     }
 
     /**
-     * An attachment's bytes as stored here: CouchDB's replicator sends those it keeps compressed as
-     * they are ({@code "encoding": "gzip"}, {@code encoded_length}); Chaise keeps attachments
-     * uncompressed (docs/compatibility.md), so they are inflated as they arrive, and their length
-     * and digest are taken from what they inflate to.
+     * An attachment's bytes as they came: CouchDB's replicator sends those it keeps compressed as
+     * they are ({@code "encoding": "gzip"}, the identity {@code length}, {@code encoded_length}),
+     * and they are stored so ({@link Database#readAttachment}); any other encoding is 415, as
+     * couch_att:encoded_lengths_from_json cannot take it.
      */
-    private static InputStream decoded(String name, ObjectNode meta, InputStream in) {
-        JsonNode enc = meta.remove("encoding");
-        meta.remove("encoded_length");
-        if (enc == null || enc.isNull() || enc.asText().equals("identity")) return in;
-        if (!enc.asText().equals("gzip")) throw HttpError.badContentType("Only gzip and identity content-encodings are supported");
-        try {
-            return new java.util.zip.GZIPInputStream(in, 65_536);
-        } catch (IOException e) {
-            throw HttpError.badRequest("Attachment " + name + " is not valid gzip");
+    private static void checkEncoding(ObjectNode meta) {
+        JsonNode enc = meta.get("encoding");
+        if (enc == null || enc.isNull() || enc.asText().equals("identity")) {
+            meta.remove(java.util.List.of("encoding", "encoded_length"));
+        } else if (!enc.asText().equals("gzip")) {
+            throw HttpError.badContentType("Only gzip and identity content-encodings are supported");
         }
     }
 }

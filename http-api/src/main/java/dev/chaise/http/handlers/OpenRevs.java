@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.DbReader;
 import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.StorageException;
+import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.DocumentJson.Meta;
 import dev.chaise.storage.RevId;
 import dev.chaise.storage.json.Json;
@@ -25,11 +26,12 @@ final class OpenRevs {
      * @param wanted the revisions asked for, or null for every leaf
      * @param latest answer each revision with every leaf descending from it
      * @param attsSince as {@link DbReader#inlineAttachments}: -1 stubs, 0 every body, N those newer than position N
+     * @param encodingInfo stubs show how their bodies are stored ({@code att_encoding_info}, multipart answers)
      * @param refusalsAsRows a revision the reader may not see becomes {@code {"error": {id, rev, error, reason}}}
      *     ({@code _bulk_get}), rather than failing the read
      */
     static List<ObjectNode> read(SecuredDb db, DbReader r, String id, List<RevId> wanted, boolean revs, boolean latest, long attsSince,
-                                 boolean refusalsAsRows) {
+                                 boolean encodingInfo, boolean refusalsAsRows) {
         List<ObjectNode> out = new ArrayList<>();
         Meta meta = new Meta(revs, false, false, false, false);
         for (DbReader.OpenRev o : r.openRevs(id, wanted, latest)) {
@@ -47,7 +49,8 @@ final class OpenRevs {
                 out.add(err);
                 continue;
             }
-            r.inlineAttachments(id, doc, attsSince);
+            if (encodingInfo) DocumentJson.showEncoding(o.doc(), doc);
+            r.inlineAttachments(o.doc(), doc, attsSince);
             out.add(Json.NODES.objectNode().set("ok", doc));
         }
         return out;

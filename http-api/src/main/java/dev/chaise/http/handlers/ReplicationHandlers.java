@@ -174,7 +174,7 @@ public final class ReplicationHandlers {
         String id = w.id().textValue();
         // An empty atts_since asks for nothing more than attachments= does, as in CouchDB.
         List<ObjectNode> parts = OpenRevs.read(db, r, id, w.revs(), revs, latest,
-                DocSupport.attsSince(w.attsSince() != null && w.attsSince().isEmpty() ? null : w.attsSince(), attachments), true);
+                DocSupport.attsSince(w.attsSince() != null && w.attsSince().isEmpty() ? null : w.attsSince(), attachments), false, true);
         // A missing document without a rev: CouchDB names the rev "undefined".
         if (parts.isEmpty()) out.add(error(w.id(), Json.NODES.textNode("undefined"), "not_found", "missing"));
         for (ObjectNode p : parts) {

@@ -188,7 +188,7 @@ public final class ViewReader {
         try {
             StoredDoc d = reader.get(id, rev, conflicts); // the cursor reads at snapshot already
             ObjectNode out = DocumentJson.renderWithConflicts(d); // branches were read only if conflicts was asked for
-            if (attachments) reader.inlineAttachments(id, out, 0);
+            if (attachments) reader.inlineAttachments(d, out, 0);
             return out;
         } catch (StorageException e) {
             if (e.kind() == StorageException.Kind.NOT_FOUND) return Json.NODES.nullNode();

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# An A/B of two server jars with couchbench (../shared/bench/couchbench.js), alternating: a fresh
+# server and on-disk data directory per run, the server's own warm-ups off and one couchbench
+# warm-up run instead, bin/jvm.options. docs/benchmarks.md (issue 25) has a run of it.
+#
+#   src-it/bench/ab-jars.sh before=/path/a.jar after=/path/b.jar [rounds, default 2]
+#
+# Environment: COUCHBENCH (default ../shared/bench/couchbench.js beside the repository), WORK (a
+# scratch directory, default a new temporary one), PHASES (default put,bulk,get,changes).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+# shellcheck source=bin/find-jdk.sh
+source "$repo/bin/find-jdk.sh"
+java="$(find_jdk)/bin/java"
+: "${COUCHBENCH:=$repo/../shared/bench/couchbench.js}"
+: "${WORK:=$(mktemp -d)}"
+: "${PHASES:=put,bulk,get,changes}"
+mapfile -t opts < <(grep -v '^#' "$repo/bin/jvm.options")
+rounds="${3:-2}"
+i=0
+for _ in $(seq 1 "$rounds"); do
+  for pair in "$1" "$2"; do
+    label="${pair%%=*}"
+    jar="${pair#*=}"
+    i=$((i + 1))
+    port=$((26000 + i))
+    dir="$WORK/run-$i"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    cat > "$dir/bench.ini" <<INI
+[chttpd]
+port = $port
+[chaise]
+storage = embedded
+data_dir = $dir/data
+js_warmup_docs = 0
+mango_warmup_docs = 0
+warmup_requests = 0
+access_log = false
+[admins]
+admin = admin
+INI
+    (cd "$dir" && exec "$java" "${opts[@]}" -jar "$jar" --config "$dir/bench.ini" > "$dir/server.log" 2>&1) &
+    pid=$!
+    for _ in $(seq 1 60); do curl -sf "http://127.0.0.1:$port/_up" > /dev/null && break; sleep 0.5; done
+    url="http://admin:admin@127.0.0.1:$port"
+    node "$COUCHBENCH" --url "$url" --phases put,bulk --put-docs 5000 --bulk-docs 20000 --prefix warm > "$dir/warm.txt" 2>&1
+    node "$COUCHBENCH" --url "$url" --phases "$PHASES" --put-docs 5000 --bulk-docs 100000 --get-seconds 10 \
+      --server-pid "$pid" --json "$dir/result.json" > "$dir/out.txt" 2>&1
+    echo "== run $i $label ($jar), results in $dir/result.json"
+    cat "$dir/out.txt"
+    kill "$pid"
+    wait "$pid" || true
+  done
+done

@@ -118,7 +118,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         long declared = HttpUtil.getContentLength(h, -1L);
-        if (declared > config.maxRequestSize()) {
+        long live = pipeline.settings().maxRequestSize(); // read per request: _config may change it
+        long maxRequestSize = live >= 0 ? live : config.maxRequestSize();
+        if (declared > maxRequestSize) {
             reject(ctx, h, HttpError.tooLarge());
             return;
         }
@@ -136,7 +138,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         // when the handler first reads, after every earlier answer, or never if it answers without.
         boolean streamed = expectsContinue || (declared < 0 ? HttpUtil.isTransferEncodingChunked(h) : declared > AGGREGATE_LIMIT);
         Runnable wanted = expectsContinue ? () -> ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE, Unpooled.EMPTY_BUFFER)) : () -> {};
-        RequestBody body = new RequestBody(config.maxRequestSize(), config.maxBufferedBody(), TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()),
+        RequestBody body = new RequestBody(maxRequestSize, config.maxBufferedBody(), TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()),
                 () -> ctx.executor().execute(() -> updateAutoRead(ctx)), wanted, budget, declared);
         Incoming in = new Incoming(h, body, streamed, null);
         receiving = in;

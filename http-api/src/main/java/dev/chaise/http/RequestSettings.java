@@ -10,10 +10,15 @@ import dev.chaise.http.config.ConfigStore;
  * @param decodePlusToSpace {@code [chttpd] decode_plus_to_space}: '+' in a path segment (and in
  *     {@code COPY}'s {@code Destination}) is a space; true unless {@code false}
  * @param forwarded the {@code x_forwarded_*} header names, for {@link Request#absoluteUri}
+ * @param maxRequestSize {@code [chttpd] max_http_request_size} as the live config has it, or -1 when
+ *     it has none (the server's start-time setting applies): a body past it is 413, and CouchDB's
+ *     changes_test sets it low over {@code _config} and expects the next request to meet it
  */
-public record RequestSettings(boolean decodePlusToSpace, ForwardedHeaders forwarded) {
+public record RequestSettings(boolean decodePlusToSpace, ForwardedHeaders forwarded, long maxRequestSize) {
     static RequestSettings of(ConfigStore c) {
+        long max = c.get("chttpd", "max_http_request_size").map(String::strip).filter(v -> v.matches("[0-9]{1,18}"))
+                .map(Long::parseLong).orElse(-1L);
         return new RequestSettings(!c.get("chttpd", "decode_plus_to_space").map(String::strip).orElse("true").equals("false"),
-                ForwardedHeaders.of(c));
+                ForwardedHeaders.of(c), max);
     }
 }

@@ -108,6 +108,18 @@ class CouchDbSuiteDetailsTest {
     }
 
     @Test
+    void maxHttpRequestSizeAppliesAtOnce() throws Exception {
+        // changes_test.exs: set over _config, the next request's body meets it (413).
+        s.asAdmin("PUT", "/_node/_local/_config/chttpd/max_http_request_size", "\"16\"").status(200);
+        try {
+            s.asAdmin("POST", "/sd/_changes?filter=_doc_ids", "{\"doc_ids\":[\"doc1\",\"doc3\",\"doc4\"]}").error(413, "too_large", null);
+        } finally {
+            s.asAdmin("DELETE", "/_node/_local/_config/chttpd/max_http_request_size", null).status(200);
+        }
+        s.asAdmin("POST", "/sd/_changes?filter=_doc_ids", "{\"doc_ids\":[\"doc1\",\"doc3\",\"doc4\"]}").status(200);
+    }
+
+    @Test
     void welcomeListsTheFeaturesChaiseHas() throws Exception {
         assertEquals("[\"scheduler\"]", s.get("/").status(200).json().path("features").toString());
     }

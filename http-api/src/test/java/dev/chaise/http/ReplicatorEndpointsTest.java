@@ -92,6 +92,21 @@ class ReplicatorEndpointsTest {
         return on.asAdmin("POST", "/_replicate", body).status(200).json();
     }
 
+    /** couch_replicator_worker: design documents one by one, the rest by _bulk_get; its counts are of those revisions. */
+    @Test
+    void bulkGetCountsAsCouchDbCountsThem() throws Exception {
+        String src = name("bgsrc");
+        a.asAdmin("PUT", "/" + src, null).status(201);
+        a.asAdmin("POST", "/" + src + "/_bulk_docs", "{\"docs\":[{\"_id\":\"p1\"},{\"_id\":\"p2\"},{\"_id\":\"p3\"},"
+                + "{\"_id\":\"_design/d\",\"views\":{}},{\"_id\":\"att\",\"_attachments\":{\"a.bin\":"
+                + "{\"content_type\":\"application/octet-stream\",\"data\":\"AAEC\"}}}]}").status(201);
+        JsonNode r = replicate(b, "{\"source\":\"" + url(a, src) + "\",\"target\":\"" + name("bgtgt") + "\",\"create_target\":true}");
+        JsonNode h = r.get("history").get(0);
+        assertEquals(4, h.get("bulk_get_attempts").asInt(), r.toString()); // p1, p2, p3, att: not the design document
+        assertEquals(3, h.get("bulk_get_docs").asInt(), r.toString()); // att has an attachment: fetched again, with open_revs
+        assertEquals(5, h.get("docs_written").asInt(), r.toString());
+    }
+
     @Test
     void localToLocalSameDocumentsRevisionTreesAndDigests() throws Exception {
         String src = name("src");

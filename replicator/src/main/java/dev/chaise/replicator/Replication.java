@@ -3,6 +3,7 @@ package dev.chaise.replicator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.json.Json;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
@@ -441,7 +442,7 @@ final class Replication {
         stats.missingFound.addAndGet(wanted.size());
         if (wanted.isEmpty()) return;
         List<ObjectNode> batch = new ArrayList<>();
-        int viaBulkGet = source.fetch(wanted, spec.useBulkGet(), f -> {
+        Peer.FetchSink sink = f -> {
             stats.docsRead.incrementAndGet();
             if (f.attachments().isEmpty()) {
                 batch.add(f.doc());
@@ -450,9 +451,16 @@ final class Replication {
             Peer.WriteError err = target.writeDoc(f); // streamed now, while the source's stream is open
             if (err == null) stats.docsWritten.incrementAndGet();
             else writeFailed(err);
-        });
+        };
+        // As couch_replicator_worker: design documents are fetched one by one, the others with
+        // _bulk_get, and only those count as bulk_get_attempts.
+        List<Peer.Wanted> designs = new ArrayList<>();
+        List<Peer.Wanted> others = new ArrayList<>();
+        for (Peer.Wanted w : wanted) (w.id().startsWith(DocumentJson.DESIGN_PREFIX) ? designs : others).add(w);
+        if (!designs.isEmpty()) source.fetch(designs, false, sink);
+        int viaBulkGet = others.isEmpty() ? 0 : source.fetch(others, spec.useBulkGet(), sink);
         if (spec.useBulkGet()) {
-            stats.bulkGetAttempts.addAndGet(wanted.size());
+            stats.bulkGetAttempts.addAndGet(others.size());
             stats.bulkGetDocs.addAndGet(viaBulkGet);
         }
         if (batch.isEmpty()) return;

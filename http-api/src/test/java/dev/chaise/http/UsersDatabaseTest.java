@@ -82,6 +82,9 @@ class UsersDatabaseTest {
         assertFalse(stored.has("password"), stored.toString());
         assertEquals("pbkdf2", stored.get("password_scheme").asText());
         assertTrue(stored.get("derived_key").asText().matches("[0-9a-f]{64}"), stored.toString());
+        // As CouchDB's, it has _design/_auth from its creation (couch_users_db; CouchDB's tests wait for it).
+        JsonNode auth = s.asAdmin("GET", "/_users/_design/_auth", null).status(200).json();
+        assertTrue(auth.path("validate_doc_update").isTextual(), auth.toString());
         // Its _security stays as CouchDB keeps it unless [couchdb] users_db_security_editable.
         s.asAdmin("PUT", "/_users/_security", "{}").error(403, "forbidden", "You can't edit the security object of the user database.");
     }

@@ -96,7 +96,6 @@ public final class Main {
                 .maxAttachmentSize(longOf(live, "couchdb", "max_attachment_size", Storage.DEFAULT_MAX_ATTACHMENT_SIZE))
                 .attachmentCompression(compressionOf(live));
         live.addListener((section, key, value) -> applyLive(live, storage, section, key));
-        if (boolOf(config, "couchdb", "single_node", true)) SystemDatabases.ensure(storage);
         long jsTimeout = config.get("couchdb", "os_process_timeout").map(Long::parseLong).orElse(5000L);
         GraalJsEngine js = GraalJsEngine.create(new GraalJsEngine.Options(Duration.ofMillis(jsTimeout), GraalJsEngine.Options.defaults().poolSize()));
         JobQueue jobs = new JobQueue(store, http.nodeName()); // jobs (builds, replications) are held under [chaise] node_name
@@ -134,6 +133,8 @@ public final class Main {
         ReplicatorModule replicator;
         try {
             server = new ChaiseHttp(http, storage, views, live, List.of());
+            // After the wiring, which registers the databases' rules: a new _users gets its _design/_auth.
+            if (boolOf(config, "couchdb", "single_node", true)) SystemDatabases.ensure(storage);
             ChaiseHttp s = server;
             replicator = new ReplicatorModule(storage, views.filters(), jobs, server.localAccess(), ReplicatorSettings.of(config, server.uuid(), http, s::port),
                     s::isServerAdmin);

@@ -16,6 +16,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 public interface DbPolicy {
 
     /**
+     * A database was just created ({@link Storage#create}), whoever created it: what a policy keeps
+     * in every database of its kind (the users database's {@code _design/_auth}) is written here,
+     * through {@code asServer}, the new database opened for the server itself.
+     */
+    default void created(SecuredDb asServer) {}
+
+    /**
      * Whether {@code db}'s user may write document {@code docId} at all, decided from the id alone,
      * so that a request can be refused before its body is read (an attachment upload). Every write
      * asks it again before {@link #beforeUpdate}.

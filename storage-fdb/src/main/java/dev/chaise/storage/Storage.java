@@ -152,7 +152,12 @@ public final class Storage implements AutoCloseable {
 
     /** Creates a database: 412 {@code file_exists} if it does. */
     public Database create(String name) {
-        return new Database(this, directory.create(name));
+        Database db = new Database(this, directory.create(name));
+        if (!policies.isEmpty()) {
+            SecuredDb asServer = open(db, UserCtx.server("create"), SecuredDb.Level.MEMBER);
+            for (DbPolicy p : policies) p.created(asServer);
+        }
+        return db;
     }
 
     /** Deletes the database and every key it had: 404 if it does not exist. */

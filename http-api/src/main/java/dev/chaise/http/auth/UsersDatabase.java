@@ -106,6 +106,22 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
 
     // ---------------------------------------------------------------- the policy
 
+    /**
+     * A users database has CouchDB's {@code _design/_auth} from its creation (clients and CouchDB's
+     * tests wait for it). Its rules run in Java ({@link #rules}), so its function checks nothing;
+     * it is there to be found, as CouchDB's is.
+     */
+    @Override
+    public void created(SecuredDb db) {
+        if (!isUsersDb(db.name())) return;
+        ObjectNode ddoc = dev.chaise.storage.json.Json.NODES.objectNode().put("language", "javascript").put("validate_doc_update",
+                "function(newDoc, oldDoc, userCtx, secObj) {\n  // Chaise checks this database's documents in Java (UsersDatabase.rules), with CouchDB's reasons.\n}");
+        var r = db.update(List.of(DocUpdate.edit(AUTH_DESIGN, null, false, ddoc)), true).getFirst();
+        if (!r.ok() && r.error().kind() != StorageException.Kind.CONFLICT) throw r.error(); // a conflict: another server wrote it
+    }
+
+    static final String AUTH_DESIGN = "_design/_auth";
+
     /** {@code couch_users_db:before_doc_update}: one's own document only, the stored hash kept, a plaintext password hashed. */
     @Override
     public DocUpdate beforeUpdate(SecuredDb db, DocUpdate doc, boolean newEdits) {

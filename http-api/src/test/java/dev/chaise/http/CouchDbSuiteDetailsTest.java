@@ -119,6 +119,35 @@ class CouchDbSuiteDetailsTest {
         s.asAdmin("POST", "/sd/_changes?filter=_doc_ids", "{\"doc_ids\":[\"doc1\",\"doc3\",\"doc4\"]}").status(200);
     }
 
+    /** uuids_test.exs: [uuids] algorithm, set over _config, applies at once, to _uuids and to POSTed documents. */
+    @Test
+    void uuidAlgorithms() throws Exception {
+        try {
+            s.asAdmin("PUT", "/_node/_local/_config/uuids/algorithm", "\"sequential\"").status(200);
+            java.util.List<String> seq = new java.util.ArrayList<>();
+            s.asAdmin("GET", "/_uuids?count=1000", null).status(200).json().path("uuids").forEach(u -> seq.add(u.asText()));
+            for (int i = 1; i < seq.size(); i++) {
+                assertEquals(32, seq.get(i).length());
+                assertEquals(-1, Integer.signum(seq.get(i - 1).compareTo(seq.get(i))), seq.get(i - 1) + " then " + seq.get(i));
+            }
+            s.asAdmin("PUT", "/_node/_local/_config/uuids/algorithm", "\"utc_random\"").status(200);
+            com.fasterxml.jackson.databind.JsonNode utc = s.asAdmin("GET", "/_uuids?count=1000", null).status(200).json().path("uuids");
+            assertEquals(32, utc.get(1).asText().length());
+            assertEquals(-1, Integer.signum(utc.get(1).asText().substring(0, 14).compareTo(utc.get(999).asText().substring(0, 14))));
+            s.asAdmin("PUT", "/_node/_local/_config/uuids/algorithm", "\"utc_id\"").status(200);
+            s.asAdmin("PUT", "/_node/_local/_config/uuids/utc_id_suffix", "\"frog\"").status(200);
+            String id = s.asAdmin("GET", "/_uuids", null).status(200).json().path("uuids").get(0).asText();
+            assertEquals(18, id.length());
+            assertEquals("frog", id.substring(14));
+            String posted = s.asAdmin("POST", "/sd", "{}").status(201).json().path("id").asText();
+            assertEquals("frog", posted.substring(14), posted);
+        } finally {
+            s.asAdmin("DELETE", "/_node/_local/_config/uuids/algorithm", null);
+            s.asAdmin("DELETE", "/_node/_local/_config/uuids/utc_id_suffix", null);
+        }
+        assertEquals(32, s.asAdmin("GET", "/_uuids", null).status(200).json().path("uuids").get(0).asText().length());
+    }
+
     @Test
     void welcomeListsTheFeaturesChaiseHas() throws Exception {
         assertEquals("[\"scheduler\"]", s.get("/").status(200).json().path("features").toString());

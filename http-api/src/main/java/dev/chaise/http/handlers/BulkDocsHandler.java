@@ -28,8 +28,11 @@ import java.util.List;
 public final class BulkDocsHandler {
     private final Access access;
 
-    public BulkDocsHandler(Access access) {
+    private final Uuids uuids;
+
+    public BulkDocsHandler(Access access, Uuids uuids) {
         this.access = access;
+        this.uuids = uuids;
     }
 
     public void register(Router r) {
@@ -60,7 +63,7 @@ public final class BulkDocsHandler {
                 continue;
             }
             DocumentJson.Parsed p = DocumentJson.parse(doc, null); // any failure fails the request, as CouchDB
-            if (p.id() == null) p = p.withId(DocSupport.newId());
+            if (p.id() == null) p = p.withId(uuids.next());
             if (!newEdits && p.rev() == null) {
                 throw HttpError.badRequest(DocSupport.NEEDS_REV);
             }

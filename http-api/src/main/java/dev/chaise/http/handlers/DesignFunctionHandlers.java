@@ -54,7 +54,10 @@ public final class DesignFunctionHandlers {
     private final ConfigStore config;
     private Router router;
 
+    private final Uuids uuids;
+
     public DesignFunctionHandlers(DesignFunctions functions, ViewQueries views, Access access, ConfigStore config) {
+        this.uuids = new Uuids(config);
         this.functions = functions;
         this.views = views;
         this.access = access;
@@ -468,10 +471,10 @@ public final class DesignFunctionHandlers {
      * body as text ({@code "undefined"} when none was sent), the peer, a form body's fields, no
      * cookies (scrubbed too), the user and the security object.
      */
-    static ObjectNode requestObject(Request req, SecuredDb db, String docId) {
+    private ObjectNode requestObject(Request req, SecuredDb db, String docId) {
         ObjectNode r = Json.NODES.objectNode();
         r.set("info", Json.MAPPER.valueToTree(DatabaseHandlers.info(db.database().info())));
-        r.put("uuid", DocSupport.newId());
+        r.put("uuid", uuids.next());
         if (docId == null) r.putNull("id");
         else r.put("id", docId);
         r.put("method", req.method());

@@ -55,13 +55,6 @@ final class DocSupport {
         return attachments ? 0 : -1;
     }
 
-    /** A server-generated document id: 32 random hex digits, as a CouchDB uuid looks. */
-    static String newId() {
-        byte[] b = new byte[16];
-        ThreadLocalRandom.current().nextBytes(b);
-        return HexFormat.of().formatHex(b);
-    }
-
     /** The {@code Location} of a document: its absolute URL as the client reached the server ({@link Request#absoluteUri}). */
     static String location(Request req, String db, String id) {
         String path = "/" + encode(db) + "/";

@@ -32,9 +32,11 @@ public final class DocumentHandlers {
     private static final Logger log = LoggerFactory.getLogger(DocumentHandlers.class);
 
     private final Access access;
+    private final Uuids uuids;
 
-    public DocumentHandlers(Access access) {
+    public DocumentHandlers(Access access, Uuids uuids) {
         this.access = access;
+        this.uuids = uuids;
     }
 
     public void register(Router r) {
@@ -260,7 +262,7 @@ public final class DocumentHandlers {
             return Response.json(201, DocSupport.okRow(u.id(), d.rev())).withHeader("Location", DocSupport.location(req, db.name(), u.id()));
         }
         DocumentJson.Parsed p = DocumentJson.parse(json, null);
-        String id = p.id() != null ? p.id() : DocSupport.newId();
+        String id = p.id() != null ? p.id() : uuids.next();
         p = p.withId(id);
         boolean batch = "ok".equals(req.query("batch"));
         UpdateResult r = write(db, DocumentJson.toUpdate(p, true), true, batch);

@@ -35,10 +35,13 @@ public final class ServerHandlers {
     private volatile java.util.function.Supplier<? extends List<?>> otherTasks = List::of;
 
     private final java.util.function.Supplier<String> unusable;
+    private final Uuids uuids;
 
     /** @param unusable why storage cannot serve now, or null when it can: {@code /_up} answers 503 with it */
     public ServerHandlers(java.util.function.Supplier<HttpConfig> config, Storage storage, String uuid,
-                          java.util.function.Supplier<List<dev.chaise.views.ActiveTasks.Info>> tasks, java.util.function.Supplier<String> unusable) {
+                          java.util.function.Supplier<List<dev.chaise.views.ActiveTasks.Info>> tasks, java.util.function.Supplier<String> unusable,
+                          Uuids uuids) {
+        this.uuids = uuids;
         this.unusable = unusable;
         this.tasks = tasks;
         this.config = config;
@@ -118,11 +121,7 @@ public final class ServerHandlers {
         if (count > config.get().maxUuidCount()) throw HttpError.badRequest("count parameter too large");
         if (count < 0) throw HttpError.badRequest("count must be a positive integer");
         List<String> ids = new ArrayList<>(count);
-        byte[] b = new byte[16];
-        for (int i = 0; i < count; i++) {
-            ThreadLocalRandom.current().nextBytes(b);
-            ids.add(HexFormat.of().formatHex(b));
-        }
+        for (int i = 0; i < count; i++) ids.add(uuids.next());
         return Response.json(200, Map.of("uuids", ids))
                 .withHeader("Cache-Control", "no-cache")
                 .withHeader("Expires", "Mon, 01 Jan 1990 00:00:00 GMT") // in the past on purpose, as CouchDB

@@ -30,6 +30,7 @@ import dev.chaise.http.handlers.ReplicationHandlers;
 import dev.chaise.http.handlers.ReplicatorHandlers;
 import dev.chaise.http.handlers.ServerHandlers;
 import dev.chaise.http.handlers.SessionHandlers;
+import dev.chaise.http.handlers.Uuids;
 import dev.chaise.http.handlers.ViewHandlers;
 import dev.chaise.storage.ServerMetadata;
 import dev.chaise.storage.Storage;
@@ -104,15 +105,16 @@ public final class ChaiseHttp implements AutoCloseable {
         this.probe = new StorageProbe(storage);
         this.metrics = metrics(configStore, storage, views.builds().tasks());
         this.uuid = uuid;
-        serverHandlers = new ServerHandlers(live, storage, uuid, views.builds().tasks()::list, probe::unusableReason);
+        Uuids uuids = new Uuids(configStore); // one per server: sequential ids keep their order
+        serverHandlers = new ServerHandlers(live, storage, uuid, views.builds().tasks()::list, probe::unusableReason, uuids);
         serverHandlers.register(router);
         new SessionHandlers(authenticator).register(router);
         new NodeHandlers(live, configStore, metrics, () -> dev.chaise.http.metrics.SystemInfo.of(openConnections(), openChangesFeeds(),
                 storage.backendName(), storage.engineFigures())).register(router);
         new DatabaseHandlers(storage, access, configStore).register(router);
         new DbUpdatesHandler(storage).register(router);
-        new DocumentHandlers(access).register(router);
-        new BulkDocsHandler(access).register(router);
+        new DocumentHandlers(access, uuids).register(router);
+        new BulkDocsHandler(access, uuids).register(router);
         new AllDocsHandlers(access).register(router);
         changes = new ChangesHandler(views.filters(), access);
         changes.register(router);

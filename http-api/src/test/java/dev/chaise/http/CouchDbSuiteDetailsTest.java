@@ -148,6 +148,26 @@ class CouchDbSuiteDetailsTest {
         assertEquals(32, s.asAdmin("GET", "/_uuids", null).status(200).json().path("uuids").get(0).asText().length());
     }
 
+    /** view_multi_key_design_test.exs: each key of keys=[...] is a range of its own, start/end_key_docid applied; descending reverses the keys. */
+    @Test
+    void multiKeyViewQueries() throws Exception {
+        s.asAdmin("PUT", "/sdk", null).status(201);
+        StringBuilder docs = new StringBuilder("{\"docs\":[");
+        for (int i = 0; i < 30; i++) docs.append(i == 0 ? "" : ",").append("{\"_id\":\"").append(i).append("\",\"integer\":").append(i).append("}");
+        s.asAdmin("POST", "/sdk/_bulk_docs", docs.append("]}").toString()).status(201);
+        s.asAdmin("PUT", "/sdk/_design/test", "{\"views\":{\"multi_emit\":{\"map\":\"function(doc) { for (var i = 0; i < 3; i++) emit(i, doc.integer); }\"}}}")
+                .status(201);
+        com.fasterxml.jackson.databind.JsonNode rows = s.asAdmin("POST", "/sdk/_design/test/_view/multi_emit?startkey_docid=21&endkey_docid=23",
+                "{\"keys\":[0,2]}").status(200).json().path("rows");
+        java.util.List<String> got = new java.util.ArrayList<>();
+        for (var r : rows) got.add(r.path("key").asText() + ":" + r.path("value").asText());
+        assertEquals(java.util.List.of("0:21", "0:22", "0:23", "2:21", "2:22", "2:23"), got);
+        rows = s.asAdmin("POST", "/sdk/_design/test/_view/multi_emit?descending=true", "{\"keys\":[1,2]}").status(200).json().path("rows");
+        assertEquals(60, rows.size());
+        assertEquals("2:9", rows.get(0).path("key").asText() + ":" + rows.get(0).path("id").asText()); // key 2 first, ids descending
+        assertEquals("1:9", rows.get(30).path("key").asText() + ":" + rows.get(30).path("id").asText());
+    }
+
     @Test
     void welcomeListsTheFeaturesChaiseHas() throws Exception {
         assertEquals("[\"scheduler\"]", s.get("/").status(200).json().path("features").toString());

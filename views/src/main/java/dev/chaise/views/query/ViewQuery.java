@@ -23,6 +23,27 @@ public record ViewQuery(List<JsonNode> keys, JsonNode startKey, String startDocI
 
     public enum Update { TRUE, FALSE, LAZY }
 
+    /**
+     * The keys of a multi-key query in the order their rows come: reversed when descending, as
+     * fabric_view_map reverses them. Null without {@code keys}.
+     */
+    public List<JsonNode> keysInOrder() {
+        if (keys == null || !descending) return keys;
+        List<JsonNode> out = new java.util.ArrayList<>(keys);
+        java.util.Collections.reverse(out);
+        return out;
+    }
+
+    /**
+     * One key of a multi-key query as a range query of its own, as couch_mrview_util's key_opts
+     * makes it: that key at both ends, with the query's {@code start_key_docid},
+     * {@code end_key_docid} and {@code inclusive_end}.
+     */
+    public ViewQuery forKey(JsonNode key) {
+        return new ViewQuery(null, key, startDocId, key, endDocId, inclusiveEnd, descending, skip, limit, includeDocs, conflicts, updateSeq,
+                reduce, group, groupLevel, update, sorted, true);
+    }
+
     /** {@link #groupLevel()} when {@code group=true}: group by the whole key. */
     public static final long EXACT = Long.MAX_VALUE;
 

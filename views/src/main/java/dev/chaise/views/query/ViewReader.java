@@ -56,11 +56,9 @@ public final class ViewReader {
         };
         if (q.keys() != null) {
             List<Iterator<ViewRow>> parts = new ArrayList<>();
-            for (JsonNode k : q.keys()) {
-                byte[] sk = ViewKeyCodec.encode(k);
-                byte[] lo = MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, null);
-                byte[] hi = MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, null);
-                parts.add(lazy(() -> cursor(db, lo, hi, q.descending(), rowLimit, mapper)));
+            for (JsonNode k : q.keysInOrder()) {
+                byte[][] b = bounds(db0, sig, viewId, q.forKey(k));
+                if (b != null) parts.add(lazy(() -> cursor(db, b[0], b[1], q.descending(), rowLimit, mapper)));
             }
             return concat(parts);
         }

@@ -7,10 +7,11 @@
 # The suite is run by the shared runner run-couchdb-elixir.sh (../shared/tools/couchdb-elixir beside
 # the repository, or COUCHDB_ELIXIR_TOOL), which takes Elixir and Erlang from Debian and builds the
 # suite's dependencies from local git mirrors: hex.pm is not used. Nothing of CouchDB is kept in
-# this repository. This script starts server/target/chaise.jar on a free 127.0.0.1 port with a
-# temporary data directory, an admin and the warm-ups off, as dev/run starts CouchDB for
-# `make elixir` (node name node1@127.0.0.1, which config_test.exs asks for), lets the runner apply
-# upstream's test-config.ini over _config and run every test file, then stops the server.
+# this repository. This script starts server/target/chaise.jar as dev/run starts CouchDB for
+# `make elixir`: on 127.0.0.1:15984 (a free port when that one is taken), admin adm:pass, node name
+# node1@127.0.0.1 (config_test.exs asks for it), plus a temporary data directory and the warm-ups
+# off; the runner applies upstream's test-config.ini over _config and runs every test file; then the
+# server is stopped.
 #
 # Environment:
 #   COUCHDB_ELIXIR_TOOL     the runner's folder (default ../shared/tools/couchdb-elixir from the repository)
@@ -25,6 +26,7 @@
 #                           tests.tsv, mix-test.log, chaise.log
 #   COUCHDB_SUITE_MIN_PASS  fewer passing tests than this exits 1 (default: the count recorded in
 #                           docs/compatibility.md)
+#   COUCHDB_SUITE_PORT      the server's port (default 15984, dev/run's, or a free one when taken)
 #   TEST_FILES, RUN_TIMEOUT, SEED, ...   passed on to the runner
 #   JAVA                    the java to run the jar with (default: a JDK 21+ found as ./chaise finds one)
 # Prints the runner's per-file table, then "couchdb-suite: ran R passed P failed F".
@@ -82,7 +84,16 @@ cleanup() {
 }
 trap cleanup EXIT
 admin=adm password=pass # dev/run's -a adm:pass, the suite's defaults
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+# 15984 as dev/run (replication_test.exs replicates remote-to-remote through http://127.0.0.1:15984/),
+# else a free port (those tests then fail), or COUCHDB_SUITE_PORT.
+port="${COUCHDB_SUITE_PORT:-$(python3 -c '
+import socket
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", 15984))
+except OSError:
+    s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])')}"
 cat > "$tmp/chaise.ini" <<INI
 [chaise]
 storage = embedded
@@ -121,8 +132,27 @@ if [ "$rc" != 0 ] || [ ! -f "$summary" ]; then
   exit 2
 fi
 
-# The failing tests, one line each: file:line [name] and the assertion that failed.
-cp "$COUCHDB_SUITE_RESULTS/failures.txt" "$COUCHDB_SUITE_RESULTS/failing-tests.txt"
+# The failing tests by cause, one line each: file:line "name": what was expected and what came. The
+# runner's failure-groups.txt less the test code it quotes, so the list may be kept in the repository.
+python3 - "$COUCHDB_SUITE_RESULTS" <<'PY'
+import glob, os, re, sys, xml.etree.ElementTree as ET
+res = sys.argv[1]
+codes = {}
+for x in glob.glob(os.path.join(res, "junit", "*.xml")):
+    for tc in ET.parse(x).getroot().iter("testcase"):
+        f = tc.find("failure") if tc.find("failure") is not None else tc.find("error")
+        code = re.search(r"code:\s+(.*)", (f.text or "") if f is not None else "")
+        if code:
+            n = tc.get("name", "")
+            codes[n[5:] if n.startswith("test ") else n] = code.group(1).strip()[:90]
+out = []
+for ln in open(os.path.join(res, "failure-groups.txt"), encoding="utf-8"):
+    m = re.match(r'(\s+\S+:\d+ "(.*)": .*)', ln.rstrip("\n"))
+    if m and m.group(2) in codes:
+        ln = m.group(1).replace(f" [{codes[m.group(2)]}]", "") + "\n"
+    out.append(ln)
+open(os.path.join(res, "failing-tests.txt"), "w", encoding="utf-8").write("".join(out))
+PY
 cat "$summary"
 total="$(grep -m1 '^TOTAL ' "$summary")"
 field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<< "$total"; }

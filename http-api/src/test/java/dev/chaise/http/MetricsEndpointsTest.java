@@ -3,6 +3,7 @@ package dev.chaise.http;
 import static dev.chaise.http.HttpTestServer.ADMIN;
 import static dev.chaise.http.HttpTestServer.BOB;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -12,6 +13,7 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
 import java.util.Map;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -71,7 +73,11 @@ class MetricsEndpointsTest {
         assertEquals(reads + 1, c.path("database_reads").path("value").asLong(), "one document found (the 404 read nothing)");
         assertLeaf(c.path("open_databases"), "gauge");
         assertTrue(c.path("open_databases").path("value").asLong() >= 1);
-        assertLeaf(c.path("mrview").path("builds").path("started"), "counter");
+        assertLeaf(c.path("mrview").path("map_doc"), "counter");
+        assertTrue(c.path("mrview").path("builds").isMissingNode(), "index builds are Chaise's own: " + c.path("mrview"));
+        assertLeaf(stats().path("chaise").path("mrview").path("builds").path("started"), "counter");
+        // CouchDB declares its status codes, so they show before they happen.
+        assertLeaf(c.path("httpd_status_codes").path("507"), "counter");
 
         JsonNode rt = c.path("request_time");
         assertLeaf(rt, "histogram");
@@ -105,16 +111,18 @@ class MetricsEndpointsTest {
     void prometheusIsStrictTextFormatFromTheSameRegistry() throws Exception {
         s.get("/mdb", "Authorization", ADMIN).status(200);
         var r = s.get("/_node/_local/_prometheus", "Authorization", ADMIN).status(200);
-        assertTrue(r.header("Content-Type").startsWith("text/plain; version=0.0.4"), r.header("Content-Type"));
+        assertEquals("text/plain; version=2.0", r.header("Content-Type"), "CouchDB 3.5's");
         Map<String, PrometheusText.Family> f = PrometheusText.parse(r.text());
-        assertEquals("counter", f.get("couchdb_httpd_request_methods_total").type(), f.keySet().toString());
-        assertTrue(f.get("couchdb_httpd_request_methods_total").samples().stream().anyMatch(x -> x.labels().equals(Map.of("method", "GET"))));
-        assertTrue(f.get("couchdb_httpd_status_codes_total").samples().stream().anyMatch(x -> x.labels().equals(Map.of("code", "200"))));
-        assertEquals("histogram", f.get("couchdb_request_time_seconds").type());
+        assertEquals("counter", f.get("couchdb_httpd_requests_total").type(), f.keySet().toString());
+        assertEquals("summary", f.get("couchdb_request_time_seconds").type());
         assertEquals("counter", f.get("couchdb_database_writes_total").type());
         assertEquals("gauge", f.get("couchdb_open_databases").type());
+        assertEquals("gauge", f.get("couchdb_httpd_clients_requesting_changes").type());
+        assertEquals("counter", f.get("chaise_store_count_total").type());
         assertTrue(f.get("chaise_store_count_total").samples().stream().anyMatch(x -> x.labels().equals(Map.of("event", "commits"))));
         assertTrue(f.containsKey("chaise_store_wait_seconds"), f.keySet().toString());
+        assertTrue(f.containsKey("chaise_mrview_builds_started_total"), f.keySet().toString());
+        assertTrue(f.keySet().stream().allMatch(n -> n.startsWith("couchdb_") || n.startsWith("chaise_")), f.keySet().toString());
 
         // The same numbers as _stats. Document writes come from requests only (background work such as
         // the job monitor commits too, so the store's commit count may move between the two reads).
@@ -123,6 +131,46 @@ class MetricsEndpointsTest {
                 .get("couchdb_database_writes_total").samples().get(0).value();
         assertTrue(writes >= 1);
         assertEquals((long) writes, stats().path("couchdb").path("database_writes").path("value").asLong());
+    }
+
+    /** The names and lines CouchDB 3.5's couch_prometheus writes, which dashboards and alerts made for CouchDB read. */
+    @Test
+    void prometheusNamesCountersAsCouchDbDoes() throws Exception {
+        s.get("/mdb", "Authorization", ADMIN).status(200);
+        s.get("/mdb/nope", "Authorization", ADMIN).status(404);
+        String text = s.get("/_node/_local/_prometheus", "Authorization", ADMIN).status(200).text();
+        Map<String, PrometheusText.Family> f = PrometheusText.parse(text);
+        // The two labelled counters keep their names: no _total.
+        assertEquals("counter", f.get("couchdb_httpd_request_methods").type(), f.keySet().toString());
+        assertEquals("number of HTTP requests by method", f.get("couchdb_httpd_request_methods").help());
+        assertTrue(value(f, "couchdb_httpd_request_methods", Map.of("method", "GET")) >= 2);
+        assertEquals(0, value(f, "couchdb_httpd_request_methods", Map.of("method", "COPY")), "every method CouchDB counts is there from the start");
+        assertEquals("counter", f.get("couchdb_httpd_status_codes").type());
+        assertTrue(value(f, "couchdb_httpd_status_codes", Map.of("code", "200")) >= 1);
+        assertTrue(value(f, "couchdb_httpd_status_codes", Map.of("code", "404")) >= 1);
+        assertEquals(0, value(f, "couchdb_httpd_status_codes", Map.of("code", "507")));
+        assertFalse(f.containsKey("couchdb_httpd_request_methods_total"));
+        assertFalse(f.containsKey("couchdb_httpd_status_codes_total"));
+        // Other counters get _total; histograms are summaries in seconds with CouchDB's quantiles.
+        assertTrue(value(f, "couchdb_httpd_requests_total", Map.of()) >= 3);
+        assertTrue(f.containsKey("couchdb_database_reads_total"));
+        assertTrue(f.containsKey("couchdb_mrview_map_doc_total"));
+        List<String> quantiles = f.get("couchdb_request_time_seconds").samples().stream()
+                .filter(x -> x.name().equals("couchdb_request_time_seconds")).map(x -> x.labels().get("quantile")).toList();
+        assertEquals(List.of("0.5", "0.75", "0.9", "0.95", "0.99", "0.999"), quantiles);
+        assertTrue(value(f, "couchdb_request_time_seconds_count", Map.of()) >= 3);
+        assertTrue(f.get("couchdb_uptime_seconds").type().equals("counter"));
+        // CouchDB's lines: an empty line, HELP, TYPE, then the samples, one label written name="value".
+        assertTrue(text.contains("\n\n# HELP couchdb_httpd_request_methods number of HTTP requests by method\n"
+                + "# TYPE couchdb_httpd_request_methods counter\ncouchdb_httpd_request_methods{method=\"COPY\"} 0\n"), text);
+        assertTrue(text.matches("(?s).*\ncouchdb_httpd_status_codes\\{code=\"404\"\\} [1-9][0-9]*\n.*"), text);
+        assertTrue(text.matches("(?s).*\ncouchdb_open_databases [0-9]+\n.*"), text);
+    }
+
+    private static double value(Map<String, PrometheusText.Family> f, String sample, Map<String, String> labels) {
+        String family = f.containsKey(sample) ? sample : sample.replaceAll("_(count|sum)$", "");
+        return f.get(family).samples().stream().filter(x -> x.name().equals(sample) && x.labels().equals(labels))
+                .mapToDouble(PrometheusText.Sample::value).findFirst().orElseThrow(() -> new AssertionError(sample + labels + " missing"));
     }
 
     @Test

@@ -56,7 +56,11 @@ class OperationsTest {
         assertEquals(chaise.url + "/", m.group(1));
     }
 
-    /** Prometheus' own parser and linter: Debian's prometheus package brings promtool. */
+    /**
+     * Prometheus' own parser and linter: Debian's prometheus package brings promtool. The lint finds
+     * nothing but the three counters CouchDB 3.5 names without {@code _total}, which Chaise keeps
+     * for the dashboards made for CouchDB.
+     */
     @Test
     void thePrometheusScrapePassesPromtool() throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isExecutable(java.nio.file.Path.of("/usr/bin/promtool")),
@@ -64,15 +68,22 @@ class OperationsTest {
         get("/_all_dbs", true);
         HttpResponse<String> scrape = get("/_node/_local/_prometheus", true);
         assertEquals(200, scrape.statusCode());
-        assertTrue(scrape.body().contains("couchdb_request_time_seconds_bucket"), scrape.body());
+        assertTrue(scrape.body().contains("\ncouchdb_request_time_seconds{quantile=\"0.5\"} "), scrape.body());
+        assertTrue(scrape.body().contains("\ncouchdb_httpd_request_methods{method=\"GET\"} "), scrape.body());
         Process p = new ProcessBuilder("/usr/bin/promtool", "check", "metrics").redirectErrorStream(true).start();
         try (var in = p.getOutputStream()) {
             in.write(scrape.body().getBytes(java.nio.charset.StandardCharsets.UTF_8));
         }
         String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
-        assertEquals(0, p.exitValue(), "promtool check metrics: " + out);
-        assertEquals("", out.strip(), "promtool's lint found problems");
+        // 0: clean; 3: lint problems only (1 would be a parse error).
+        assertTrue(p.exitValue() == 0 || p.exitValue() == 3, "promtool check metrics: " + out);
+        java.util.Set<String> couchDbNames = java.util.Set.of("couchdb_httpd_request_methods", "couchdb_httpd_status_codes", "couchdb_uptime_seconds");
+        for (String line : out.strip().lines().toList()) {
+            String name = line.split(" ", 2)[0];
+            assertTrue(couchDbNames.contains(name) && line.endsWith("counter metrics should have \"_total\" suffix"),
+                    "promtool's lint found a problem: " + line);
+        }
     }
 
     @Test

@@ -81,7 +81,7 @@ public final class NodeHandlers {
         });
         r.add("GET", "/_node/{node}/_prometheus", req -> {
             admin(req);
-            return new Response.Full(200, java.util.List.of(new Response.Header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")),
+            return new Response.Full(200, java.util.List.of(new Response.Header("Content-Type", Metrics.PROMETHEUS_CONTENT_TYPE)),
                     metrics.prometheus().getBytes(java.nio.charset.StandardCharsets.UTF_8));
         });
         r.add("GET", "/_node/{node}/_system", req -> {

@@ -26,9 +26,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The one metrics registry: {@code GET /_node/_local/_stats} renders it as CouchDB's tree
- * ({@link #statsTree}) and {@code GET /_node/_local/_prometheus} in the Prometheus text format
- * ({@link #prometheus}). Meter names are CouchDB's dotted paths ({@code couchdb.request_time});
+ * ({@link #statsTree}) and {@code GET /_node/_local/_prometheus} as CouchDB 3.5's Prometheus
+ * exposition ({@link #prometheus}). Meter names are CouchDB's dotted paths ({@code couchdb.request_time});
  * a tag (method, code, event) is the last path element in the tree and a label in Prometheus.
+ * What CouchDB does not have is under {@code chaise.}, so {@code chaise_} in Prometheus.
  *
  * <p>Every event of storage's one timer (StoreTimer, {@link Storage#timings}) is exported without a
  * list of them here: each scrape first registers the names the timer has seen ({@link #refresh}), {@code count.X} as the counter
@@ -38,7 +39,14 @@ import java.util.concurrent.TimeUnit;
 public final class Metrics {
     /** The methods CouchDB counts; others are not counted, so a client cannot grow the registry. */
     private static final Set<String> METHODS = Set.of("COPY", "DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT");
+    /** The status codes CouchDB 3.5 declares (stats_descriptions.cfg), shown from the start with 0 as CouchDB shows them. */
+    private static final int[] CODES = {200, 201, 202, 204, 206, 301, 302, 304, 400, 401, 403, 404, 405, 406, 409, 412, 413, 414, 415,
+        416, 417, 500, 501, 503, 507};
     static final String REQUEST_TIME = "couchdb.request_time";
+    static final String METHODS_COUNTER = "couchdb.httpd_request_methods";
+    static final String CODES_COUNTER = "couchdb.httpd_status_codes";
+    /** CouchDB 3.5's {@code _prometheus} Content-Type (its exposition's own version; Prometheus reads it as the text format). */
+    public static final String PROMETHEUS_CONTENT_TYPE = "text/plain; version=2.0";
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final Timer requestTime;
@@ -60,6 +68,18 @@ public final class Metrics {
                 .distributionStatisticBufferLength(2)
                 .register(registry);
         requests = Counter.builder("couchdb.httpd.requests").description("number of HTTP requests").register(registry);
+        METHODS.forEach(this::methodCounter);
+        for (int code : CODES) codeCounter(code);
+    }
+
+    private Counter methodCounter(String method) {
+        return byMethod.computeIfAbsent(method, m -> Counter.builder(METHODS_COUNTER).tag("method", m)
+                .description("number of HTTP requests by method").register(registry));
+    }
+
+    private Counter codeCounter(int code) {
+        return byCode.computeIfAbsent(code, c -> Counter.builder(CODES_COUNTER).tag("code", Integer.toString(c))
+                .description("number of HTTP responses by status code").register(registry));
     }
 
     private static Duration ms(long n) {
@@ -74,14 +94,8 @@ public final class Metrics {
     public void request(String method, int status, long nanos) {
         requests.increment();
         requestTime.record(nanos, TimeUnit.NANOSECONDS);
-        if (METHODS.contains(method)) {
-            byMethod.computeIfAbsent(method, m -> Counter.builder("couchdb.httpd_request_methods").tag("method", m)
-                    .description("number of HTTP requests by method").register(registry)).increment();
-        }
-        if (status >= 100 && status <= 599) {
-            byCode.computeIfAbsent(status, c -> Counter.builder("couchdb.httpd_status_codes").tag("code", Integer.toString(c))
-                    .description("number of HTTP responses by status code").register(registry)).increment();
-        }
+        if (METHODS.contains(method)) methodCounter(method).increment();
+        if (status >= 100 && status <= 599) codeCounter(status).increment();
     }
 
     /** A counter read from elsewhere at each scrape. */
@@ -128,10 +142,100 @@ public final class Metrics {
         }
     }
 
-    /** The Prometheus text format (0.0.4). */
+    /**
+     * CouchDB 3.5's {@code _prometheus} exposition (couch_prometheus): each metric family after an
+     * empty line, its {@code # HELP} and {@code # TYPE}, then its samples, families in name order.
+     * Names are the {@code _stats} path joined with {@code _} (CouchDB's {@code couchdb} prefix kept,
+     * {@code chaise} for Chaise's own); a counter gets {@code _total}, except the two CouchDB writes
+     * with a label ({@code couchdb_httpd_request_methods{method="GET"}},
+     * {@code couchdb_httpd_status_codes{code="200"}}); a histogram is a summary in seconds
+     * ({@code couchdb_request_time_seconds{quantile="0.5"}}, {@code _sum}, {@code _count}); then
+     * {@code couchdb_uptime_seconds}. CouchDB's Erlang VM figures have no counterpart here.
+     */
     public String prometheus() {
         refresh();
-        return registry.scrape();
+        Map<String, Family> families = new TreeMap<>();
+        for (Meter m : registry.getMeters()) {
+            String name = m.getId().getName();
+            String base = name.replace('.', '_');
+            String help = m.getId().getDescription() == null ? name : m.getId().getDescription();
+            Map<String, String> labels = new TreeMap<>();
+            m.getId().getTags().forEach(t -> labels.put(t.getKey(), t.getValue()));
+            if (m instanceof Counter || m instanceof FunctionCounter) {
+                double v = m instanceof Counter c ? c.count() : ((FunctionCounter) m).count();
+                boolean labelled = name.equals(METHODS_COUNTER) || name.equals(CODES_COUNTER);
+                String fam = labelled || base.endsWith("_total") ? base : base + "_total";
+                families.computeIfAbsent(fam, f -> new Family(f, "counter", help)).add(fam, labels, v);
+            } else if (m instanceof Gauge g) {
+                families.computeIfAbsent(base, f -> new Family(f, "gauge", help)).add(base, labels, g.value());
+            } else if (m instanceof Timer t) {
+                String fam = base + "_seconds";
+                Family f = families.computeIfAbsent(fam, x -> new Family(x, "summary", help));
+                HistogramSnapshot snap = t.takeSnapshot();
+                for (ValueAtPercentile p : snap.percentileValues()) {
+                    Map<String, String> q = new TreeMap<>(labels);
+                    q.put("quantile", fmt(p.percentile()));
+                    f.add(fam, q, p.value(TimeUnit.SECONDS));
+                }
+                f.add(fam + "_sum", labels, t.totalTime(TimeUnit.SECONDS));
+                f.add(fam + "_count", labels, t.count());
+            } else if (m instanceof FunctionTimer t) {
+                String fam = base + "_seconds";
+                Family f = families.computeIfAbsent(fam, x -> new Family(x, "summary", help));
+                f.add(fam + "_sum", labels, t.totalTime(TimeUnit.SECONDS));
+                f.add(fam + "_count", labels, t.count());
+            }
+        }
+        Family uptime = new Family("couchdb_uptime_seconds", "counter", "couchdb uptime");
+        uptime.add("couchdb_uptime_seconds", Map.of(), java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() / 1000);
+        families.put(uptime.name, uptime);
+        StringBuilder out = new StringBuilder();
+        for (Family f : families.values()) {
+            out.append("\n# HELP ").append(f.name).append(' ').append(f.help.replace("\\", "\\\\").replace("\n", "\\n")).append('\n');
+            out.append("# TYPE ").append(f.name).append(' ').append(f.type).append('\n');
+            f.samples.sort(java.util.Comparator.comparing((String[] x) -> x[0]));
+            for (String[] sample : f.samples) out.append(sample[1]).append('\n');
+        }
+        return out.toString();
+    }
+
+    /** One family of the exposition: its samples as [sort key, line]. */
+    private static final class Family {
+        final String name;
+        final String type;
+        final String help;
+        final List<String[]> samples = new ArrayList<>();
+
+        Family(String name, String type, String help) {
+            this.name = name;
+            this.type = type;
+            this.help = help;
+        }
+
+        void add(String sample, Map<String, String> labels, double value) {
+            StringBuilder line = new StringBuilder(sample);
+            if (!labels.isEmpty()) {
+                line.append('{');
+                String sep = "";
+                for (var e : labels.entrySet()) {
+                    String v = e.getValue().replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+                    line.append(sep).append(e.getKey()).append("=\"").append(v).append('"');
+                    sep = ",";
+                }
+                line.append('}');
+            }
+            // _sum and _count after a summary's quantiles; series in label order
+            String key = (sample.endsWith("_sum") ? "2" : sample.endsWith("_count") ? "3" : "1") + line;
+            samples.add(new String[] {key, line.append(' ').append(fmt(value)).toString()});
+        }
+    }
+
+    /** A sample value as CouchDB writes it: integers without a fraction. */
+    static String fmt(double v) {
+        if (Double.isNaN(v)) return "NaN";
+        if (Double.isInfinite(v)) return v > 0 ? "+Inf" : "-Inf";
+        if (v == Math.rint(v) && Math.abs(v) < 1e15) return Long.toString((long) v);
+        return Double.toString(v);
     }
 
     /** CouchDB's {@code _stats} tree: each leaf {@code {"value", "type", "desc"}}. */

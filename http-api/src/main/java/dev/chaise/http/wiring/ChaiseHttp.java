@@ -138,10 +138,10 @@ public final class ChaiseHttp implements AutoCloseable {
         m.storeCount("couchdb.database_reads", "number of times a document was read from a database", dev.chaise.storage.StorageCounts.DOCUMENTS_READ.name());
         m.storeCount("couchdb.database_writes", "number of times a database was changed", dev.chaise.storage.StorageCounts.DOCUMENTS_WRITTEN.name());
         m.gauge("couchdb.open_databases", "number of open databases (database handles cached)", storage::openDatabases);
-        m.counter("couchdb.mrview.builds.started", "number of index builds started", () -> builds.totals().started());
-        m.counter("couchdb.mrview.builds.finished", "number of index builds finished, done or failed", () -> builds.totals().finished());
+        m.counter("chaise.mrview.builds.started", "number of index builds started", () -> builds.totals().started());
+        m.counter("chaise.mrview.builds.finished", "number of index builds finished, done or failed", () -> builds.totals().finished());
         m.counter("couchdb.mrview.map_doc", "number of changes fed to map functions by index builds", () -> builds.totals().changesIndexed());
-        m.gauge("couchdb.mrview.builds.running", "number of index builds running", () -> builds.list().size());
+        m.gauge("chaise.mrview.builds.running", "number of index builds running", () -> builds.list().size());
         m.gauge("chaise.open_connections", "number of open HTTP connections", this::openConnections);
         return m;
     }

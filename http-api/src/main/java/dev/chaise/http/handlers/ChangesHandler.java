@@ -74,7 +74,7 @@ public final class ChangesHandler {
         SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         ChangesArgs a = ChangesArgs.parse(req);
         Filter filter = a.builtInFilter(req, body);
-        if (filter == null) filter = designFilter(db.database(), a.filterName(), req, body);
+        if (filter == null) filter = designFilter(db, a.filterName(), req, body);
         Sequence since = switch (a.since()) {
             case "0" -> null;
             case "now" -> db.database().read(DbReader::updateSeq);
@@ -94,7 +94,8 @@ public final class ChangesHandler {
      * {@code filter=ddoc/name} and {@code filter=_view}: CouchDB's checks (the design document
      * and the named function must exist), then a JavaScript test that the streaming thread opens.
      */
-    private Filter designFilter(Database db, String name, Request req, ObjectNode body) {
+    private Filter designFilter(SecuredDb sdb, String name, Request req, ObjectNode body) {
+        Database db = sdb.database();
         if (name.equals("_view")) {
             String view = req.query("view", "");
             if (view.isEmpty()) throw HttpError.badRequest("`view` filter parameter is not provided.");
@@ -108,7 +109,7 @@ public final class ChangesHandler {
         if (parts.length == 0) return new Filter.None();
         if (parts.length != 2) throw HttpError.badRequest("`filter` must be of the form `designname/filtername`");
         requireMember(db, parts[0], "filters", parts[1]);
-        JsonNode jsReq = filterRequest(db, req, body);
+        JsonNode jsReq = filterRequest(sdb, req, body);
         return js(() -> filters.filterFunction(db, DocumentJson.DESIGN_PREFIX + parts[0], parts[1], jsReq));
     }
 
@@ -118,33 +119,9 @@ public final class ChangesHandler {
         return new Filter.Js(open);
     }
 
-    /** The {@code req} a filter function gets, as CouchDB builds it (the parts filters use). */
-    private static JsonNode filterRequest(Database db, Request req, ObjectNode body) {
-        ObjectNode r = Json.NODES.objectNode();
-        r.putObject("info").put("db_name", db.name());
-        r.putNull("id");
-        r.put("method", req.method());
-        ArrayNode path = r.putArray("path");
-        req.path().forEach(path::add);
-        r.put("raw_path", req.rawUri());
-        ObjectNode query = r.putObject("query");
-        req.query().forEach((k, v) -> {
-            if (!v.isEmpty()) query.put(k, v.getLast());
-        });
-        ObjectNode headers = r.putObject("headers");
-        req.headers().forEach(h -> {
-            if (!h.getKey().equalsIgnoreCase("authorization") && !h.getKey().equalsIgnoreCase("cookie")) headers.put(h.getKey(), h.getValue());
-        });
-        if (body != null) r.put("body", body.toString());
-        else r.put("body", "undefined");
-        r.put("peer", req.remoteAddress());
-        ObjectNode user = r.putObject("userCtx");
-        user.put("db", db.name());
-        if (req.user() != null && req.user().name() != null) user.put("name", req.user().name());
-        else user.putNull("name");
-        ArrayNode roles = user.putArray("roles");
-        if (req.user() != null) req.user().roles().forEach(roles::add);
-        return r;
+    /** The {@code req} a filter function gets: CouchDB's request object, with the POSTed body as its text. */
+    private static JsonNode filterRequest(SecuredDb db, Request req, ObjectNode body) {
+        return JsonReqObject.of(req, db, null, java.util.UUID.randomUUID().toString().replace("-", ""), body == null ? null : body.toString());
     }
 
     private static String[] tokens(String s) {

@@ -1,7 +1,6 @@
 package dev.chaise.http.handlers;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.http.Bodies;
 import dev.chaise.http.HttpError;
@@ -21,7 +20,6 @@ import dev.chaise.views.js.RenderProgram;
 import dev.chaise.views.query.ViewQuery;
 import dev.chaise.views.query.ViewRow;
 import java.math.BigInteger;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -463,79 +461,10 @@ public final class DesignFunctionHandlers {
 
     // ---------------------------------------------------------------- the request object
 
-    /**
-     * CouchDB's {@code req} ({@code chttpd_external:json_req_obj}): the database's info, a fresh
-     * uuid, the document id, method, paths, query (with {@code key}, {@code startkey},
-     * {@code endkey} and {@code descending} decoded from JSON), headers without credentials
-     * (CouchDB scrubs {@code Authorization}, {@code Cookie} and {@code X-Auth-CouchDB-Token}), the
-     * body as text ({@code "undefined"} when none was sent), the peer, a form body's fields, no
-     * cookies (scrubbed too), the user and the security object.
-     */
+    /** {@link JsonReqObject} for this request: a fresh uuid, the body as text ({@code "undefined"} when none was sent). */
     private ObjectNode requestObject(Request req, SecuredDb db, String docId) {
-        ObjectNode r = Json.NODES.objectNode();
-        r.set("info", Json.MAPPER.valueToTree(DatabaseHandlers.info(db.database().info())));
-        r.put("uuid", uuids.next());
-        if (docId == null) r.putNull("id");
-        else r.put("id", docId);
-        r.put("method", req.method());
-        ArrayNode path = Json.NODES.arrayNode();
-        req.path().forEach(path::add);
-        r.set("requested_path", path);
-        r.set("path", path.deepCopy());
-        r.put("raw_path", req.rawUri());
-        ObjectNode query = r.putObject("query");
-        for (Map.Entry<String, List<String>> e : req.query().entrySet()) {
-            if (e.getValue().isEmpty()) continue;
-            String v = e.getValue().getLast();
-            switch (e.getKey()) {
-                case "key", "startkey", "endkey", "descending" -> query.set(e.getKey(), dev.chaise.http.Queries.json(req, e.getKey()));
-                default -> query.put(e.getKey(), v);
-            }
-        }
-        ObjectNode headers = r.putObject("headers");
-        req.headers().forEach(h -> {
-            String n = h.getKey();
-            if (!n.equalsIgnoreCase("authorization") && !n.equalsIgnoreCase("cookie") && !n.equalsIgnoreCase("x-auth-couchdb-token")) {
-                headers.put(n, h.getValue());
-            }
-        });
         boolean hasBody = req.headers().contains("Content-Length") || req.headers().contains("Transfer-Encoding");
-        String body = hasBody ? new String(req.body(), StandardCharsets.UTF_8) : null;
-        r.put("body", body == null ? "undefined" : body);
-        r.put("peer", peer(req.remoteAddress()));
-        ObjectNode form = r.putObject("form");
-        String ct = req.contentType();
-        if (body != null && ct != null && ct.startsWith("application/x-www-form-urlencoded") && (req.method().equals("POST") || req.method().equals("PUT"))) {
-            for (String pair : body.split("&")) {
-                if (pair.isEmpty()) continue;
-                int eq = pair.indexOf('=');
-                form.put(formDecode(eq < 0 ? pair : pair.substring(0, eq)), eq < 0 ? "" : formDecode(pair.substring(eq + 1)));
-            }
-        }
-        r.putObject("cookie");
-        ObjectNode user = r.putObject("userCtx");
-        user.put("db", db.name());
-        if (req.user() != null && req.user().name() != null) user.put("name", req.user().name());
-        else user.putNull("name");
-        ArrayNode roles = user.putArray("roles");
-        if (req.user() != null) req.user().roles().forEach(roles::add);
-        r.set("secObj", db.security().json());
-        return r;
-    }
-
-    private static String formDecode(String s) {
-        try {
-            return URLDecoder.decode(s, StandardCharsets.UTF_8);
-        } catch (IllegalArgumentException e) {
-            return s; // a stray '%' stays as sent
-        }
-    }
-
-    /** The client's address without the port, as CouchDB's {@code peer}. */
-    private static String peer(String remote) {
-        String s = remote.startsWith("/") ? remote.substring(1) : remote;
-        int colon = s.lastIndexOf(':');
-        return colon > 0 && s.indexOf(':') == colon ? s.substring(0, colon) : s;
+        return JsonReqObject.of(req, db, docId, uuids.next(), hasBody ? new String(req.body(), StandardCharsets.UTF_8) : null);
     }
 
     // ---------------------------------------------------------------- the response object

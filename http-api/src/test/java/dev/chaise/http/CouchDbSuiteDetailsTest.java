@@ -168,6 +168,31 @@ class CouchDbSuiteDetailsTest {
         assertEquals("1:9", rows.get(30).path("key").asText() + ":" + rows.get(30).path("id").asText());
     }
 
+    /**
+     * security_validation_test.exs's setup: users written to a new authentication database before
+     * it has _design/_auth meet none of its rules; re-creating _users gives the authentication
+     * database its _design/_auth (CouchDB's auth cache restarting), and from then on its rules hold.
+     */
+    @Test
+    void theUsersRulesAreTheAuthDesignDocuments() throws Exception {
+        s.asAdmin("PUT", "/authx", null).status(201);
+        try {
+            s.asAdmin("PUT", "/_node/_local/_config/chttpd_auth/authentication_db", "\"authx\"").status(200);
+            s.asAdmin("POST", "/authx", "{\"_id\":\"org.couchdb.user:tom\",\"name\":\"tom\",\"roles\":[],\"password\":\"cat\"}").status(201);
+            s.asAdmin("GET", "/authx/_design/_auth", null).status(404);
+            s.asAdmin("DELETE", "/_users", null);
+            s.asAdmin("PUT", "/_users", null).status(201);
+            s.asAdmin("GET", "/_users/_design/_auth", null).status(200);
+            s.asAdmin("GET", "/authx/_design/_auth", null).status(200);
+            s.asAdmin("POST", "/authx", "{\"_id\":\"org.couchdb.user:jerry\",\"name\":\"jerry\",\"roles\":[],\"password\":\"mouse\"}")
+                    .error(403, "forbidden", "doc.type must be user");
+            // tom signs in from the authentication database, his password hashed when it was written.
+            s.get("/_session", "Authorization", "Basic " + HttpTestServer.b64("tom:cat")).status(200);
+        } finally {
+            s.asAdmin("DELETE", "/_node/_local/_config/chttpd_auth/authentication_db", null);
+        }
+    }
+
     @Test
     void welcomeListsTheFeaturesChaiseHas() throws Exception {
         assertEquals("[\"scheduler\"]", s.get("/").status(200).json().path("features").toString());

@@ -84,7 +84,10 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
             if (e.kind() == StorageException.Kind.NOT_FOUND) return Optional.empty(); // no such user, or no _users database
             throw e;
         }
-        if (!"user".equals(d.path("type").asText(null)) || !name.equals(d.path("name").asText(null))) return Optional.empty();
+        // A document without a type signs its user in, as CouchDB's auth cache reads it (security_validation_test's
+        // users are written before the database has _design/_auth's rules); one of another type does not.
+        if (d.has("type") && !"user".equals(d.path("type").asText(null))) return Optional.empty();
+        if (!name.equals(d.path("name").asText(null))) return Optional.empty();
         List<String> roles = new ArrayList<>();
         for (JsonNode r : d.path("roles")) if (r.isTextual()) roles.add(r.textValue());
         String salt = d.path("salt").asText(null);
@@ -108,15 +111,32 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
 
     /**
      * A users database has CouchDB's {@code _design/_auth} from its creation (clients and CouchDB's
-     * tests wait for it). Its rules run in Java ({@link #rules}), so its function checks nothing;
-     * it is there to be found, as CouchDB's is.
+     * tests wait for it), and (re)creating {@code _users} makes sure the authentication database
+     * has one too, as CouchDB's auth cache does when its listener restarts. The design document's
+     * rules run in Java ({@link #rules}), and only while it is there, as CouchDB's run only while
+     * its function is there; its function itself checks nothing.
      */
     @Override
     public void created(SecuredDb db) {
         if (!isUsersDb(db.name())) return;
+        ensureAuthDesign(db);
+        String authDb = authenticationDb();
+        if (!authDb.equals(db.name()) && storage.exists(authDb)) ensureAuthDesign(storage.open(authDb, UserCtx.server("auth"), SecuredDb.Level.MEMBER));
+    }
+
+    /** CouchDB's {@code chttpd_auth_cache:ensure_auth_ddoc_exists}, for {@code _users} and the authentication database, at start. */
+    public void ensureAuthDesigns() {
+        for (String name : new java.util.LinkedHashSet<>(List.of(NAME, authenticationDb()))) {
+            if (storage.exists(name)) ensureAuthDesign(storage.open(name, UserCtx.server("auth"), SecuredDb.Level.MEMBER));
+        }
+    }
+
+    private static void ensureAuthDesign(SecuredDb db) {
+        var w = db.database().winner(AUTH_DESIGN);
+        if (w != null && !w.deleted()) return;
         ObjectNode ddoc = dev.chaise.storage.json.Json.NODES.objectNode().put("language", "javascript").put("validate_doc_update",
                 "function(newDoc, oldDoc, userCtx, secObj) {\n  // Chaise checks this database's documents in Java (UsersDatabase.rules), with CouchDB's reasons.\n}");
-        var r = db.update(List.of(DocUpdate.edit(AUTH_DESIGN, null, false, ddoc)), true).getFirst();
+        var r = db.update(List.of(DocUpdate.edit(AUTH_DESIGN, w == null ? null : w.rev(), false, ddoc)), true).getFirst();
         if (!r.ok() && r.error().kind() != StorageException.Kind.CONFLICT) throw r.error(); // a conflict: another server wrote it
     }
 
@@ -246,7 +266,14 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
     /** CouchDB's {@code _design/_auth} checks, for writes to {@code _users} by {@code user}. */
     public static DocumentValidator rules(UserCtx user, SecurityObject security) {
         boolean admin = security.isAdmin(user);
-        return snapshot -> new DocumentValidator.Checks() {
+        return snapshot -> {
+            var auth = snapshot.winner(AUTH_DESIGN);
+            return auth == null || auth.deleted() ? null : checks(user, admin); // CouchDB's rules are _design/_auth's
+        };
+    }
+
+    private static DocumentValidator.Checks checks(UserCtx user, boolean admin) {
+        return new DocumentValidator.Checks() {
             @Override
             public void check(ObjectNode doc, Supplier<ObjectNode> oldDoc) {
                 ObjectNode old = oldDoc.get();

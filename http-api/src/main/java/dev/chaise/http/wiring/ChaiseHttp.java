@@ -100,6 +100,7 @@ public final class ChaiseHttp implements AutoCloseable {
         storage.addPolicy(usersDb);
         storage.addPolicy(new dev.chaise.replicator.ReplicatorPolicy());
         storage.addPolicy(new dev.chaise.views.DesignPolicy(views.checks()));
+        usersDb.ensureAuthDesigns(); // a users database made before its _design/_auth was kept gets one now
         this.access = new Access(storage);
         this.authenticator = new Authenticator(dirs, new SessionCookies(secret, () -> live.get().auth(), () -> System.currentTimeMillis() / 1000), configStore);
         this.probe = new StorageProbe(storage);

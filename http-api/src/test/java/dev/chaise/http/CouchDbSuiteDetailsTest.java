@@ -193,6 +193,18 @@ class CouchDbSuiteDetailsTest {
         }
     }
 
+    /** view_errors_test.exs and invalid_docids_test.exs: CouchDB's words for three refusals. */
+    @Test
+    void tempViewsKeysMembersAndLocalIds() throws Exception {
+        s.asAdmin("POST", "/sd/_temp_view", "{\"map\":\"function(doc){emit(doc.integer)}\"}")
+                .error(410, "gone", "Temporary views are not supported in CouchDB");
+        s.send("POST", "/sd/_temp_view", "{}", "Content-Type", "application/json").error(401, "unauthorized", null); // the database's check first
+        s.asAdmin("PUT", "/sd/_design/kv", "{\"views\":{\"v\":{\"map\":\"function(doc){emit(doc._id)}\"}}}").status(201);
+        s.asAdmin("POST", "/sd/_design/kv/_view/v", "{\"keys\":1}").error(400, "bad_request", "`keys` member must be an array."); // couch_mrview_util
+        s.asAdmin("POST", "/sd/_all_docs", "{\"keys\":1}").error(400, "bad_request", "`keys` body member must be an array."); // chttpd_db
+        s.asAdmin("PUT", "/sd/_local%2F", "{}").error(400, "bad_request", "Invalid _local document id.");
+    }
+
     @Test
     void welcomeListsTheFeaturesChaiseHas() throws Exception {
         assertEquals("[\"scheduler\"]", s.get("/").status(200).json().path("features").toString());

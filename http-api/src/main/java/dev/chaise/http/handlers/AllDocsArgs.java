@@ -3,6 +3,7 @@ package dev.chaise.http.handlers;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
 import dev.chaise.views.query.ViewQuery;
 import java.util.List;
@@ -24,6 +25,8 @@ record AllDocsArgs(List<JsonNode> keys, JsonNode startKey, JsonNode endKey, bool
 
     /** @param bodyWins one query of {@code .../queries}: its members override the query string */
     static AllDocsArgs parse(Request req, ObjectNode body, boolean bodyWins) {
+        // chttpd_db's own check, before the view arguments' (whose message differs)
+        if (body != null && body.has("keys") && !body.get("keys").isArray()) throw HttpError.badRequest("`keys` body member must be an array.");
         ViewQuery q = ViewArgs.parse(req, body, bodyWins);
         q.validate(false);
         JsonNode s = q.startKey() != null ? q.startKey() : q.startDocId() == null ? null : TextNode.valueOf(q.startDocId());

@@ -64,7 +64,10 @@ public final class DocumentHandlers {
     private static String docId(Request req) {
         if (req.param("ddoc") != null) return DocumentJson.DESIGN_PREFIX + req.param("ddoc");
         if (req.param("ldoc") != null) return DocumentJson.LOCAL_PREFIX + req.param("ldoc");
-        return req.param("docid");
+        String id = req.param("docid");
+        // chttpd_db: "_local/" on its own (the path's _local%2F) names no local document
+        if (DocumentJson.LOCAL_PREFIX.equals(id)) throw HttpError.badRequest("Invalid _local document id.");
+        return id;
     }
 
     private SecuredDb member(Request req) {

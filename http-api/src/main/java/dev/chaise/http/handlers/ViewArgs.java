@@ -71,7 +71,7 @@ final class ViewArgs {
                 case "key" -> key = decode(json, text);
                 case "keys" -> {
                     JsonNode k = decode(json, text);
-                    if (!k.isArray()) throw HttpError.badRequest(json != null ? "`keys` body member must be an array." : "`keys` parameter must be an array.");
+                    if (!k.isArray()) throw HttpError.badRequest(json != null ? "`keys` member must be an array." : "`keys` parameter must be an array."); // couch_mrview_util
                     keys = new ArrayList<>();
                     k.forEach(keys::add);
                 }

@@ -42,6 +42,12 @@ public final class ViewHandlers {
 
     public void register(Router r) {
         r.add("GET", "/{db}/_design/{ddoc}/_view/{view}", req -> view(req, null));
+        for (String m : List.of("GET", "POST")) {
+            r.add(m, "/{db}/_temp_view", req -> { // chttpd_view:handle_temp_view_req, once the caller may use the database
+                access.database(req, SecuredDb.Level.MEMBER);
+                throw new HttpError(410, "gone", "Temporary views are not supported in CouchDB");
+            });
+        }
         r.add("POST", "/{db}/_design/{ddoc}/_view/{view}", req -> {
             Bodies.requireContentType(req, Response.JSON);
             return view(req, Bodies.jsonObject(req));

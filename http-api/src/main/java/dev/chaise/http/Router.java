@@ -1,5 +1,6 @@
 package dev.chaise.http;
 
+import dev.chaise.storage.Storage;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.DocumentJson;
 import java.util.ArrayList;
@@ -98,8 +99,7 @@ public final class Router {
         if (DocumentJson.isUtf8(value)) return;
         switch (name) {
             case "docid", "ddoc", "ldoc" -> throw new StorageException(StorageException.Kind.ILLEGAL_DOCID, "Document id must be valid UTF-8");
-            case "db" -> throw new StorageException(StorageException.Kind.ILLEGAL_DATABASE_NAME, "Name: '" + value + "'. Only lowercase characters (a-z), "
-                    + "digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.");
+            case "db" -> Storage.validateDatabaseName(value); // no legal name is other than ASCII: throws
             case "att" -> throw StorageException.badRequest("Attachment name is not UTF-8 encoded");
             default -> throw HttpError.badRequest("invalid_url_encoding");
         }

@@ -210,7 +210,7 @@ final class AttachmentsSubspace {
     }
 
     /** A body with its {@code _attachments} resolved to metadata, and the digests the revision id covers. */
-    record Resolved(ObjectNode body, List<RevHasher.AttachmentDigest> digests, ObjectNode bodyForHash) {}
+    record Resolved(ObjectNode body, List<RevHasher.AttachmentDigest> digests) {}
 
     /**
      * Turns the {@code _attachments} a client sent into stored metadata: inline {@code data} is
@@ -225,9 +225,9 @@ final class AttachmentsSubspace {
                             List<ObjectNode> parents, long maxAttachmentSize, AttachmentCompression compression,
                             Map<String, StoredAttachment> ahead) {
         JsonNode atts = body.get("_attachments");
-        ObjectNode hashBody = body.deepCopy();
-        hashBody.remove("_attachments");
-        if (atts == null || atts.isNull() || (atts.isObject() && atts.isEmpty())) return new Resolved(hashBody, List.of(), hashBody);
+        ObjectNode stored = body.deepCopy();
+        stored.remove("_attachments");
+        if (atts == null || atts.isNull() || (atts.isObject() && atts.isEmpty())) return new Resolved(stored, List.of());
         if (!atts.isObject()) throw StorageException.badRequest("_attachments must be an object");
         ObjectNode metas = Json.NODES.objectNode();
         List<RevHasher.AttachmentDigest> digests = new ArrayList<>();
@@ -261,9 +261,8 @@ final class AttachmentsSubspace {
             metas.set(name, meta);
             digests.add(new RevHasher.AttachmentDigest(name, meta.path("content_type").asText(null), meta.get("digest").asText()));
         }
-        ObjectNode stored = hashBody.deepCopy();
         stored.set("_attachments", metas);
-        return new Resolved(stored, digests, hashBody);
+        return new Resolved(stored, digests);
     }
 
     /** Writes inline data in this transaction, gzipped if its type is compressible (it is at most a megabyte). */

@@ -239,11 +239,6 @@ public final class SecuredDb {
 
     // ---------------------------------------------------------------- attachments
 
-    /** An attachment body stored ahead of the write that names it ({@link Database#storeAttachment}). */
-    public StoredAttachment storeAttachment(String docId, String name, InputStream in) {
-        return db.storeAttachment(docId, name, in);
-    }
-
     /** {@link Database#readAttachment}: an attachment body of a multipart document, stored ahead. */
     public StoredAttachment readAttachment(String docId, String name, ObjectNode meta, InputStream in) {
         return db.readAttachment(docId, name, meta, in);

@@ -117,9 +117,14 @@ public final class Storage implements AutoCloseable {
 
     // ---------------------------------------------------------------- databases
 
+    /** CouchDB's rule for database names: 400 {@code illegal_database_name}. */
+    public static void validateDatabaseName(String name) {
+        DatabaseDirectory.validateName(name);
+    }
+
     /** Opens a database: 400 {@code illegal_database_name}, 404 if it does not exist. */
     public Database open(String name) {
-        DatabaseDirectory.validateName(name);
+        validateDatabaseName(name);
         return new Database(this, directory.open(name));
     }
 

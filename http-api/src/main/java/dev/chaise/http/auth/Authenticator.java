@@ -52,6 +52,8 @@ public final class Authenticator {
     private static final ExecutorService HASHING = Executors.newFixedThreadPool(Math.max(1, Runtime.getRuntime().availableProcessors() / 2),
             Thread.ofPlatform().name("pbkdf2-", 0).daemon().factory());
     private final byte[] cacheSalt = new byte[16];
+    private final java.util.concurrent.atomic.LongAdder fastHashes = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder slowHashes = new java.util.concurrent.atomic.LongAdder();
 
     public Authenticator(List<UserDirectory> directories, SessionCookies cookies, dev.chaise.http.config.ConfigStore config) {
         this.directories = List.copyOf(directories);
@@ -162,15 +164,35 @@ public final class Authenticator {
         return Optional.empty();
     }
 
+    /**
+     * Counted as CouchDB counts {@code password_hashing_fast} and {@code _slow}: a password the
+     * cache knows is one fast hash; one it does not is a slow hash, and one fast hash more when it
+     * matches (the cache's entry).
+     */
     private boolean matches(Credentials c, String password) {
         String key = c.name() + '\0' + c.password().toAdminString();
         byte[] fast = fastHash(password);
         byte[] known = verified.get(key);
-        if (known != null) return MessageDigest.isEqual(known, fast);
+        if (known != null) {
+            fastHashes.increment();
+            return MessageDigest.isEqual(known, fast);
+        }
+        slowHashes.increment();
         if (!slowCheck(c, password, key + '\0' + HexFormat.of().formatHex(fast))) return false;
         if (verified.size() >= CACHE_LIMIT) verified.clear();
         verified.put(key, fast);
+        fastHashes.increment();
         return true;
+    }
+
+    /** Password checks answered by the cache, and entries made in it (CouchDB's {@code couchdb.password_hashing_fast}). */
+    public long fastHashes() {
+        return fastHashes.sum();
+    }
+
+    /** Password checks against the stored hash (CouchDB's {@code couchdb.password_hashing_slow}). */
+    public long slowHashes() {
+        return slowHashes.sum();
     }
 
     /** The PBKDF2 check, on {@link #HASHING}; one computation for concurrent checks of the same {@code key}. */

@@ -105,6 +105,8 @@ public final class ChaiseHttp implements AutoCloseable {
         this.authenticator = new Authenticator(dirs, new SessionCookies(secret, () -> live.get().auth(), () -> System.currentTimeMillis() / 1000), configStore);
         this.probe = new StorageProbe(storage);
         this.metrics = metrics(configStore, storage, views.builds().tasks());
+        metrics.counter("couchdb.password_hashing_fast", "number of fast password hashing operations", authenticator::fastHashes);
+        metrics.counter("couchdb.password_hashing_slow", "number of slow password hashing operations", authenticator::slowHashes);
         this.uuid = uuid;
         Uuids uuids = new Uuids(configStore); // one per server: sequential ids keep their order
         serverHandlers = new ServerHandlers(live, storage, uuid, views.builds().tasks()::list, probe::unusableReason, uuids);

@@ -246,4 +246,25 @@ class CouchDbSuiteAuthTest {
             s.config.delete("chttpd_auth", "allow_conflicted_user_docs", false);
         }
     }
+
+    @Test
+    void aReadShowsAtMostRevsLimitRevisions() throws Exception {
+        // rev_stemming_test.exs "revs limit is kept after compaction": couch_db:make_doc cuts the
+        // path to _revs_limit when a document is read, before compaction stems what is stored.
+        s.asAdmin("PUT", "/sarl", null).status(201);
+        String rev = null;
+        for (int i = 0; i < 6; i++) {
+            rev = s.asAdmin("PUT", "/sarl/bar" + (rev == null ? "" : "?rev=" + rev), "{\"n\":" + i + "}").status(201).json().path("rev").asText();
+        }
+        assertEquals(6, s.asAdmin("GET", "/sarl/bar?revs=true", null).json().at("/_revisions/ids").size());
+        s.asAdmin("PUT", "/sarl/_revs_limit", "5").status(200);
+        JsonNode revs = s.asAdmin("GET", "/sarl/bar?revs=true", null).status(200).json().get("_revisions");
+        assertEquals(6, revs.path("start").asInt());
+        assertEquals(5, revs.path("ids").size());
+        assertEquals(rev.substring(2), revs.path("ids").get(0).asText());
+        s.asAdmin("POST", "/sarl/_compact", null).status(202);
+        assertEquals(5, s.asAdmin("GET", "/sarl/bar?revs=true", null).json().at("/_revisions/ids").size());
+        JsonNode open = s.send("GET", "/sarl/bar?revs=true&open_revs=all", null, "Authorization", ADMIN, "Accept", "application/json").status(200).json();
+        assertEquals(5, open.at("/0/ok/_revisions/ids").size());
+    }
 }

@@ -267,4 +267,26 @@ class CouchDbSuiteAuthTest {
         JsonNode open = s.send("GET", "/sarl/bar?revs=true&open_revs=all", null, "Authorization", ADMIN, "Accept", "application/json").status(200).json();
         assertEquals(5, open.at("/0/ok/_revisions/ids").size());
     }
+
+    @Test
+    void versionsAndCollatorVersions() throws Exception {
+        // GET /_node/_local/_versions (chttpd_node:get_versions), admins only; what runs here.
+        JsonNode v = s.asAdmin("GET", "/_node/_local/_versions", null).status(200).json();
+        assertEquals("graaljs", v.at("/javascript_engine/name").asText());
+        assertFalse(v.at("/javascript_engine/version").asText().isEmpty());
+        assertEquals("icu4j", v.at("/collation_driver/name").asText());
+        String collator = v.at("/collation_driver/collator_version").asText();
+        assertTrue(collator.matches("\\d+(\\.\\d+)*") && !collator.endsWith(".0"), collator); // couch_util:version_to_binary
+        assertTrue(v.at("/collation_driver/library_version").asText().matches("\\d+(\\.\\d+)*"));
+        assertTrue(v.at("/collation_driver/collation_algorithm_version").asText().matches("\\d+(\\.\\d+)*"));
+        assertFalse(v.at("/java/version").asText().isEmpty());
+        s.get("/_node/_local/_versions").error(401, "unauthorized", "You are not a server admin.");
+        s.asAdmin("GET", "/_node/other@host/_versions", null).error(404, "not_found", "no such node: other@host");
+        s.asAdmin("POST", "/_node/_local/_versions", "{}").error(405, "method_not_allowed", "Only GET allowed");
+        // design_docs_test.exs "that we get correct design doc info back": the index's collator versions.
+        s.asAdmin("PUT", "/savi", null).status(201);
+        s.asAdmin("PUT", "/savi/_design/test", "{\"views\":{\"v\":{\"map\":\"function(d){emit(1,1)}\"}}}").status(201);
+        JsonNode info = s.asAdmin("GET", "/savi/_design/test/_info", null).status(200).json();
+        assertEquals("[\"" + collator + "\"]", info.at("/view_index/collator_versions").toString());
+    }
 }

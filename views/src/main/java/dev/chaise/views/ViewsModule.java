@@ -23,6 +23,7 @@ public final class ViewsModule implements AutoCloseable {
     private final DocFilters filters;
     private final DesignFunctions functions;
     private final IndexMaintenance maintenance;
+    private final JsEngine js;
 
     /**
      * @param workers threads for a first build; {@code segmentDocs} changes each one takes at a time
@@ -44,6 +45,7 @@ public final class ViewsModule implements AutoCloseable {
     }
 
     public ViewsModule(Storage storage, JsEngine js, Options options) {
+        this.js = js;
         DesignDocs designs = new DesignDocs();
         IndexPrograms programs = new IndexPrograms(js);
         this.checks = new DesignDocChecks(js);
@@ -97,6 +99,11 @@ public final class ViewsModule implements AutoCloseable {
 
     public DesignFunctions functions() {
         return functions;
+    }
+
+    /** The JavaScript engine's name and version; empty without one. */
+    public java.util.Optional<JsEngine.About> javascriptEngine() {
+        return java.util.Optional.ofNullable(js).map(JsEngine::about);
     }
 
     public IndexMaintenance maintenance() {

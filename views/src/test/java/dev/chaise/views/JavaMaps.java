@@ -63,6 +63,11 @@ public final class JavaMaps implements JsEngine {
     }
 
     @Override
+    public About about() {
+        return new About("java-test-maps", null);
+    }
+
+    @Override
     public void checkCompiles(String source) throws JsFunctionException {
         if (!functions.containsKey(source)) throw new JsFunctionException("compilation_error", "no function " + source);
     }

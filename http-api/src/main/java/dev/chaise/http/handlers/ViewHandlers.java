@@ -170,6 +170,8 @@ public final class ViewHandlers {
         vi.put("compact_running", false);
         vi.put("waiting_clients", 0);
         vi.put("waiting_commit", false);
+        // The signature covers the collator's version, so an index was built by this one only.
+        vi.putArray("collator_versions").add(dev.chaise.views.collation.ViewCollation.versions().collator());
         return Response.json(200, out);
     }
 }

@@ -370,6 +370,11 @@ public final class GraalJsEngine implements JsEngine {
     private static final String CHECK_POOL = "check";
 
     @Override
+    public About about() {
+        return new About("graaljs", engine.getVersion());
+    }
+
+    @Override
     public void checkCompiles(String source) throws JsFunctionException {
         Slot slot = borrow(CHECK_POOL, s -> {});
         try {

@@ -41,6 +41,12 @@ public interface JsEngine extends AutoCloseable {
      */
     void checkCompiles(String source) throws JsFunctionException;
 
+    /** Which engine this is, as {@code GET /_node/_local/_versions} shows it ({@code javascript_engine}). */
+    About about();
+
+    /** @param version null when the engine has none to tell */
+    record About(String name, String version) {}
+
     @Override
     void close();
 

@@ -44,9 +44,10 @@ public final class ViewsModule implements AutoCloseable {
     }
 
     public ViewsModule(Storage storage, JsEngine js, Options options) {
+        if (js != null) js.countInto(storage.stats());
         DesignDocs designs = new DesignDocs();
-        IndexPrograms programs = new IndexPrograms(js);
-        this.checks = new DesignDocChecks(js);
+        IndexPrograms programs = new IndexPrograms(js, storage.stats());
+        this.checks = new DesignDocChecks(js, storage.stats());
         this.builds = new IndexBuilds(storage, designs, programs, options.workers(), options.segmentDocs(), options.treeOrder());
         this.interactive = new InteractiveIndexes(storage, programs, builds, options.treeOrder());
         this.autoUpdate = new AutoUpdate(storage, designs, builds);

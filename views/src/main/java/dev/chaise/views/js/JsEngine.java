@@ -41,6 +41,9 @@ public interface JsEngine extends AutoCloseable {
      */
     void checkCompiles(String source) throws JsFunctionException;
 
+    /** Counts calls into the engine as CouchDB's query server metrics, in the server's registry from now on. */
+    default void countInto(dev.chaise.stats.Stats stats) {}
+
     @Override
     void close();
 

@@ -66,9 +66,11 @@ final class HttpPeer implements Peer {
     private final int retries;
     private final String authorization;
     private boolean bulkGetMissing;
+    private final ReplicatorMetrics metrics;
 
-    HttpPeer(HttpClient client, Endpoint.Remote ep, long timeoutMs, int retries) {
+    HttpPeer(HttpClient client, Endpoint.Remote ep, long timeoutMs, int retries, ReplicatorMetrics metrics) {
         this.client = client;
+        this.metrics = metrics;
         this.ep = ep;
         this.timeout = Duration.ofMillis(timeoutMs);
         this.retries = retries;
@@ -158,7 +160,7 @@ final class HttpPeer implements Peer {
         for (int attempt = 0; ; attempt++) {
             try {
                 HttpRequest req = request(method, url, body == null ? null : HttpRequest.BodyPublishers.ofByteArray(body), contentType, accept).build();
-                HttpResponse<InputStream> r = client.send(req, HttpResponse.BodyHandlers.ofInputStream());
+                HttpResponse<InputStream> r = counted(req);
                 int status = r.statusCode();
                 if ((status >= 500 || status == 408 || status == 429) && attempt < retries) {
                     new Resp(status, null, r.body()).discard();
@@ -177,6 +179,19 @@ final class HttpPeer implements Peer {
             } catch (IllegalArgumentException e) {
                 throw failed(method, url, e);
             }
+        }
+    }
+
+    /** One request sent, as couch_replicator_httpc counts it: a response of any status, or none. */
+    private HttpResponse<InputStream> counted(HttpRequest req) throws IOException, InterruptedException {
+        metrics.requests.increment();
+        try {
+            HttpResponse<InputStream> r = client.send(req, HttpResponse.BodyHandlers.ofInputStream());
+            metrics.responsesSuccess.increment();
+            return r;
+        } catch (IOException e) {
+            metrics.responsesFailure.increment();
+            throw e;
         }
     }
 
@@ -658,7 +673,7 @@ final class HttpPeer implements Peer {
         HttpRequest req = request("PUT", url(docPath(id), qs), pub, "multipart/related; boundary=\"" + boundary + "\"", null).build();
         HttpResponse<InputStream> r;
         try {
-            r = client.send(req, HttpResponse.BodyHandlers.ofInputStream()); // a stream cannot be sent twice: no retry here
+            r = counted(req); // a stream cannot be sent twice: no retry here
         } catch (IOException e) {
             throw failed("PUT", req.uri().toString(), e);
         } catch (InterruptedException e) {

@@ -102,7 +102,8 @@ public final class ChaiseHttp implements AutoCloseable {
         storage.addPolicy(new dev.chaise.views.DesignPolicy(views.checks()));
         usersDb.ensureAuthDesigns(); // a users database made before its _design/_auth was kept gets one now
         this.access = new Access(storage);
-        this.authenticator = new Authenticator(dirs, new SessionCookies(secret, () -> live.get().auth(), () -> System.currentTimeMillis() / 1000), configStore);
+        this.authenticator = new Authenticator(dirs, new SessionCookies(secret, () -> live.get().auth(), () -> System.currentTimeMillis() / 1000), configStore,
+                storage.stats());
         this.probe = new StorageProbe(storage);
         this.metrics = metrics(configStore, storage, views.builds().tasks());
         this.uuid = uuid;

@@ -269,6 +269,11 @@ class CouchDbMetricsTest {
         assertEquals(checkpoints + 1, stat("couch_replicator.checkpoints.success"));
         assertTrue(stat("couch_replicator.workers_started") > workers);
         assertEquals("gauge", leaf("couch_replicator.jobs.running").path("type").asText());
+        long failed = stat("couch_replicator.failed_starts");
+        long crashes = stat("couch_replicator.jobs.crashes");
+        s.asAdmin("POST", "/_replicate", "{\"source\":\"rnope\",\"target\":\"" + target + "\"}").error(404, "db_not_found", null);
+        assertEquals(failed + 1, stat("couch_replicator.failed_starts"), "the source does not exist");
+        assertEquals(crashes + 1, stat("couch_replicator.jobs.crashes"));
         leaf("couch_replicator.jobs.pending");
         leaf("couch_replicator.jobs.total");
 

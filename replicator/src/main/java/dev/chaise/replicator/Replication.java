@@ -135,7 +135,12 @@ final class Replication {
      * the checkpoint history, CouchDB's answer to a one-shot {@code _replicate}.
      */
     ObjectNode run() throws InterruptedException {
-        init();
+        try {
+            init();
+        } catch (RuntimeException e) {
+            metrics.failedStarts.increment(); // couch_replicator_scheduler_job: init failed
+            throw e;
+        }
         refreshPendingNow();
         BlockingQueue<Object> queue = new ArrayBlockingQueue<>(Math.max(2, spec.workerBatchSize() * spec.workerProcesses() * 2));
         Object end = new Object();
@@ -323,6 +328,7 @@ final class Replication {
         } catch (InterruptedException | Stopped e) {
             // stopped
         } catch (Throwable t) {
+            metrics.changesReaderDeaths.increment();
             fail(t);
         }
     }
@@ -388,6 +394,7 @@ final class Replication {
         } catch (InterruptedException | Stopped e) {
             // stopped
         } catch (Throwable t) {
+            metrics.workerDeaths.increment();
             fail(t);
         }
     }

@@ -181,6 +181,10 @@ class CouchDbMetricsTest {
         assertTrue(stat("couchdb.query_server.acquired_processes") > acquired);
         assertTrue(stat("couchdb.query_server.process_prompts") > prompts);
         assertEquals("histogram", leaf("couchdb.query_server.vdu_process_time").path("type").asText());
+        long hits = stat("ddoc_cache.hit");
+        s.asAdmin("GET", "/qs/_design/d/_view/v", null).status(200); // _design/d parsed before: a hit
+        assertTrue(stat("ddoc_cache.hit") > hits);
+        assertTrue(stat("ddoc_cache.miss") >= 1, "_design/d read and parsed once");
 
         Map<String, PrometheusText.Family> f = prometheus();
         assertTrue(counter(f, "couchdb_query_server_calls_map_total") >= 1);
@@ -189,6 +193,10 @@ class CouchDbMetricsTest {
         assertTrue(counter(f, "couchdb_httpd_view_reads_total") >= 3);
         assertTrue(counter(f, "couchdb_query_server_vdu_rejects_total") >= 1);
         assertTrue(sample(f, "couchdb_query_server_vdu_process_time_seconds", "summary", "couchdb_query_server_vdu_process_time_seconds_count", Map.of()) >= 1);
+        // couch_prometheus: ddoc_cache's requests are hits and misses together, its misses "failures"
+        long requests = (long) counter(f, "couchdb_ddoc_cache_requests_total");
+        assertTrue(requests >= hits + 2 && requests <= stat("ddoc_cache.hit") + stat("ddoc_cache.miss"), "hits and misses: " + requests);
+        assertTrue(counter(f, "couchdb_ddoc_cache_requests_failures_total") >= 1);
     }
 
     /** mango_cursor, mango_cursor_view, mango_execution_stats and mango_selector's counts. */

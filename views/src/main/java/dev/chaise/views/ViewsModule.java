@@ -45,7 +45,7 @@ public final class ViewsModule implements AutoCloseable {
 
     public ViewsModule(Storage storage, JsEngine js, Options options) {
         if (js != null) js.countInto(storage.stats());
-        DesignDocs designs = new DesignDocs();
+        DesignDocs designs = new DesignDocs(storage.stats());
         IndexPrograms programs = new IndexPrograms(js, storage.stats());
         this.checks = new DesignDocChecks(js, storage.stats());
         this.builds = new IndexBuilds(storage, designs, programs, options.workers(), options.segmentDocs(), options.treeOrder());

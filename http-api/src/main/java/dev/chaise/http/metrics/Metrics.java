@@ -30,8 +30,8 @@ public final class Metrics {
         416, 417, 500, 501, 503, 507};
     static final String METHODS_FAMILY = "couchdb.httpd_request_methods";
     static final String CODES_FAMILY = "couchdb.httpd_status_codes";
-    /** CouchDB declares these as counters; couch_prometheus shows them as gauges, as they go down too. */
-    private static final Set<String> COUCH_GAUGES = Set.of("couchdb.open_databases", "couchdb.open_os_files", "couchdb.httpd.clients_requesting_changes");
+    /** Gauges (they go down too) that CouchDB declares as counters: {@code _stats} shows its type, {@code _prometheus} a gauge as couch_prometheus does. */
+    private static final Set<String> COUCH_GAUGES = Set.of("couchdb.open_databases", "couchdb.httpd.clients_requesting_changes");
     /** CouchDB 3.5's {@code _prometheus} Content-Type (its exposition's own version; Prometheus reads it as the text format). */
     public static final String PROMETHEUS_CONTENT_TYPE = "text/plain; version=2.0";
 
@@ -176,10 +176,10 @@ public final class Metrics {
                     out.family(p[0], "counter", p[2]).sample(p[0], null, null, total);
                     return;
                 }
-                String renamed = renamed(path);
-                String name = renamed != null ? renamed : base.endsWith("_total") ? base : base + "_total";
-                if (COUCH_GAUGES.contains(path)) name = base;
-                out.family(name, COUCH_GAUGES.contains(path) ? "gauge" : "counter", m.desc()).sample(name, null, null, c.value());
+                // couch_prometheus's one other renaming: ddoc_cache's misses are its requests' failures
+                String name = path.equals("ddoc_cache.miss") ? "couchdb_ddoc_cache_requests_failures_total"
+                        : base.endsWith("_total") ? base : base + "_total";
+                out.family(name, "counter", m.desc()).sample(name, null, null, c.value());
             }
             case Stats.Gauge g -> out.family(base, "gauge", m.desc()).sample(base, null, null, g.value());
             case Histogram h -> {
@@ -207,15 +207,6 @@ public final class Metrics {
             case "couch_replicator.stream_responses.success" -> "couchdb_couch_replicator_stream_responses_total"
                     + "|couch_replicator.stream_responses.failure|number of streaming HTTP responses received by the replicator";
             case "ddoc_cache.hit" -> "couchdb_ddoc_cache_requests_total|ddoc_cache.miss|number of design doc cache requests";
-            default -> null;
-        };
-    }
-
-    /** couch_prometheus's other renamings. */
-    private static String renamed(String path) {
-        return switch (path) {
-            case "ddoc_cache.miss" -> "couchdb_ddoc_cache_requests_failures_total";
-            case "ddoc_cache.recovery" -> "couchdb_ddoc_cache_requests_recovery_total";
             default -> null;
         };
     }

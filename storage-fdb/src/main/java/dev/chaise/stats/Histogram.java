@@ -1,13 +1,11 @@
 package dev.chaise.stats;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.DoubleAdder;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Supplier;
 
 /**
  * CouchDB's histogram (folsom's, over a sliding window of {@code [stats] interval} seconds): values
@@ -25,13 +23,13 @@ public final class Histogram implements Stats.Metric {
 
     private final String path;
     private final String desc;
-    private final Supplier<Duration> window;
+    private final Stats owner;
     private final Slot[] slots = {new Slot(), new Slot()};
 
-    Histogram(String path, String desc, Supplier<Duration> window) {
+    Histogram(String path, String desc, Stats owner) {
         this.path = path;
         this.desc = desc;
-        this.window = window;
+        this.owner = owner;
     }
 
     /** One window's figures. */
@@ -56,7 +54,7 @@ public final class Histogram implements Stats.Metric {
     }
 
     private long epoch() {
-        return System.nanoTime() / Math.max(1, window.get().toNanos());
+        return System.nanoTime() / owner.windowNanos();
     }
 
     /** The slot of the window now, emptied first if it last held an older window. */

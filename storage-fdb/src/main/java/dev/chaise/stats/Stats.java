@@ -35,7 +35,8 @@ public final class Stats {
     }
 
     private final ConcurrentSkipListMap<String, Metric> metrics = new ConcurrentSkipListMap<>();
-    private volatile Duration window = Duration.ofSeconds(10);
+    /** CouchDB's {@code [stats] interval}, in nanoseconds: read by every histogram record. */
+    private volatile long windowNanos = Duration.ofSeconds(10).toNanos();
 
     /** A counter counted here. */
     public Counter counter(String path, String desc) {
@@ -59,16 +60,16 @@ public final class Stats {
 
     /** A histogram of times in milliseconds (or of sizes, as CouchDB's {@code httpd.bulk_docs}), over the last {@link #window}. */
     public Histogram histogram(String path, String desc) {
-        return (Histogram) metrics.computeIfAbsent(path, p -> new Histogram(p, desc, this::window));
+        return (Histogram) metrics.computeIfAbsent(path, p -> new Histogram(p, desc, this));
     }
 
     /** CouchDB's {@code [stats] interval}: what a histogram's figures cover. */
     public void window(Duration window) {
-        this.window = window;
+        this.windowNanos = Math.max(1, window.toNanos());
     }
 
-    Duration window() {
-        return window;
+    long windowNanos() {
+        return windowNanos;
     }
 
     /** Every metric, in path order. */

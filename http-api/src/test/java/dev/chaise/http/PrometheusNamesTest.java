@@ -38,7 +38,7 @@ class PrometheusNamesTest {
         String text = metrics.prometheus();
         Map<String, PrometheusText.Family> f = PrometheusText.parse(text);
         assertEquals("counter", f.get("couchdb_couch_log_requests_total").type());
-        assertEquals("number of logged messages", f.get("couchdb_couch_log_requests_total").help());
+        assertEquals("messages logged, by level", f.get("couchdb_couch_log_requests_total").help());
         assertTrue(text.contains("\ncouchdb_couch_log_requests_total{level=\"error\"} 2\ncouchdb_couch_log_requests_total{level=\"info\"} 5\n"), text);
         assertTrue(text.contains("\ncouchdb_couch_replicator_checkpoints_total 4\n"), "success and failure together: " + text);
         assertTrue(text.contains("\ncouchdb_couch_replicator_checkpoints_failure_total 1\n"), text);

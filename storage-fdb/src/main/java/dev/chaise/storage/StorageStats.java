@@ -26,16 +26,16 @@ final class StorageStats {
     StorageStats(Stats stats, StoreTimer timer, IntSupplier openHandles) {
         stats.counter("couchdb.database_reads", null, "number of times a document was read from a database",
                 () -> timer.count(StorageCounts.DOCUMENTS_READ));
-        stats.counter("couchdb.document_writes", null, "number of document write operations",
+        stats.counter("couchdb.document_writes", null, "number of documents written",
                 () -> timer.count(StorageCounts.DOCUMENTS_WRITTEN));
-        stats.counter("couchdb.local_document_writes", null, "number of _local document write operations",
+        stats.counter("couchdb.local_document_writes", null, "number of _local documents written",
                 () -> timer.count(StorageCounts.LOCAL_DOCUMENTS_WRITTEN));
-        stats.counter("couchdb.commits", null, "number of commits performed", () -> timer.count(StoreTimer.Counts.COMMITS));
+        stats.counter("couchdb.commits", null, "number of read-write transactions committed", () -> timer.count(StoreTimer.Counts.COMMITS));
         stats.gauge("couchdb.open_databases", "number of open databases", openHandles::getAsInt);
         databaseWrites = stats.counter("couchdb.database_writes", "number of times a database was changed");
-        documentInserts = stats.counter("couchdb.document_inserts", "number of documents inserted");
-        databasePurges = stats.counter("couchdb.database_purges", "number of times a database was purged");
-        docUpdateErrors = stats.counter("fabric.doc_update.errors", "number of document update errors");
-        dbOpenTime = stats.histogram("couchdb.db_open_time", "milliseconds required to open a database");
+        documentInserts = stats.counter("couchdb.document_inserts", "number of documents written that did not exist before");
+        databasePurges = stats.counter("couchdb.database_purges", "number of purge requests carried out");
+        docUpdateErrors = stats.counter("fabric.doc_update.errors", "number of documents a write request answered with an error");
+        dbOpenTime = stats.histogram("couchdb.db_open_time", "milliseconds to read a database's metadata when it is not cached");
     }
 }

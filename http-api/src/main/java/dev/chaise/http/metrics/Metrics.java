@@ -49,7 +49,7 @@ public final class Metrics {
         this.stats = stats;
         requestTime = stats.histogram("couchdb.request_time", "time from a request's head read to its response written");
         requests = stats.counter("couchdb.httpd.requests", "number of HTTP requests");
-        aborted = stats.counter("couchdb.httpd.aborted_requests", "number of aborted requests");
+        aborted = stats.counter("couchdb.httpd.aborted_requests", "number of requests whose client went away before the answer");
         String[] methods = {"COPY", "DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"};
         for (String m : methods) byMethod[methodIndex(m)] = stats.counter(METHODS_FAMILY + "." + m, "method", "number of HTTP " + m + " requests");
         for (int code : CODES) codeCounter(code);
@@ -155,7 +155,7 @@ public final class Metrics {
             String value = rest.substring(dot + 1);
             String base = rest.substring(0, dot).replace('.', '_');
             if (path.startsWith("couch_log.level.")) {
-                out.family("couchdb_couch_log_requests_total", "counter", "number of logged messages")
+                out.family("couchdb_couch_log_requests_total", "counter", "messages logged, by level")
                         .sample("couchdb_couch_log_requests_total", m.label(), value, value(m));
                 return;
             }
@@ -199,14 +199,14 @@ public final class Metrics {
     /** couch_prometheus's totals of a pair: "family|the other counter|help", for the success or hit side. */
     private static String pairedTotal(String path) {
         return switch (path) {
-            case "couchdb.auth_cache_hits" -> "couchdb_auth_cache_requests_total|couchdb.auth_cache_misses|number of authentication cache requests";
+            case "couchdb.auth_cache_hits" -> "couchdb_auth_cache_requests_total|couchdb.auth_cache_misses|users asked of the authentication cache, found or not";
             case "couch_replicator.checkpoints.success" ->
-                    "couchdb_couch_replicator_checkpoints_total|couch_replicator.checkpoints.failure|number of checkpoint saves";
+                    "couchdb_couch_replicator_checkpoints_total|couch_replicator.checkpoints.failure|checkpoints recorded or failed";
             case "couch_replicator.responses.success" ->
-                    "couchdb_couch_replicator_responses_total|couch_replicator.responses.failure|number of HTTP responses received by the replicator";
+                    "couchdb_couch_replicator_responses_total|couch_replicator.responses.failure|HTTP responses from remote peers, successful or not";
             case "couch_replicator.stream_responses.success" -> "couchdb_couch_replicator_stream_responses_total"
-                    + "|couch_replicator.stream_responses.failure|number of streaming HTTP responses received by the replicator";
-            case "ddoc_cache.hit" -> "couchdb_ddoc_cache_requests_total|ddoc_cache.miss|number of design doc cache requests";
+                    + "|couch_replicator.stream_responses.failure|streamed HTTP responses from remote peers, successful or not";
+            case "ddoc_cache.hit" -> "couchdb_ddoc_cache_requests_total|ddoc_cache.miss|design documents asked of the cache, found or not";
             default -> null;
         };
     }

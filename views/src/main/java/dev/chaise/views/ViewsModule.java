@@ -46,9 +46,10 @@ public final class ViewsModule implements AutoCloseable {
 
     public ViewsModule(Storage storage, JsEngine js, Options options) {
         this.js = js;
-        DesignDocs designs = new DesignDocs();
-        IndexPrograms programs = new IndexPrograms(js);
-        this.checks = new DesignDocChecks(js);
+        if (js != null) js.countInto(storage.stats());
+        DesignDocs designs = new DesignDocs(storage.stats());
+        IndexPrograms programs = new IndexPrograms(js, storage.stats());
+        this.checks = new DesignDocChecks(js, storage.stats());
         this.builds = new IndexBuilds(storage, designs, programs, options.workers(), options.segmentDocs(), options.treeOrder());
         this.interactive = new InteractiveIndexes(storage, programs, builds, options.treeOrder());
         this.autoUpdate = new AutoUpdate(storage, designs, builds);

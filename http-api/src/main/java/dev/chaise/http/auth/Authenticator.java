@@ -52,13 +52,18 @@ public final class Authenticator {
     private static final ExecutorService HASHING = Executors.newFixedThreadPool(Math.max(1, Runtime.getRuntime().availableProcessors() / 2),
             Thread.ofPlatform().name("pbkdf2-", 0).daemon().factory());
     private final byte[] cacheSalt = new byte[16];
-    private final java.util.concurrent.atomic.LongAdder fastHashes = new java.util.concurrent.atomic.LongAdder();
-    private final java.util.concurrent.atomic.LongAdder slowHashes = new java.util.concurrent.atomic.LongAdder();
+    /** CouchDB's password_hashing_fast and _slow: checks of a remembered password, and PBKDF2 computations. */
+    private final dev.chaise.stats.Counter fastHashes;
+    private final dev.chaise.stats.Counter slowHashes;
 
-    public Authenticator(List<UserDirectory> directories, SessionCookies cookies, dev.chaise.http.config.ConfigStore config) {
+    /** @param stats where password checks are counted */
+    public Authenticator(List<UserDirectory> directories, SessionCookies cookies, dev.chaise.http.config.ConfigStore config,
+                         dev.chaise.stats.Stats stats) {
         this.directories = List.copyOf(directories);
         this.cookies = cookies;
         this.config = config;
+        this.fastHashes = stats.counter("couchdb.password_hashing_fast", "number of passwords checked against the remembered fast hash");
+        this.slowHashes = stats.counter("couchdb.password_hashing_slow", "number of PBKDF2 password hashes computed");
         this.lockout = new Lockout(config, System::currentTimeMillis);
         new SecureRandom().nextBytes(cacheSalt);
         for (AuthenticationHandler h : List.of(new JwtHandler(config, () -> System.currentTimeMillis() / 1000), new ProxyHandler(config),
@@ -177,27 +182,19 @@ public final class Authenticator {
             fastHashes.increment();
             return MessageDigest.isEqual(known, fast);
         }
-        slowHashes.increment();
         if (!slowCheck(c, password, key + '\0' + HexFormat.of().formatHex(fast))) return false;
         if (verified.size() >= CACHE_LIMIT) verified.clear();
+        fastHashes.increment(); // remembered, as couch_passwords_cache:insert hashes it
         verified.put(key, fast);
-        fastHashes.increment();
         return true;
-    }
-
-    /** Password checks answered by the cache, and entries made in it (CouchDB's {@code couchdb.password_hashing_fast}). */
-    public long fastHashes() {
-        return fastHashes.sum();
-    }
-
-    /** Password checks against the stored hash (CouchDB's {@code couchdb.password_hashing_slow}). */
-    public long slowHashes() {
-        return slowHashes.sum();
     }
 
     /** The PBKDF2 check, on {@link #HASHING}; one computation for concurrent checks of the same {@code key}. */
     private boolean slowCheck(Credentials c, String password, String key) {
-        CompletableFuture<Boolean> f = checking.computeIfAbsent(key, k -> CompletableFuture.supplyAsync(() -> c.password().matches(password), HASHING));
+        CompletableFuture<Boolean> f = checking.computeIfAbsent(key, k -> CompletableFuture.supplyAsync(() -> {
+            slowHashes.increment();
+            return c.password().matches(password);
+        }, HASHING));
         try {
             return f.get();
         } catch (InterruptedException e) {

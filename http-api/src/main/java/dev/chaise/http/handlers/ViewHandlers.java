@@ -33,11 +33,13 @@ public final class ViewHandlers {
     private final ViewQueries views;
     private final IndexMaintenance maintenance;
     private final Access access;
+    private final dev.chaise.stats.Counter viewReads;
 
     public ViewHandlers(ViewQueries views, IndexMaintenance maintenance, Access access) {
         this.views = views;
         this.maintenance = maintenance;
         this.access = access;
+        this.viewReads = dev.chaise.http.metrics.HttpdStats.of(access.stats()).viewReads();
     }
 
     public void register(Router r) {
@@ -74,6 +76,7 @@ public final class ViewHandlers {
     }
 
     private Response view(Request req, ObjectNode body) {
+        viewReads.increment();
         SecuredDb adb = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         Database db = adb.database();
         ViewQuery q = ViewArgs.parse(req, body);
@@ -126,6 +129,7 @@ public final class ViewHandlers {
             if (!one.isObject()) throw HttpError.badRequest("Each query must be an object.");
             parsed.add(ViewArgs.parse(req, (ObjectNode) one, true));
         }
+        viewReads.add(parsed.size()); // couch_mrview_http: one per query
         List<ViewQueries.Result> results = new ArrayList<>();
         try {
             for (ViewQuery q : parsed) results.add(views.query(db, ddocId(req), req.param("view"), q));

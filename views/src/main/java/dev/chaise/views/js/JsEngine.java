@@ -47,6 +47,9 @@ public interface JsEngine extends AutoCloseable {
     /** @param version null when the engine has none to tell */
     record About(String name, String version) {}
 
+    /** Counts calls into the engine as CouchDB's query server metrics, in the server's registry from now on. */
+    default void countInto(dev.chaise.stats.Stats stats) {}
+
     @Override
     void close();
 

@@ -156,7 +156,8 @@ final class DocumentWriter {
         EditBranch edited = base == null ? null : base.branch();
         validate(tx, db, ctx, id, edited == null ? null : EditBranch.root(edited.leaf(), false), plan.deleted(), body, edited);
         // CouchDB's new_revid over the body as the client ordered it; the body is then exploded once, before its prefix is known.
-        RevId newRev = RevHasher.newRevId(plan.parent(), plan.deleted(), body, digests);
+        // In an access database _access is the document's, not its body's, as on CouchDB's branch: the same edit gets the same revision there.
+        RevId newRev = RevHasher.newRevId(plan.parent(), plan.deleted(), db.access() ? AccessRules.withoutAccess(body) : body, digests);
         ExplodedJson.Leaves leaves = ExplodedJson.explode(DocumentBodies.longestPrefix(db, id, newPos, plan.deleted()), body);
         // Rev ids are deterministic: the same edit of a parent that came back as a leaf (stemmed
         // off its child, then replicated in again) gives a revision that may already be a leaf of

@@ -193,4 +193,99 @@ class AccessDatabaseTest {
             as(BOB, r[0], db + r[1], r[0].equals("POST") ? "{\"selector\":{}}" : null).error(403, "forbidden", "access denied");
         }
     }
+
+    // ------------------------------------------------------------ what a user sees
+
+    private void fourDocs() throws Exception {
+        as(ADMIN, "PUT", db + "/a", "{\"a\":1,\"_access\":[\"bob\"]}").status(201);
+        as(BOB, "PUT", db + "/b", "{\"b\":2,\"_access\":[\"bob\"]}").status(201);
+        as(ADMIN, "PUT", db + "/c", "{\"c\":3,\"_access\":[\"eve\"]}").status(201);
+        as(EVE, "PUT", db + "/d", "{\"d\":4,\"_access\":[\"eve\"]}").status(201);
+    }
+
+    @Test
+    void eachUserListsTheirOwnDocumentsWithTheirOwnCount() throws Exception {
+        fourDocs();
+        assertEquals(4, as(ADMIN, "GET", db + "/_all_docs?include_docs=true", null).status(200).json().get("total_rows").asInt());
+        // should_let_user_fetch_their_own_all_docs, with the user's own total_rows (the branch: 4, and offset 2 for y)
+        assertEquals("{\"total_rows\":2,\"rows\":["
+                + "{\"id\":\"a\",\"key\":\"a\",\"value\":{\"rev\":\"1-23202479633c2b380f79507a776743d5\"},"
+                + "\"doc\":{\"_id\":\"a\",\"_rev\":\"1-23202479633c2b380f79507a776743d5\",\"a\":1,\"_access\":[\"bob\"]}},"
+                + "{\"id\":\"b\",\"key\":\"b\",\"value\":{\"rev\":\"1-d33fb05384fa65a8081da2046595de0f\"},"
+                + "\"doc\":{\"_id\":\"b\",\"_rev\":\"1-d33fb05384fa65a8081da2046595de0f\",\"b\":2,\"_access\":[\"bob\"]}}]}",
+                as(BOB, "GET", db + "/_all_docs?include_docs=true", null).status(200).json().toString());
+        assertEquals("[\"c\",\"d\"]", ids(as(EVE, "GET", db + "/_all_docs", null).json()));
+        // every option over the user's own documents only
+        assertEquals("[\"b\",\"a\"]", ids(as(BOB, "GET", db + "/_all_docs?descending=true", null).json()));
+        assertEquals("[\"b\"]", ids(as(BOB, "GET", db + "/_all_docs?startkey=%22a%22&skip=1", null).json()));
+        assertEquals("[\"a\"]", ids(as(BOB, "GET", db + "/_all_docs?endkey=%22b%22&inclusive_end=false", null).json()));
+        assertEquals("[\"a\"]", ids(as(BOB, "GET", db + "/_all_docs?limit=1", null).json()));
+        assertEquals("[{\"key\":\"c\",\"error\":\"not_found\"},\"a\"]",
+                ids(as(BOB, "POST", db + "/_all_docs", "{\"keys\":[\"c\",\"a\"]}").status(200).json()));
+    }
+
+    @Test
+    void eachUserFollowsTheirOwnChanges() throws Exception {
+        fourDocs();
+        assertEquals(4, as(ADMIN, "GET", db + "/_changes", null).status(200).json().get("results").size());
+        var j = as(BOB, "GET", db + "/_changes", null).status(200).json();
+        // should_let_user_fetch_their_own_changes, with the user's own pending (the branch: 2)
+        assertEquals("[\"a\",\"b\"]", ids(j));
+        assertEquals("[{\"rev\":\"1-23202479633c2b380f79507a776743d5\"}]", j.get("results").get(0).get("changes").toString());
+        assertEquals(0, j.get("pending").asInt());
+        assertEquals(j.get("results").get(1).get("seq"), j.get("last_seq"));
+        var one = as(BOB, "GET", db + "/_changes?limit=1", null).status(200).json();
+        assertEquals("[\"a\"]", ids(one));
+        assertEquals(1, one.get("pending").asInt());
+        assertEquals("[\"b\"]", ids(as(BOB, "GET", db + "/_changes?since=" + one.get("last_seq").asText(), null).json()));
+        assertEquals("[\"d\",\"c\"]", ids(as(EVE, "GET", db + "/_changes?descending=true", null).json()));
+        assertEquals("[\"b\"]", ids(as(BOB, "POST", db + "/_changes?filter=_doc_ids", "{\"doc_ids\":[\"b\",\"c\"]}").json()));
+        String lp = as(BOB, "GET", db + "/_changes?feed=longpoll&since=" + j.get("last_seq").asText() + "&timeout=100", null).status(200).text();
+        assertEquals("[]", Json(lp).get("results").toString());
+    }
+
+    @Test
+    void rolesListDocumentsToo() throws Exception {
+        // Beyond the branch, which lists by user name only: bob has role "reader".
+        as(ADMIN, "PUT", db + "/r", "{\"_access\":[\"reader\"]}").status(201);
+        as(ADMIN, "PUT", db + "/rb", "{\"_access\":[\"reader\",\"bob\"]}").status(201);
+        as(ADMIN, "PUT", db + "/e", "{\"_access\":[\"eve\"]}").status(201);
+        assertEquals("[\"r\",\"rb\"]", ids(as(BOB, "GET", db + "/_all_docs", null).json()));
+        assertEquals("[\"r\",\"rb\"]", ids(as(BOB, "GET", db + "/_changes", null).json()));
+        as(BOB, "GET", db + "/r", null).status(200);
+        as(EVE, "GET", db + "/r", null).error(403, "forbidden", "access denied");
+    }
+
+    @Test
+    void losingAccessIsSeenAsADeletion() throws Exception {
+        String rev = as(ADMIN, "PUT", db + "/m", "{\"_access\":[\"bob\"]}").status(201).json().get("rev").asText();
+        String since = as(BOB, "GET", db + "/_changes", null).json().get("last_seq").asText();
+        as(ADMIN, "PUT", db + "/m", "{\"_access\":[\"eve\"],\"_rev\":\"" + rev + "\"}").status(201);
+        var bob = as(BOB, "GET", db + "/_changes?since=" + since, null).status(200).json();
+        var row = bob.get("results").get(0);
+        assertEquals("m", row.get("id").asText());
+        assertEquals(true, row.get("deleted").asBoolean());
+        String gone = row.get("changes").get(0).get("rev").asText();
+        assertEquals("2-", gone.substring(0, 2)); // a deletion one step past the revision bob had
+        assertEquals(1, as(BOB, "GET", db + "/_changes", null).json().get("results").size()); // from 0 too
+        assertEquals("[]", ids(as(BOB, "GET", db + "/_all_docs", null).json()));
+        assertEquals("[\"m\"]", ids(as(EVE, "GET", db + "/_all_docs", null).json()));
+        assertEquals("[\"m\"]", ids(as(EVE, "GET", db + "/_changes", null).json()));
+        assertFalse(as(EVE, "GET", db + "/_changes", null).json().get("results").get(0).has("deleted"));
+    }
+
+    private static com.fasterxml.jackson.databind.JsonNode Json(String text) throws Exception {
+        return dev.chaise.storage.json.Json.MAPPER.readTree(text);
+    }
+
+    /** The ids of a listing's rows (an error row as itself), as a JSON array. */
+    static String ids(com.fasterxml.jackson.databind.JsonNode listing) {
+        var out = dev.chaise.storage.json.Json.NODES.arrayNode();
+        var rows = listing.has("rows") ? listing.get("rows") : listing.get("results");
+        for (var r : rows) {
+            if (r.has("error")) out.add(r);
+            else out.add(r.get("id").asText());
+        }
+        return out.toString();
+    }
 }

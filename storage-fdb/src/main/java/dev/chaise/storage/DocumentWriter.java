@@ -353,6 +353,13 @@ final class DocumentWriter {
             ChangesSubspace.remove(tx, db, oldWinner.sequence());
         }
         ChangesSubspace.add(tx, db, id, newWinner.leaf(), e.branchCount(), newWinner.deleted(), uv);
+        boolean bodyIsWinner = e.newLeaf() != null && e.newLeaf().equals(newWinner.leaf()) && e.deleted() == newWinner.deleted();
+        if (db.access()) {
+            ObjectNode w = bodyIsWinner ? e.body() : DocumentBodies.readMembers(tx, db, id, newWinner.leaf(), newWinner.deleted(), Set.of(AccessRules.FIELD));
+            AccessIndex.onWrite(tx, db, id, oldWinner == null ? null : oldWinner.sequence(), oldWinner == null ? null : oldWinner.branch().leaf(),
+                    newWinner.leaf(), newWinner.deleted(),
+                    w == null ? List.of() : AccessRules.principals(w), uv);
+        }
 
         if (newWinner.deleted()) ByIdSubspace.clear(tx, db, id);
         else ByIdSubspace.set(tx, db, id, newWinner.leaf());
@@ -371,7 +378,6 @@ final class DocumentWriter {
 
         List<DocumentWriteHook> hooks = storage.hooks();
         if (!hooks.isEmpty()) {
-            boolean bodyIsWinner = e.newLeaf() != null && e.newLeaf().equals(newWinner.leaf()) && e.deleted() == newWinner.deleted();
             DocumentWriteHook.Change c = new DocumentWriteHook.Change(db, id,
                     oldWinner == null ? null : oldWinner.branch().leaf(), oldWinner != null && oldWinner.branch().deleted(),
                     newWinner.leaf(), newWinner.deleted(), bodyIsWinner ? e.body() : null, DbReader.of(tx, db, storage.timer()));

@@ -175,6 +175,30 @@ public final class SecuredDb {
         return db.isAccess() && !isAdmin();
     }
 
+    /**
+     * What this user may read of an access database ({@link #limitedByAccess}), deleted documents
+     * included, each once, in id order: the union of their name's and roles' listings
+     * ({@link AccessIndex}), read at a cost proportional to those documents.
+     */
+    public List<DocInfo> accessibleDocs() {
+        return AccessIndex.documents(db, AccessRules.principalsOf(user));
+    }
+
+    /** This user's changes feed in an access database after {@code since} (null: all), each document once at its last change. */
+    public List<AccessIndex.AccessChange> accessibleChanges(Sequence since) {
+        return AccessIndex.changes(db, AccessRules.principalsOf(user), since);
+    }
+
+    /** For a document this user may not read: the revision they lost it at, or null if they never could ({@link AccessIndex#revokedRev}). */
+    public RevId lostAt(DbReader r, String id) {
+        return AccessIndex.lostAt(r, AccessRules.principalsOf(user), id);
+    }
+
+    /** Whether this user may read {@code doc} (rendered): {@link #visible} would not refuse it for access. */
+    public boolean mayRead(com.fasterxml.jackson.databind.JsonNode doc) {
+        return !limitedByAccess() || AccessRules.allows(user, AccessRules.principals(doc));
+    }
+
     // ---------------------------------------------------------------- writes
 
     /**

@@ -274,6 +274,70 @@ class AccessDatabaseTest {
         assertFalse(as(EVE, "GET", db + "/_changes", null).json().get("results").get(0).has("deleted"));
     }
 
+    // ------------------------------------------------------------ replication's reads
+
+    private static final String BULK_DOCS = "{\"docs\":[{\"_id\":\"1\",\"_access\":[\"bob\"]},{\"_id\":\"2\",\"_access\":[\"bob\"]},"
+            + "{\"_id\":\"3\",\"_access\":[\"eve\"]},{\"_id\":\"4\",\"_access\":[\"eve\"]}]}";
+    private static final String BULK_GET = "{\"docs\":[{\"id\":\"1\"},{\"id\":\"2\"},{\"id\":\"3\"},{\"id\":\"4\"}]}";
+
+    private static String ok(String id, String who) {
+        return "{\"id\":\"" + id + "\",\"docs\":[{\"ok\":{\"_id\":\"" + id + "\",\"_rev\":\"1-967a00dff5e02add41819138abb3284d\",\"_access\":[\"" + who + "\"]}}]}";
+    }
+
+    private static String missing(String id) {
+        return "{\"id\":\"" + id + "\",\"docs\":[{\"error\":{\"id\":\"" + id + "\",\"rev\":\"undefined\",\"error\":\"not_found\",\"reason\":\"missing\"}}]}";
+    }
+
+    @Test
+    void bulkGetAnswersOthersDocumentsAsMissing() throws Exception {
+        as(ADMIN, "POST", db + "/_bulk_docs", BULK_DOCS).status(201);
+        // should_let_admin_fetch_all_docs_with_bulk_get, should_let_user_fetch_their_docs_with_bulk_get,
+        // should_not_let_user_fetch_other_docs_with_bulk_get: the branch's bodies
+        assertEquals("{\"results\":[" + ok("1", "bob") + "," + ok("2", "bob") + "," + ok("3", "eve") + "," + ok("4", "eve") + "]}",
+                as(ADMIN, "POST", db + "/_bulk_get", BULK_GET).status(200).json().toString());
+        assertEquals("{\"results\":[" + ok("1", "bob") + "," + ok("2", "bob") + "," + missing("3") + "," + missing("4") + "]}",
+                as(BOB, "POST", db + "/_bulk_get", BULK_GET).status(200).json().toString());
+        assertEquals("{\"results\":[" + missing("1") + "," + missing("2") + "," + ok("3", "eve") + "," + ok("4", "eve") + "]}",
+                as(EVE, "POST", db + "/_bulk_get", BULK_GET).status(200).json().toString());
+        // open_revs gives nothing of someone else's document
+        as(EVE, "GET", db + "/1?open_revs=all", null).error(404, "not_found", "missing"); // as for a document that does not exist
+        assertEquals("[{\"missing\":\"1-967a00dff5e02add41819138abb3284d\"}]", s.send("GET", db + "/1?open_revs=[%221-967a00dff5e02add41819138abb3284d%22]", null,
+                "Authorization", EVE, "Accept", "application/json").status(200).json().toString());
+    }
+
+    @Test
+    void revsDiffNeverNamesOthersDocuments() throws Exception {
+        // should_not_allow_user_to_revs_diff_other_docs
+        as(ADMIN, "PUT", db + "/a", "{\"a\":1,\"_access\":[\"bob\"]}").status(201);
+        as(ADMIN, "PUT", db + "/c", "{\"c\":3,\"_access\":[\"eve\"]}").status(201);
+        assertEquals("{}", as(BOB, "POST", db + "/_revs_diff", "{\"a\":[\"1-23202479633c2b380f79507a776743d5\"]}").status(200).json().toString());
+        assertEquals("{\"a\":{\"missing\":[\"1-missing\"]}}", as(BOB, "POST", db + "/_revs_diff", "{\"a\":[\"1-missing\"]}").status(200).json().toString());
+        assertEquals("{}", as(BOB, "POST", db + "/_revs_diff", "{\"c\":[\"1-92aef5b0e4a3f4db0aba1320869bc95d\"]}").status(200).json().toString());
+        assertEquals("{}", as(BOB, "POST", db + "/_revs_diff", "{\"c\":[\"2-other\"]}").status(200).json().toString());
+        assertEquals("{\"new\":{\"missing\":[\"1-x\"]}}", as(BOB, "POST", db + "/_revs_diff", "{\"new\":[\"1-x\"]}").status(200).json().toString());
+    }
+
+    @Test
+    void aLostDocumentsDeletionIsServedToTheReplica() throws Exception {
+        String r1 = as(ADMIN, "PUT", db + "/m", "{\"_access\":[\"bob\"]}").status(201).json().get("rev").asText();
+        String r2 = as(BOB, "PUT", db + "/m", "{\"v\":2,\"_access\":[\"bob\"],\"_rev\":\"" + r1 + "\"}").status(201).json().get("rev").asText();
+        as(ADMIN, "PUT", db + "/m", "{\"_access\":[\"eve\"],\"_rev\":\"" + r2 + "\"}").status(201);
+        String gone = as(BOB, "GET", db + "/_changes", null).json().get("results").get(0).get("changes").get(0).get("rev").asText();
+        assertEquals("3-", gone.substring(0, 2));
+        // _revs_diff on a replica says the deletion is missing; _bulk_get serves it, continuing bob's history.
+        var got = as(BOB, "POST", db + "/_bulk_get?revs=true", "{\"docs\":[{\"id\":\"m\",\"rev\":\"" + gone + "\"}]}").status(200).json();
+        var doc = got.get("results").get(0).get("docs").get(0).get("ok");
+        assertEquals(true, doc.get("_deleted").asBoolean(), got.toString());
+        assertEquals("[\"" + gone.substring(2) + "\",\"" + r2.substring(2) + "\",\"" + r1.substring(2) + "\"]", doc.get("_revisions").get("ids").toString());
+        // eve, who never had it, gets nothing of it
+        assertEquals("[{\"missing\":\"" + gone + "\"}]", s.send("GET", db + "/m?open_revs=[%22" + gone + "%22]", null,
+                "Authorization", EVE, "Accept", "application/json").status(200).json().toString());
+        assertEquals("[{\"ok\":{\"_id\":\"m\",\"_rev\":\"" + gone + "\",\"_deleted\":true}}]", s.send("GET", db + "/m?open_revs=[%22" + gone + "%22]", null,
+                "Authorization", BOB, "Accept", "application/json").status(200).json().toString());
+        // pushing that deletion back is not asked for: the document is not bob's to write
+        assertEquals("{}", as(BOB, "POST", db + "/_revs_diff", "{\"m\":[\"" + gone + "\"]}").status(200).json().toString());
+    }
+
     private static com.fasterxml.jackson.databind.JsonNode Json(String text) throws Exception {
         return dev.chaise.storage.json.Json.MAPPER.readTree(text);
     }

@@ -127,6 +127,12 @@ final class AccessRules {
         return new Stored(body == null ? null : body.get(FIELD));
     }
 
+    /** Whether {@code u} may write document {@code id} as it is stored: it does not exist, or its winner's {@code _access} names them. */
+    static boolean mayWrite(DbReader r, UserCtx u, String id) {
+        Stored stored = stored(r, id);
+        return stored == null || allows(u, names(stored.access()));
+    }
+
     /**
      * The write check of a non-admin {@code u}, inside the write's transaction (read as a
      * snapshot: the write's own revision read already conflicts with any concurrent edit of the
@@ -139,8 +145,7 @@ final class AccessRules {
             @Override
             public void check(ObjectNode newDoc, Supplier<ObjectNode> oldDoc) {
                 if (!allows(u, principals(newDoc))) throw writeDenied();
-                Stored stored = stored(snapshot, newDoc.path("_id").asText());
-                if (stored != null && !allows(u, names(stored.access()))) throw writeDenied();
+                if (!mayWrite(snapshot, u, newDoc.path("_id").asText())) throw writeDenied();
             }
 
             @Override

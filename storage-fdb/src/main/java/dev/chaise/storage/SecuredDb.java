@@ -194,6 +194,16 @@ public final class SecuredDb {
         return AccessIndex.lostAt(r, AccessRules.principalsOf(user), id);
     }
 
+    /**
+     * {@link Database#revsDiff} as this user may see it: in an access database, someone else's
+     * document is never missing, so a replica does not try to push to it.
+     */
+    public List<Database.RevsDiff> revsDiff(List<String> ids, List<List<RevId>> revs) {
+        List<Database.RevsDiff> all = db.revsDiff(ids, revs);
+        if (!limitedByAccess() || all.isEmpty()) return all;
+        return db.read(r -> all.stream().filter(d -> AccessRules.mayWrite(r, user, d.id())).toList());
+    }
+
     /** Whether this user may read {@code doc} (rendered): {@link #visible} would not refuse it for access. */
     public boolean mayRead(com.fasterxml.jackson.databind.JsonNode doc) {
         return !limitedByAccess() || AccessRules.allows(user, AccessRules.principals(doc));

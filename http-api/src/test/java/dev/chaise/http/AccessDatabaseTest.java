@@ -6,6 +6,8 @@ import static dev.chaise.http.HttpTestServer.EVE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -336,6 +338,45 @@ class AccessDatabaseTest {
                 "Authorization", BOB, "Accept", "application/json").status(200).json().toString());
         // pushing that deletion back is not asked for: the document is not bob's to write
         assertEquals("{}", as(BOB, "POST", db + "/_revs_diff", "{\"m\":[\"" + gone + "\"]}").status(200).json().toString());
+    }
+
+    // ------------------------------------------------------------ replication
+
+    /** The _local checkpoint ids of {@code path}'s database, as its admin lists them. */
+    private static List<String> checkpoints(String path) throws Exception {
+        List<String> out = new ArrayList<>();
+        for (var r : as(ADMIN, "GET", path + "/_local_docs", null).status(200).json().get("rows")) out.add(r.get("id").asText());
+        return out;
+    }
+
+    @Test
+    void usersReplicateTheirOwnDocumentsWithTheirOwnCheckpoints() throws Exception {
+        // should_allow_user_to_replicate_from_access_to_access: remote endpoints signed in as the user, and local names
+        String db2 = db + "-to";
+        as(ADMIN, "PUT", db2 + "?access=true", null).status(201);
+        as(ADMIN, "PUT", db2 + "/_security", SECURITY).status(200);
+        as(ADMIN, "PUT", db + "/a", "{\"a\":1,\"_access\":[\"bob\"]}").status(201);
+        as(ADMIN, "PUT", db + "/b", "{\"b\":2,\"_access\":[\"bob\"]}").status(201);
+        as(ADMIN, "PUT", db + "/c", "{\"c\":3,\"_access\":[\"eve\"]}").status(201);
+        String remote = "http://bob:bobpw@127.0.0.1:" + s.http.port();
+        var r = as(BOB, "POST", "/_replicate", "{\"source\":\"" + remote + db + "\",\"target\":\"" + remote + db2 + "\"}").status(200).json();
+        assertEquals(true, r.get("ok").asBoolean(), r.toString());
+        var h = r.get("history").get(0);
+        assertEquals("[2,2,2,2,0]", List.of(h.get("missing_checked").asInt(), h.get("missing_found").asInt(), h.get("docs_read").asInt(),
+                h.get("docs_written").asInt(), h.get("doc_write_failures").asInt()).toString().replace(" ", ""));
+        assertEquals(2, as(ADMIN, "GET", db2 + "/_all_docs", null).json().get("total_rows").asInt());
+        List<String> bobs = checkpoints(db);
+        assertEquals(1, bobs.size());
+        assertEquals("[\"bob\"]", as(BOB, "GET", db + "/" + bobs.getFirst(), null).status(200).json().get("_access").toString());
+        assertEquals("[\"bob\"]", as(BOB, "GET", db2 + "/" + bobs.getFirst(), null).status(200).json().get("_access").toString());
+        as(EVE, "GET", db + "/" + bobs.getFirst(), null).error(403, "forbidden", "access denied");
+        // eve's replication of the same databases is another one, with checkpoints of its own
+        as(EVE, "POST", "/_replicate", "{\"source\":\"" + db.substring(1) + "\",\"target\":\"" + db2.substring(1) + "\"}").status(200);
+        List<String> both = checkpoints(db);
+        assertEquals(2, both.size(), both.toString());
+        both.removeAll(bobs);
+        assertEquals("[\"eve\"]", as(EVE, "GET", db + "/" + both.getFirst(), null).status(200).json().get("_access").toString());
+        assertEquals("[\"c\"]", ids(as(EVE, "GET", db2 + "/_all_docs", null).json()));
     }
 
     private static com.fasterxml.jackson.databind.JsonNode Json(String text) throws Exception {

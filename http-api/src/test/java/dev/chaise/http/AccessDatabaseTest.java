@@ -379,6 +379,50 @@ class AccessDatabaseTest {
         assertEquals("[\"c\"]", ids(as(EVE, "GET", db2 + "/_all_docs", null).json()));
     }
 
+    /** The branch's replication matrix: {@code missing_checked, missing_found, docs_read, docs_written, doc_write_failures} and the target's count. */
+    private String replicate(String auth, String user, boolean sourceAccess, boolean targetAccess) throws Exception {
+        String src = db + (sourceAccess ? "-sa" : "-sp");
+        String tgt = db + (targetAccess ? "-ta" : "-tp");
+        for (String[] d : new String[][] {{src, String.valueOf(sourceAccess)}, {tgt, String.valueOf(targetAccess)}}) {
+            as(ADMIN, "PUT", d[0] + (d[1].equals("true") ? "?access=true" : ""), null).status(201);
+            // The implicit role _users is an access database's only (compatibility.md): a plain one names its members.
+            as(ADMIN, "PUT", d[0] + "/_security", d[1].equals("true") ? SECURITY : "{\"members\":{\"names\":[\"bob\",\"eve\"]}}").status(200);
+        }
+        as(ADMIN, "PUT", src + "/a", "{\"a\":1,\"_access\":[\"bob\"]}").status(201);
+        as(ADMIN, "PUT", src + "/b", "{\"b\":2,\"_access\":[\"bob\"]}").status(201);
+        as(ADMIN, "PUT", src + "/c", "{\"c\":3,\"_access\":[\"eve\"]}").status(201);
+        String remote = "http://" + user + "@127.0.0.1:" + s.http.port();
+        var r = as(auth, "POST", "/_replicate", "{\"source\":\"" + remote + src + "\",\"target\":\"" + remote + tgt + "\"}").status(200).json();
+        assertEquals(true, r.get("ok").asBoolean(), r.toString());
+        var h = r.get("history").get(0);
+        return List.of(h.get("missing_checked").asInt(), h.get("missing_found").asInt(), h.get("docs_read").asInt(), h.get("docs_written").asInt(),
+                h.get("doc_write_failures").asInt(), as(ADMIN, "GET", tgt + "/_all_docs", null).json().get("total_rows").asInt()).toString();
+    }
+
+    @Test
+    void adminsReplicateEverythingBetweenPlainAndAccessDatabases() throws Exception {
+        // should_allow_admin_to_replicate_from_{access,no_access}_to_{access,no_access}
+        assertEquals("[3, 3, 3, 3, 0, 3]", replicate(ADMIN, "admin:pass", true, true));
+        db = db + "x";
+        assertEquals("[3, 3, 3, 3, 0, 3]", replicate(ADMIN, "admin:pass", false, true));
+        db = db + "x";
+        assertEquals("[3, 3, 3, 3, 0, 3]", replicate(ADMIN, "admin:pass", true, false));
+        db = db + "x";
+        assertEquals("[3, 3, 3, 3, 0, 3]", replicate(ADMIN, "admin:pass", false, false));
+    }
+
+    @Test
+    void usersReplicateWhatTheRulesLetThem() throws Exception {
+        // should_allow_user_to_replicate_from_access_to_no_access: bob reads his two
+        assertEquals("[2, 2, 2, 2, 0, 2]", replicate(BOB, "bob:bobpw", true, false));
+        db = db + "x";
+        // should_allow_user_to_replicate_from_no_access_to_access: eve's document is refused by the target
+        assertEquals("[3, 3, 3, 2, 1, 2]", replicate(BOB, "bob:bobpw", false, true));
+        db = db + "x";
+        // should_allow_user_to_replicate_from_no_access_to_no_access: no rules on either side
+        assertEquals("[3, 3, 3, 3, 0, 3]", replicate(BOB, "bob:bobpw", false, false));
+    }
+
     private static com.fasterxml.jackson.databind.JsonNode Json(String text) throws Exception {
         return dev.chaise.storage.json.Json.MAPPER.readTree(text);
     }

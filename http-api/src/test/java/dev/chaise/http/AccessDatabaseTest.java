@@ -146,7 +146,11 @@ class AccessDatabaseTest {
         as(EVE, "GET", db + "/_local/b", null).error(403, "forbidden", "access denied");
         as(EVE, "PUT", db + "/_local/b", "{\"a\":1,\"_access\":[\"eve\"]}").error(403, "forbidden", "access");
         as(EVE, "DELETE", db + "/_local/b", null).error(403, "forbidden", "access denied"); // read first, as a DELETE opens the document
-        as(BOB, "PUT", db + "/_local/n", "{\"a\":1}").error(403, "forbidden", "access");
+        as(BOB, "PUT", db + "/_local/own", "{\"a\":1,\"_access\":[\"eve\"]}").error(403, "forbidden", "access");
+        // One without _access is its writer's (a PouchDB checkpoint), beyond the branch.
+        as(BOB, "PUT", db + "/_local/cp", "{\"a\":1}").status(201);
+        assertEquals("[\"bob\"]", as(BOB, "GET", db + "/_local/cp", null).status(200).json().get("_access").toString());
+        as(EVE, "GET", db + "/_local/cp", null).error(403, "forbidden", "access denied");
         as(ADMIN, "PUT", db + "/_local/n", "{\"a\":1}").status(201);
         as(BOB, "GET", db + "/_local/n", null).error(403, "forbidden", "access denied");
         as(BOB, "GET", db + "/_local_docs", null).error(403, "forbidden", "access denied");

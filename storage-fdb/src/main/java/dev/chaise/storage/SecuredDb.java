@@ -305,7 +305,12 @@ public final class SecuredDb {
     public LocalDoc writeLocal(String id, String clientRev, boolean deleted, ObjectNode body) {
         if (limitedByAccess()) {
             // _local documents keep _access in their body and answer to it as documents do; a
-            // deletion names no _access, so the stored one decides.
+            // deletion names no _access, so the stored one decides. One written without _access
+            // is its writer's: a replica's checkpoint (PouchDB writes them without) stays theirs.
+            if (!deleted && !body.has(AccessRules.FIELD) && user.name() != null) {
+                body = body.deepCopy();
+                body.putArray(AccessRules.FIELD).add(user.name());
+            }
             if (!deleted && !AccessRules.allows(user, AccessRules.principals(body))) throw AccessRules.writeDenied();
             LocalDoc stored = db.read(r -> r.local(id));
             if (stored != null && !AccessRules.allows(user, AccessRules.principals(stored.body()))) throw AccessRules.writeDenied();

@@ -45,7 +45,7 @@ class AccessIndexModelTest {
         if (faults) opts = opts.withFaults(new FaultInjection(0.05, 0.02, 0.05, 0.5, 11L));
         Random rnd = new Random(faults ? 7 : 3);
         try (KvStore kv = EmbeddedKvStore.open(opts); Storage store = new Storage(kv, "{}")) {
-            createRetrying(store.directory());
+            LocalDocumentsUnderFaultsTest.createRetrying(store.directory(), "acc", true);
             store.open("acc").setSecurity(SECURITY);
             UserCtx admin = new UserCtx("admin", List.of(UserCtx.ADMIN_ROLE), "default");
             List<UserCtx> users = new ArrayList<>();
@@ -133,19 +133,5 @@ class AccessIndexModelTest {
             assertEquals(null, was, "one row per sequence");
         }
         return out;
-    }
-
-    private static void createRetrying(DatabaseDirectory dirs) {
-        for (int i = 0; i < 50; i++) {
-            try {
-                dirs.create("acc", true);
-                return;
-            } catch (dev.chaise.kv.KvException e) {
-                if (!e.maybeCommitted()) throw e;
-            } catch (StorageException e) {
-                if (e.kind() == StorageException.Kind.FILE_EXISTS) return;
-                throw e;
-            }
-        }
     }
 }

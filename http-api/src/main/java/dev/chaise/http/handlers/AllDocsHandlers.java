@@ -172,7 +172,11 @@ public final class AllDocsHandlers {
             }
             for (DocInfo d : page(in, a)) rows.add(r -> row(sdb, r, d, a));
         }
-        Database db = sdb.database();
+        return batched(sdb.database(), rows);
+    }
+
+    /** The rows {@code rows} read, in order, {@link #KEYS_PER_TRANSACTION} to a snapshot transaction, as the client takes them. */
+    private static Iterator<ObjectNode> batched(Database db, List<java.util.function.Function<DbReader, ObjectNode>> rows) {
         return new Iterator<>() {
             int next;
             final List<ObjectNode> batch = new ArrayList<>();
@@ -315,41 +319,16 @@ public final class AllDocsHandlers {
 
     /** As fabric: keys reversed when descending, then skip and limit, then the namespace's filter. */
     private static Iterator<ObjectNode> keyRows(SecuredDb sdb, Namespace ns, AllDocsArgs a) {
-        Database db = sdb.database();
-        List<JsonNode> wanted = new ArrayList<>();
+        List<java.util.function.Function<DbReader, ObjectNode>> rows = new ArrayList<>();
         for (JsonNode k : page(a.keys(), a)) {
             boolean keep = switch (ns) {
                 case ALL -> true;
                 case DESIGN -> k.isTextual() && k.textValue().startsWith(DocumentJson.DESIGN_PREFIX);
                 case LOCAL -> k.isTextual() && DocumentJson.isLocal(k.textValue());
             };
-            if (keep) wanted.add(k);
+            if (keep) rows.add(r -> keyRow(sdb, r, k, a));
         }
-        return new Iterator<>() {
-            int next;
-            final List<ObjectNode> batch = new ArrayList<>();
-            int pos;
-
-            public boolean hasNext() {
-                if (pos < batch.size()) return true;
-                if (next >= wanted.size()) return false;
-                List<JsonNode> chunk = wanted.subList(next, Math.min(wanted.size(), next + KEYS_PER_TRANSACTION));
-                next += chunk.size();
-                batch.clear();
-                pos = 0;
-                batch.addAll(db.read(r -> {
-                    List<ObjectNode> out = new ArrayList<>(chunk.size());
-                    for (JsonNode k : chunk) out.add(keyRow(sdb, r, k, a));
-                    return out;
-                }));
-                return true;
-            }
-
-            public ObjectNode next() {
-                if (!hasNext()) throw new java.util.NoSuchElementException();
-                return batch.get(pos++);
-            }
-        };
+        return batched(sdb.database(), rows);
     }
 
     private static ObjectNode missingRow(JsonNode k) {

@@ -251,6 +251,25 @@ class AccessDatabaseTest {
     }
 
     @Test
+    void liveFeedsWakeForTheUsersOwnChangesOnly() throws Exception {
+        String since = as(BOB, "GET", db + "/_changes", null).json().get("last_seq").asText();
+        var poll = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return as(BOB, "GET", db + "/_changes?feed=longpoll&timeout=20000&since=" + since, null).status(200).json();
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+        Thread.sleep(300);
+        as(ADMIN, "PUT", db + "/e1", "{\"_access\":[\"eve\"]}").status(201); // wakes the feed, which finds nothing of bob's
+        Thread.sleep(300);
+        as(ADMIN, "PUT", db + "/b1", "{\"_access\":[\"bob\"]}").status(201);
+        assertEquals("[\"b1\"]", ids(poll.get(30, java.util.concurrent.TimeUnit.SECONDS)));
+        String cont = as(BOB, "GET", db + "/_changes?feed=continuous&timeout=500&since=0", null).status(200).text();
+        assertEquals(2, cont.lines().filter(l -> !l.isBlank()).count(), cont); // b1's row and last_seq
+    }
+
+    @Test
     void rolesListDocumentsToo() throws Exception {
         // Beyond the branch, which lists by user name only: bob has role "reader".
         as(ADMIN, "PUT", db + "/r", "{\"_access\":[\"reader\"]}").status(201);

@@ -43,7 +43,7 @@ public final class ErrorMapper {
         return switch (kind) {
             case BAD_REQUEST, DOC_VALIDATION, ILLEGAL_DOCID, ILLEGAL_DATABASE_NAME, DATABASE_NAME_TOO_LONG, INVALID_DESIGN_DOC, DESIGN_COMPILATION_ERROR -> 400;
             case UNAUTHORIZED -> 401;
-            case FORBIDDEN -> 403;
+            case FORBIDDEN, DDOCS_WITH_ACCESS -> 403;
             case NOT_FOUND -> 404;
             case CONFLICT -> 409;
             case FILE_EXISTS, PRECONDITION_FAILED, MISSING_STUB -> 412;

@@ -15,7 +15,7 @@ class ErrorMapperTest {
                 Map.entry(Kind.BAD_REQUEST, 400), Map.entry(Kind.DOC_VALIDATION, 400), Map.entry(Kind.ILLEGAL_DOCID, 400),
                 Map.entry(Kind.ILLEGAL_DATABASE_NAME, 400), Map.entry(Kind.NOT_FOUND, 404), Map.entry(Kind.CONFLICT, 409),
                 Map.entry(Kind.FILE_EXISTS, 412), Map.entry(Kind.PRECONDITION_FAILED, 412), Map.entry(Kind.DOCUMENT_TOO_LARGE, 413), Map.entry(Kind.ATTACHMENT_TOO_LARGE, 413), Map.entry(Kind.TOO_LARGE, 413),
-                Map.entry(Kind.FORBIDDEN, 403), Map.entry(Kind.UNAUTHORIZED, 401), Map.entry(Kind.MISSING_STUB, 412),
+                Map.entry(Kind.FORBIDDEN, 403), Map.entry(Kind.DDOCS_WITH_ACCESS, 403), Map.entry(Kind.UNAUTHORIZED, 401), Map.entry(Kind.MISSING_STUB, 412),
                 Map.entry(Kind.VALIDATION_FAILED, 500), Map.entry(Kind.COMPILATION_ERROR, 500), Map.entry(Kind.NOT_IMPLEMENTED, 501),
                 Map.entry(Kind.INVALID_DESIGN_DOC, 400), Map.entry(Kind.DATABASE_NAME_TOO_LONG, 400), Map.entry(Kind.DESIGN_COMPILATION_ERROR, 400));
         assertEquals(Kind.values().length, want.size(), "a new Kind needs a status here and in ErrorMapper");

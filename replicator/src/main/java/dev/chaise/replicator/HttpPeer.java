@@ -252,6 +252,18 @@ final class HttpPeer implements Peer {
     // ---------------------------------------------------------------- database
 
     @Override
+    public String user() {
+        java.net.URI u = java.net.URI.create(ep.url());
+        String root = u.getScheme() + "://" + u.getHost() + (u.getPort() < 0 ? "" : ":" + u.getPort());
+        Resp r = send("GET", root + "/_session", null, null, null);
+        if (r.status() != 200) {
+            r.discard();
+            return null;
+        }
+        return r.json().path("userCtx").path("name").textValue();
+    }
+
+    @Override
     public ObjectNode info() {
         Resp r = send("GET", ep.url(), null, null, null);
         return switch (r.status()) {

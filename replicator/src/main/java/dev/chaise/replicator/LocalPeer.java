@@ -84,7 +84,13 @@ final class LocalPeer implements Peer {
         o.put("db_name", i.name());
         o.put("update_seq", i.updateSeq() == null ? "0" : i.updateSeq().toHex());
         o.put("instance_start_time", "0");
+        if (i.access()) o.putObject("props").put("access", true);
         return o;
+    }
+
+    @Override
+    public String user() {
+        return user.name();
     }
 
     @Override

@@ -55,6 +55,12 @@ interface Peer extends AutoCloseable {
     /** Database info: {@code update_seq}, {@code instance_start_time}; throws db_not_found, unauthorized, ... */
     ObjectNode info();
 
+    /**
+     * Who the replication is on this peer (the name its requests are signed in as), or null:
+     * in a per-document access database, its checkpoints carry that name in {@code _access}.
+     */
+    String user();
+
     /** Creates the database ({@code create_target}); an existing one is fine. */
     void create(ObjectNode params);
 

@@ -73,6 +73,9 @@ final class Replication {
     private JsonNode committedSeq;
     private ObjectNode checkpointHistory;
     private volatile JsonNode sourceSeq;
+    /** Who this replication is on an access database source or target (its checkpoints carry them in {@code _access}), else null. */
+    private String sourceOwner;
+    private String targetOwner;
     private volatile Long pending;
     private volatile long pendingAt;
 
@@ -230,6 +233,14 @@ final class Replication {
 
     // ---------------------------------------------------------------- start: checkpoints
 
+    /** A checkpoint in a per-document access database: its replicating user's, so that they (and no one else) may read and write it. */
+    private static ObjectNode owned(ObjectNode rec, String owner) {
+        if (owner == null) return rec;
+        ObjectNode r = rec.deepCopy();
+        r.putArray("_access").add(owner);
+        return r;
+    }
+
     private void init() {
         ObjectNode srcInfo = source.info();
         if (spec.createTarget()) target.create(spec.createTargetParams());
@@ -237,6 +248,8 @@ final class Replication {
         srcStartTime = srcInfo.path("instance_start_time").asText("0");
         tgtStartTime = tgtInfo.path("instance_start_time").asText("0");
         sourceSeq = srcInfo.get("update_seq");
+        sourceOwner = srcInfo.path("props").path("access").asBoolean() ? source.user() : null;
+        targetOwner = tgtInfo.path("props").path("access").asBoolean() ? target.user() : null;
         String logId = "_local/" + baseId;
         sourceLog = spec.useCheckpoints() ? source.getLocal(logId) : null;
         targetLog = spec.useCheckpoints() ? target.getLocal(logId) : null;
@@ -549,12 +562,12 @@ final class Replication {
         for (int i = 0; i < history.size() && h.size() < 50; i++) h.add(history.get(i));
         String logId = "_local/" + baseId;
         try {
-            source.putLocal(logId, rec);
+            source.putLocal(logId, owned(rec, sourceOwner));
         } catch (ReplicationException e) {
             throw new ReplicationException(500, "checkpoint_commit_failure", "Error updating the source checkpoint document: " + e.reason());
         }
         try {
-            target.putLocal(logId, rec);
+            target.putLocal(logId, owned(rec, targetOwner));
         } catch (ReplicationException e) {
             throw new ReplicationException(500, "checkpoint_commit_failure", "Error updating the target checkpoint document: " + e.reason());
         }

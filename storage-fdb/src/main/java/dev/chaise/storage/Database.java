@@ -46,6 +46,11 @@ public final class Database {
         return opened.securityJson();
     }
 
+    /** A per-document access database: fixed at creation. */
+    public boolean isAccess() {
+        return opened.access();
+    }
+
     public int revsLimit() {
         return opened.revsLimit();
     }

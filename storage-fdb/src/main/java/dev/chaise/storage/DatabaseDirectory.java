@@ -29,6 +29,7 @@ import java.util.regex.Pattern;
  *                  "revs_limit" = Long
  *                  "security" = String (JSON)
  *                  "incarnation" = Long   RFC D: bumped when a database moves to another cluster
+ *                  "access" = Boolean     a per-document access database; written at creation only
  * </pre>
  *
  * Every transaction that uses a database reads its directory entry once ({@link #open}): that
@@ -47,6 +48,9 @@ final class DatabaseDirectory {
     private static final int MAX_SEGMENT = 255;
     private static final int MAX_NAME_LENGTH = 4000;
     private static final Set<String> SYSTEM_DBS = Set.of("_users", "_replicator", "_global_changes");
+
+    /** An access database starts admin-only: its admins decide who joins (typically members {@code {"roles": ["_users"]}}). */
+    static final String ACCESS_SECURITY_JSON = "{\"members\":{\"roles\":[\"_admin\"]},\"admins\":{\"roles\":[\"_admin\"]}}";
 
     private final KvStore kv;
     private final String defaultSecurityJson;
@@ -88,6 +92,11 @@ final class DatabaseDirectory {
      * uuid this call chose, so a create that did commit is not answered {@code file_exists}.
      */
     DbHandle create(String name) {
+        return create(name, false);
+    }
+
+    /** {@link #create(String)}: a per-document access database if {@code access}, with an admin-only {@code _security}. */
+    DbHandle create(String name, boolean access) {
         validateName(name);
         checkNameLength(name);
         String uuid = HexFormat.of().formatHex(randomBytes(16));
@@ -102,7 +111,8 @@ final class DatabaseDirectory {
             DatabaseSubspace space = DatabaseSubspace.of(id);
             tx.set(space.pack(KeySpace.Db.META, "uuid"), Tuple.from(uuid).pack());
             tx.set(space.pack(KeySpace.Db.META, "revs_limit"), Tuple.from((long) EditBranches.DEFAULT_REVS_LIMIT).pack());
-            tx.set(space.pack(KeySpace.Db.META, "security"), Tuple.from(defaultSecurityJson).pack());
+            tx.set(space.pack(KeySpace.Db.META, "security"), Tuple.from(access ? ACCESS_SECURITY_JSON : defaultSecurityJson).pack());
+            if (access) tx.set(space.pack(KeySpace.Db.META, "access"), Tuple.from(true).pack());
             tx.set(space.pack(KeySpace.Db.META, "incarnation"), Tuple.from(0L).pack());
             stampEntry(tx, name, id);
             DbUpdates.record(tx, name, DbUpdates.CREATED, 0);
@@ -165,6 +175,7 @@ final class DatabaseDirectory {
         String security = "{}";
         int revsLimit = EditBranches.DEFAULT_REVS_LIMIT;
         int incarnation = 0;
+        boolean access = false;
         byte[][] r = space.range(KeySpace.Db.META);
         for (KeyValue kv : tx.getRangeAsList(r[0], r[1], 0, false)) {
             String field = space.unpack(kv.key()).getString(1);
@@ -174,10 +185,11 @@ final class DatabaseDirectory {
                 case "security" -> security = v.getString(0);
                 case "revs_limit" -> revsLimit = (int) v.getLong(0);
                 case "incarnation" -> incarnation = (int) v.getLong(0);
+                case "access" -> access = v.getBoolean(0);
                 default -> { } // fields of later versions
             }
         }
-        return new DbHandle(name, id, space, uuid, revsLimit, security, incarnation, entry);
+        return new DbHandle(name, id, space, uuid, revsLimit, security, incarnation, entry, access);
     }
 
     /** @param open opens the database in a transaction, checked to be the one meant ({@link Database#handle}) */

@@ -259,6 +259,7 @@ public final class DocumentJson {
         out.put("_rev", d.rev().toString());
         out.setAll(d.body());
         if (d.deleted()) out.put("_deleted", true);
+        if (out.has(AccessRules.FIELD)) out.set(AccessRules.FIELD, out.remove(AccessRules.FIELD)); // last, as CouchDB's access branch renders it
         if (d.body().get("_attachments") instanceof ObjectNode atts && hasEncoding(atts)) {
             ObjectNode copy = atts.deepCopy();
             for (JsonNode m : copy) {

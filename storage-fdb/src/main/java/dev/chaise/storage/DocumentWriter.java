@@ -158,7 +158,8 @@ final class DocumentWriter {
         EditBranch edited = base == null ? null : base.branch();
         validate(tx, db, ctx, id, edited == null ? null : EditBranch.root(edited.leaf(), false), plan.deleted(), body, edited);
         // CouchDB's new_revid over the body as the client ordered it; the body is then exploded once, before its prefix is known.
-        RevId newRev = RevHasher.newRevId(plan.parent(), plan.deleted(), body, digests);
+        // In an access database _access is the document's, not its body's, as on CouchDB's branch: the same edit gets the same revision there.
+        RevId newRev = RevHasher.newRevId(plan.parent(), plan.deleted(), db.access() ? AccessRules.withoutAccess(body) : body, digests);
         ExplodedJson.Leaves leaves = ExplodedJson.explode(DocumentBodies.longestPrefix(db, id, newPos, plan.deleted()), body);
         // Rev ids are deterministic: the same edit of a parent that came back as a leaf (stemmed
         // off its child, then replicated in again) gives a revision that may already be a leaf of
@@ -354,6 +355,13 @@ final class DocumentWriter {
             ChangesSubspace.remove(tx, db, oldWinner.sequence());
         }
         ChangesSubspace.add(tx, db, id, newWinner.leaf(), e.branchCount(), newWinner.deleted(), uv);
+        boolean bodyIsWinner = e.newLeaf() != null && e.newLeaf().equals(newWinner.leaf()) && e.deleted() == newWinner.deleted();
+        if (db.access()) {
+            ObjectNode w = bodyIsWinner ? e.body() : DocumentBodies.readMembers(tx, db, id, newWinner.leaf(), newWinner.deleted(), Set.of(AccessRules.FIELD));
+            AccessIndex.onWrite(tx, db, id, oldWinner == null ? null : oldWinner.sequence(), oldWinner == null ? null : oldWinner.branch().leaf(),
+                    newWinner.leaf(), newWinner.deleted(),
+                    w == null ? List.of() : AccessRules.principals(w), uv);
+        }
 
         if (newWinner.deleted()) ByIdSubspace.clear(tx, db, id);
         else ByIdSubspace.set(tx, db, id, newWinner.leaf());
@@ -373,7 +381,6 @@ final class DocumentWriter {
 
         List<DocumentWriteHook> hooks = storage.hooks();
         if (!hooks.isEmpty()) {
-            boolean bodyIsWinner = e.newLeaf() != null && e.newLeaf().equals(newWinner.leaf()) && e.deleted() == newWinner.deleted();
             DocumentWriteHook.Change c = new DocumentWriteHook.Change(db, id,
                     oldWinner == null ? null : oldWinner.branch().leaf(), oldWinner != null && oldWinner.branch().deleted(),
                     newWinner.leaf(), newWinner.deleted(), bodyIsWinner ? e.body() : null, DbReader.of(tx, db, storage.timer()));

@@ -51,8 +51,18 @@ public final class KeySpace {
         public static final long ATTACHMENTS = 8;
         public static final long UPLOADS = 9;
         public static final long PURGES = 10;
+        public static final long ACCESS = 12;
 
         private Db() {}
+    }
+
+    /** Under {@code (…, 12 ACCESS)}: a per-document access database's listings by principal ({@link AccessIndex}). */
+    public static final class Access {
+        public static final long ACCESS_DOC = 0;
+        public static final long ACCESS_BY_ID = 1;
+        public static final long ACCESS_BY_SEQ = 2;
+
+        private Access() {}
     }
 
     /** Under {@code (…, 10 PURGES)}: the purge history ({@link PurgedInfos}). */

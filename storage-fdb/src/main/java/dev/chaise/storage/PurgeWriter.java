@@ -100,6 +100,7 @@ final class PurgeWriter {
             deltas[DbStats.Counter.SIZE_ACTIVE.ordinal()] -= b.activeSize();
         }
         if (oldWinner != null) ChangesSubspace.remove(tx, db, oldWinner.sequence());
+        if (db.access()) AccessIndex.onPurge(tx, db, id);
         boolean wasLive = oldWinner != null && !oldWinner.branch().deleted();
         deltas[DbStats.Counter.WRITES.ordinal()]++;
         if (remaining.isEmpty()) {
@@ -115,6 +116,7 @@ final class PurgeWriter {
         ObjectNode body = DocumentBodies.read(tx, db, id, w.leaf(), w.deleted()); // before the winner's key is versionstamped
         RevisionsSubspace.writeWinner(tx, db, id, w, remaining.size(), winner.externalSize(), winner.activeSize(), userVersion);
         ChangesSubspace.add(tx, db, id, w.leaf(), remaining.size(), w.deleted(), userVersion);
+        if (db.access()) AccessIndex.onWrite(tx, db, id, null, null, w.leaf(), w.deleted(), AccessRules.principals(body == null ? Json.NODES.objectNode() : body), userVersion);
         if (w.deleted()) ByIdSubspace.clear(tx, db, id);
         else ByIdSubspace.set(tx, db, id, w.leaf());
         if (wasLive == w.deleted()) {

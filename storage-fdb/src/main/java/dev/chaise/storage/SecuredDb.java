@@ -18,7 +18,8 @@ import java.util.List;
  *       rules, design documents that must compile), then their validators (validate_doc_update)
  *       inside the write's transaction;
  *   <li>on every document it hands out ({@link #render}, {@link #visible}), each policy's
- *       {@code afterRead} ({@code _users}: no one else's password hash).
+ *       {@code afterRead} ({@code _users}: no one else's password hash);
+ *   <li>in a per-document access database, {@link AccessRules} before all of these, on every path.
  * </ul>
  *
  * <p>Reads that return no document bodies (counts, ids, revisions, attachments' bytes, the raw
@@ -56,6 +57,7 @@ public final class SecuredDb {
 
     /** Opens {@code db} for {@code user}, or throws 401/403 as CouchDB decides them. */
     static SecuredDb open(Database db, UserCtx user, Level level, List<DbPolicy> policies) {
+        if (db.isAccess()) user = AccessRules.withUsersRole(user);
         SecurityObject sec = SecurityObject.ofStored(db.securityJson());
         switch (level) {
             case MEMBER -> {
@@ -126,6 +128,7 @@ public final class SecuredDb {
 
     /** {@code doc} as this user may see it (each policy's {@code afterRead}), or a refusal. */
     public ObjectNode visible(ObjectNode doc) {
+        if (limitedByAccess()) AccessRules.checkRead(user, doc);
         ObjectNode out = doc;
         for (DbPolicy p : policies) out = p.afterRead(this, out);
         return out;
@@ -150,6 +153,60 @@ public final class SecuredDb {
     /** {@link #render}, or null for a document this user may not see. */
     public ObjectNode renderOrNull(StoredDoc doc, DocumentJson.Meta meta) {
         return visibleOrNull(DocumentJson.render(doc, meta, database().revsLimit()));
+    }
+
+    /** A document ({@link Database#get}) this user may read, or the refusal ({@link AccessRules}). */
+    public StoredDoc get(String id, RevId rev, boolean withBranches) {
+        StoredDoc d = db.get(id, rev, withBranches);
+        if (limitedByAccess()) AccessRules.checkRead(user, d.body());
+        return d;
+    }
+
+    /**
+     * A database query that is not this user's documents (views, Mango, design functions): in an
+     * access database only its admins may, as on CouchDB's branch (403 "access denied").
+     */
+    public void checkQuery() {
+        if (limitedByAccess()) throw AccessRules.readDenied();
+    }
+
+    /** An access database, opened for someone who is not its admin: every document passes {@link AccessRules}. */
+    public boolean limitedByAccess() {
+        return db.isAccess() && !isAdmin();
+    }
+
+    /**
+     * What this user may read of an access database ({@link #limitedByAccess}), deleted documents
+     * included, each once, in id order: the union of their name's and roles' listings
+     * ({@link AccessIndex}), read at a cost proportional to those documents.
+     */
+    public List<DocInfo> accessibleDocs() {
+        return AccessIndex.documents(db, AccessRules.principalsOf(user));
+    }
+
+    /** This user's changes feed in an access database after {@code since} (null: all), each document once at its last change. */
+    public List<AccessIndex.AccessChange> accessibleChanges(Sequence since) {
+        return AccessIndex.changes(db, AccessRules.principalsOf(user), since);
+    }
+
+    /** For a document this user may not read: the revision they lost it at, or null if they never could ({@link AccessIndex#revokedRev}). */
+    public RevId lostAt(DbReader r, String id) {
+        return AccessIndex.lostAt(r, AccessRules.principalsOf(user), id);
+    }
+
+    /**
+     * {@link Database#revsDiff} as this user may see it: in an access database, someone else's
+     * document is never missing, so a replica does not try to push to it.
+     */
+    public List<Database.RevsDiff> revsDiff(List<String> ids, List<List<RevId>> revs) {
+        List<Database.RevsDiff> all = db.revsDiff(ids, revs);
+        if (!limitedByAccess() || all.isEmpty()) return all;
+        return db.read(r -> all.stream().filter(d -> AccessRules.mayWrite(r, user, d.id())).toList());
+    }
+
+    /** Whether this user may read {@code doc} (rendered): {@link #visible} would not refuse it for access. */
+    public boolean mayRead(com.fasterxml.jackson.databind.JsonNode doc) {
+        return !limitedByAccess() || AccessRules.allows(user, AccessRules.principals(doc));
     }
 
     // ---------------------------------------------------------------- writes
@@ -180,6 +237,7 @@ public final class SecuredDb {
             DocUpdate u = docs.get(i);
             try {
                 checkWriter(u.id());
+                if (db.isAccess()) u = checkAccess(u);
                 for (DbPolicy p : policies) u = p.beforeUpdate(this, u, newEdits);
                 passed.add(u);
                 at.add(i);
@@ -216,8 +274,17 @@ public final class SecuredDb {
         for (DbPolicy p : policies) p.checkWriter(this, docId);
     }
 
+    /** {@link AccessRules} before the write; the stored document's {@code _access} is checked in its transaction ({@link #validator}). */
+    private DocUpdate checkAccess(DocUpdate u) {
+        AccessRules.checkDesignDoc(u.id(), u.body());
+        AccessRules.principals(u.body());
+        DocUpdate kept = AccessRules.keepAccessOnDeletion(db, u);
+        if (!isAdmin() && !AccessRules.allows(user, AccessRules.principals(kept.body()))) throw AccessRules.writeDenied();
+        return kept;
+    }
+
     private DocumentValidator validator() {
-        DocumentValidator all = DocumentValidator.NONE;
+        DocumentValidator all = limitedByAccess() ? AccessRules.writeCheck(user) : DocumentValidator.NONE;
         for (DbPolicy p : policies) {
             DocumentValidator v = p.validator(this);
             if (v != null) all = all == DocumentValidator.NONE ? v : all.andThen(v);
@@ -229,11 +296,25 @@ public final class SecuredDb {
 
     /** A {@code _local} document: 404 "missing" if there is none. */
     public LocalDoc getLocal(String id) {
-        return db.getLocal(id);
+        LocalDoc d = db.getLocal(id);
+        if (limitedByAccess()) AccessRules.checkRead(user, d.body());
+        return d;
     }
 
     /** A {@code _local} document written as CouchDB 3 does ({@link Database#writeLocal}). */
     public LocalDoc writeLocal(String id, String clientRev, boolean deleted, ObjectNode body) {
+        if (limitedByAccess()) {
+            // _local documents keep _access in their body and answer to it as documents do; a
+            // deletion names no _access, so the stored one decides. One written without _access
+            // is its writer's: a replica's checkpoint (PouchDB writes them without) stays theirs.
+            if (!deleted && !body.has(AccessRules.FIELD) && user.name() != null) {
+                body = body.deepCopy();
+                body.putArray(AccessRules.FIELD).add(user.name());
+            }
+            if (!deleted && !AccessRules.allows(user, AccessRules.principals(body))) throw AccessRules.writeDenied();
+            LocalDoc stored = db.read(r -> r.local(id));
+            if (stored != null && !AccessRules.allows(user, AccessRules.principals(stored.body()))) throw AccessRules.writeDenied();
+        }
         return db.writeLocal(id, clientRev, deleted, body);
     }
 

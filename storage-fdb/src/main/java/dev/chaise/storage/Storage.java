@@ -165,7 +165,12 @@ public final class Storage implements AutoCloseable {
 
     /** Creates a database: 412 {@code file_exists} if it does. */
     public Database create(String name) {
-        Database db = new Database(this, directory.create(name));
+        return create(name, false);
+    }
+
+    /** Creates a database, a per-document access one if {@code access}: 412 {@code file_exists} if it does. */
+    public Database create(String name, boolean access) {
+        Database db = new Database(this, directory.create(name, access));
         if (!policies.isEmpty()) {
             SecuredDb asServer = open(db, UserCtx.server("create"), SecuredDb.Level.MEMBER);
             for (DbPolicy p : policies) p.created(asServer);

@@ -24,6 +24,8 @@ public final class StorageException extends RuntimeException {
         /** A request that reached one of FoundationDB's size limits (a value, a transaction): CouchDB's 413. */
         TOO_LARGE("too_large"),
         FORBIDDEN("forbidden"),
+        /** A design document with {@code _access} in an access database: 403, as CouchDB's branch. */
+        DDOCS_WITH_ACCESS("ddocs_with_access"),
         UNAUTHORIZED("unauthorized"),
         PRECONDITION_FAILED("precondition_failed"),
         MISSING_STUB("missing_stub"),

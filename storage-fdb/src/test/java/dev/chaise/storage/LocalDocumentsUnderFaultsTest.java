@@ -41,9 +41,14 @@ class LocalDocumentsUnderFaultsTest {
     }
 
     static void createRetrying(DatabaseDirectory dirs, String name) {
+        createRetrying(dirs, name, false);
+    }
+
+    /** Creates {@code name} (an access database if {@code access}) while commits may end with 1021. */
+    static void createRetrying(DatabaseDirectory dirs, String name, boolean access) {
         for (int i = 0; i < 50; i++) {
             try {
-                dirs.create(name);
+                dirs.create(name, access);
                 return;
             } catch (dev.chaise.kv.KvException e) {
                 if (!e.maybeCommitted()) throw e;

@@ -46,8 +46,17 @@ public final class Access {
                 && (p.get(1).equals("_all_docs") || p.get(1).equals("_changes"))) {
             SecuredDb.requireServerAdmin(u);
         }
-        return storage.open(name, u, level);
+        SecuredDb db = storage.open(name, u, level);
+        if (p.size() > 1 && QUERIES.contains(p.get(1)) || p.size() > 3 && p.get(1).equals("_design")) db.checkQuery();
+        return db;
     }
+
+    /**
+     * What reads the database beyond one user's documents: with the design functions
+     * ({@code _design/{ddoc}/_view/...}, {@code _show}, {@code _list}, {@code _update}, ...),
+     * for an access database's admins only ({@link SecuredDb#checkQuery}).
+     */
+    private static final Set<String> QUERIES = Set.of("_find", "_index", "_explain", "_design_docs", "_local_docs", "_view_cleanup");
 
     /** The database named by the request's {@code {db}}. */
     public SecuredDb database(Request req, SecuredDb.Level level) {

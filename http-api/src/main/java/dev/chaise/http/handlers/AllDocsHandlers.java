@@ -65,8 +65,9 @@ public final class AllDocsHandlers {
         AllDocsArgs a = AllDocsArgs.parse(req, body);
         Database database = db.database();
         DbInfo info = database.info();
-        Long total = total(database, ns, info);
-        return Response.jsonStream(200, out -> write(out, db, ns, a, total, info));
+        List<DocInfo> mine = accessible(db, ns);
+        Long total = mine != null ? Long.valueOf(live(mine).size()) : total(database, ns, info);
+        return Response.jsonStream(200, out -> write(out, db, ns, a, total, info, mine));
     }
 
     /**
@@ -87,12 +88,13 @@ public final class AllDocsHandlers {
         }
         Database database = db.database();
         DbInfo info = database.info();
-        Long total = total(database, ns, info);
+        List<DocInfo> mine = accessible(db, ns);
+        Long total = mine != null ? Long.valueOf(live(mine).size()) : total(database, ns, info);
         return Response.jsonStream(200, out -> {
             out.write("{\"results\":[\r\n");
             for (int i = 0; i < parsed.size(); i++) {
                 if (i > 0) out.write(",\r\n");
-                write(out, db, ns, parsed.get(i), total, info);
+                write(out, db, ns, parsed.get(i), total, info, mine);
             }
             out.write("\r\n]}");
         });
@@ -112,11 +114,12 @@ public final class AllDocsHandlers {
     }
 
     /** One result object: {@code total_rows}, {@code update_seq} if asked, and the rows as they are read. */
-    private static void write(ResponseStream out, SecuredDb db, Namespace ns, AllDocsArgs a, Long total, DbInfo info) throws Exception {
+    private static void write(ResponseStream out, SecuredDb db, Namespace ns, AllDocsArgs a, Long total, DbInfo info, List<DocInfo> mine)
+            throws Exception {
         StringBuilder head = new StringBuilder("{\"total_rows\":").append(total);
         if (a.updateSeq()) head.append(",\"update_seq\":\"").append(info.updateSeq() == null ? "0" : info.updateSeq().toHex()).append('"');
         out.write(head.append(",\"rows\":[\r\n").toString());
-        Iterator<ObjectNode> rows = a.keys() != null ? keyRows(db, ns, a) : rangeRows(db, ns, a);
+        Iterator<ObjectNode> rows = mine != null ? accessRows(db, a, mine) : a.keys() != null ? keyRows(db, ns, a) : rangeRows(db, ns, a);
         boolean first = true;
         while (rows.hasNext()) {
             ObjectNode row = rows.next();
@@ -125,6 +128,76 @@ public final class AllDocsHandlers {
             first = false;
         }
         out.write("\r\n]}");
+    }
+
+    // ---------------------------------------------------------------- one user's documents in an access database
+
+    /**
+     * For a user an access database limits ({@link SecuredDb#limitedByAccess}): their documents,
+     * deleted ones included, from the database's listings by principal; null for everyone else.
+     * Their {@code _all_docs} is these alone, counted by itself: no other document, not even the
+     * database's count, shows through.
+     */
+    private static List<DocInfo> accessible(SecuredDb db, Namespace ns) {
+        return ns == Namespace.ALL && db.limitedByAccess() ? db.accessibleDocs() : null;
+    }
+
+    private static List<DocInfo> live(List<DocInfo> docs) {
+        return docs.stream().filter(d -> !d.deleted()).toList();
+    }
+
+    /** {@link #rangeRows} and {@link #keyRows} over {@code mine}, with every option, rows mapped a transaction per {@link #KEYS_PER_TRANSACTION}. */
+    private static Iterator<ObjectNode> accessRows(SecuredDb sdb, AllDocsArgs a, List<DocInfo> mine) {
+        List<java.util.function.Function<DbReader, ObjectNode>> rows = new ArrayList<>();
+        if (a.keys() != null) {
+            java.util.Map<String, DocInfo> byId = new java.util.HashMap<>();
+            for (DocInfo d : mine) byId.put(d.id(), d);
+            for (JsonNode k : page(a.keys(), a)) {
+                DocInfo d = k.isTextual() ? byId.get(k.textValue()) : null;
+                rows.add(r -> d == null ? missingRow(k) : d.deleted() ? deletedRow(d, a) : row(sdb, r, d, a));
+            }
+        } else {
+            Bounds b = bounds(Namespace.ALL, a);
+            List<DocInfo> in = new ArrayList<>();
+            if (b != null) {
+                for (DocInfo d : live(mine)) {
+                    String lo = a.descending() ? b.end() : b.start();
+                    String hi = a.descending() ? b.start() : b.end();
+                    boolean loIncl = !a.descending() || a.inclusiveEnd();
+                    boolean hiIncl = a.descending() || a.inclusiveEnd();
+                    if (lo != null && (loIncl ? compare(d.id(), lo) < 0 : compare(d.id(), lo) <= 0)) continue;
+                    if (hi != null && (hiIncl ? compare(d.id(), hi) > 0 : compare(d.id(), hi) >= 0)) continue;
+                    in.add(d);
+                }
+            }
+            for (DocInfo d : page(in, a)) rows.add(r -> row(sdb, r, d, a));
+        }
+        return batched(sdb.database(), rows);
+    }
+
+    /** The rows {@code rows} read, in order, {@link #KEYS_PER_TRANSACTION} to a snapshot transaction, as the client takes them. */
+    private static Iterator<ObjectNode> batched(Database db, List<java.util.function.Function<DbReader, ObjectNode>> rows) {
+        return new Iterator<>() {
+            int next;
+            final List<ObjectNode> batch = new ArrayList<>();
+            int pos;
+
+            public boolean hasNext() {
+                if (pos < batch.size()) return true;
+                if (next >= rows.size()) return false;
+                var chunk = rows.subList(next, Math.min(rows.size(), next + KEYS_PER_TRANSACTION));
+                next += chunk.size();
+                batch.clear();
+                pos = 0;
+                batch.addAll(db.read(r -> chunk.stream().map(f -> f.apply(r)).toList()));
+                return true;
+            }
+
+            public ObjectNode next() {
+                if (!hasNext()) throw new java.util.NoSuchElementException();
+                return batch.get(pos++);
+            }
+        };
     }
 
     // ---------------------------------------------------------------- ranges
@@ -235,53 +308,45 @@ public final class AllDocsHandlers {
 
     // ---------------------------------------------------------------- keys
 
+    /** {@code items} reversed when descending, then skip and limit. */
+    private static <T> List<T> page(List<T> items, AllDocsArgs a) {
+        List<T> in = new ArrayList<>(items);
+        if (a.descending()) java.util.Collections.reverse(in);
+        int from = (int) Math.min(a.skip(), in.size());
+        int to = (int) Math.min(in.size(), from + Math.min(a.limit(), Integer.MAX_VALUE));
+        return in.subList(from, to);
+    }
+
     /** As fabric: keys reversed when descending, then skip and limit, then the namespace's filter. */
     private static Iterator<ObjectNode> keyRows(SecuredDb sdb, Namespace ns, AllDocsArgs a) {
-        Database db = sdb.database();
-        List<JsonNode> keys = new ArrayList<>(a.keys());
-        if (a.descending()) java.util.Collections.reverse(keys);
-        int from = (int) Math.min(a.skip(), keys.size());
-        int to = (int) Math.min(keys.size(), from + Math.min(a.limit(), Integer.MAX_VALUE));
-        List<JsonNode> wanted = new ArrayList<>();
-        for (JsonNode k : keys.subList(from, to)) {
+        List<java.util.function.Function<DbReader, ObjectNode>> rows = new ArrayList<>();
+        for (JsonNode k : page(a.keys(), a)) {
             boolean keep = switch (ns) {
                 case ALL -> true;
                 case DESIGN -> k.isTextual() && k.textValue().startsWith(DocumentJson.DESIGN_PREFIX);
                 case LOCAL -> k.isTextual() && DocumentJson.isLocal(k.textValue());
             };
-            if (keep) wanted.add(k);
+            if (keep) rows.add(r -> keyRow(sdb, r, k, a));
         }
-        return new Iterator<>() {
-            int next;
-            final List<ObjectNode> batch = new ArrayList<>();
-            int pos;
-
-            public boolean hasNext() {
-                if (pos < batch.size()) return true;
-                if (next >= wanted.size()) return false;
-                List<JsonNode> chunk = wanted.subList(next, Math.min(wanted.size(), next + KEYS_PER_TRANSACTION));
-                next += chunk.size();
-                batch.clear();
-                pos = 0;
-                batch.addAll(db.read(r -> {
-                    List<ObjectNode> out = new ArrayList<>(chunk.size());
-                    for (JsonNode k : chunk) out.add(keyRow(sdb, r, k, a));
-                    return out;
-                }));
-                return true;
-            }
-
-            public ObjectNode next() {
-                if (!hasNext()) throw new java.util.NoSuchElementException();
-                return batch.get(pos++);
-            }
-        };
+        return batched(sdb.database(), rows);
     }
 
-    private static ObjectNode keyRow(SecuredDb sdb, DbReader r, JsonNode k, AllDocsArgs a) {
+    private static ObjectNode missingRow(JsonNode k) {
         ObjectNode missing = Json.NODES.objectNode();
         missing.set("key", k);
         missing.put("error", "not_found");
+        return missing;
+    }
+
+    private static ObjectNode deletedRow(DocInfo d, AllDocsArgs a) {
+        ObjectNode row = Json.NODES.objectNode().put("id", d.id()).put("key", d.id());
+        row.putObject("value").put("rev", d.rev().toString()).put("deleted", true);
+        if (a.includeDocs()) row.putNull("doc");
+        return row;
+    }
+
+    private static ObjectNode keyRow(SecuredDb sdb, DbReader r, JsonNode k, AllDocsArgs a) {
+        ObjectNode missing = missingRow(k);
         if (!k.isTextual()) return missing;
         String id = k.textValue();
         if (DocumentJson.isLocal(id)) {
@@ -290,12 +355,7 @@ public final class AllDocsHandlers {
         }
         DocInfo d = r.winner(id);
         if (d == null) return missing;
-        if (d.deleted()) {
-            ObjectNode row = Json.NODES.objectNode().put("id", id).put("key", id);
-            row.putObject("value").put("rev", d.rev().toString()).put("deleted", true);
-            if (a.includeDocs()) row.putNull("doc");
-            return row;
-        }
+        if (d.deleted()) return deletedRow(d, a);
         return row(sdb, r, d, a);
     }
 

@@ -59,7 +59,7 @@ public final class AttachmentHandlers {
         db.checkReader(id);
         String name = req.param("att");
         RevId rev = req.query("rev") == null ? null : RevId.parse(req.query("rev"));
-        StoredDoc d = db.database().get(id, rev, false);
+        StoredDoc d = db.get(id, rev, false);
         JsonNode meta = d.body().path("_attachments").get(name);
         if (meta == null) throw StorageException.notFound(MISSING);
         String digest = meta.path("digest").asText();

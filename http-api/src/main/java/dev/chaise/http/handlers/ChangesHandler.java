@@ -12,6 +12,7 @@ import dev.chaise.http.Router;
 import dev.chaise.http.handlers.ChangesArgs.Feed;
 import dev.chaise.http.handlers.ChangesArgs.Filter;
 import dev.chaise.storage.SecuredDb;
+import dev.chaise.storage.AccessIndex;
 import dev.chaise.storage.Change;
 import dev.chaise.storage.Cursor;
 import dev.chaise.storage.Database;
@@ -208,6 +209,7 @@ public final class ChangesHandler {
         /** Reads to the end of the feed or the limit; the number of rows sent. */
         long scan(FeedWriter w) {
             if (limitReached) return 0;
+            if (secured.limitedByAccess()) return scanAccess(w);
             long before = w.rows();
             // couch_changes' send_lookup_changes counts every change after the start as pending
             // and takes one off per row it sends; the documents it never looks at stay counted.
@@ -233,6 +235,49 @@ public final class ChangesHandler {
             if (c.noNextReason() == NoNextReason.RETURN_LIMIT_REACHED) limitReached = true;
             if (byLookup()) lookupPending = Math.max(0, base - (w.rows() - before));
             return w.rows() - before;
+        }
+
+        /**
+         * A user's feed in an access database: their rows alone, from the database's listings by
+         * principal ({@link SecuredDb#accessibleChanges}), each document once; {@code pending} is
+         * their own rows left. A document they lost comes as a deletion a replica applies
+         * ({@link AccessIndex#revokedRev}), whatever the filter.
+         */
+        long scanAccess(FeedWriter w) {
+            long before = w.rows();
+            List<AccessIndex.AccessChange> mine = new ArrayList<>(secured.accessibleChanges(a.descending() ? null : last));
+            if (a.descending()) java.util.Collections.reverse(mine);
+            int i = 0;
+            while (i < mine.size() && !limitReached) {
+                List<AccessIndex.AccessChange> chunk = mine.subList(i, Math.min(mine.size(), i + ROWS_PER_TRANSACTION_WITH_DOCS));
+                List<ObjectNode> rows = db.read(r -> {
+                    List<ObjectNode> out = new ArrayList<>(chunk.size());
+                    for (AccessIndex.AccessChange ch : chunk) {
+                        out.add(ch.revoked() ? revokedRow(ch) : map(r, new Change(ch.seq(), ch.id(), ch.rev(), 1, ch.deleted())));
+                    }
+                    return out;
+                });
+                for (int k = 0; k < chunk.size() && !limitReached; k++, i++) {
+                    last = chunk.get(k).seq();
+                    ObjectNode row = rows.get(k);
+                    if (row == null) continue;
+                    w.row(row, String.valueOf(row.get("seq")));
+                    if (a.limit() != Long.MAX_VALUE && w.rows() >= a.limit()) limitReached = true;
+                }
+            }
+            scanned = true;
+            lookupPending = (long) (mine.size() - i); // the user's own rows left, never the database's
+            return w.rows() - before;
+        }
+
+        /** The row of a document the user lost: a deletion one step past the revision they had. */
+        ObjectNode revokedRow(AccessIndex.AccessChange ch) {
+            if (filter instanceof Filter.DocIds d && !d.ids().contains(ch.id())) return null;
+            ObjectNode row = Json.NODES.objectNode().put("seq", ch.seq().toHex()).put("id", ch.id());
+            row.putArray("changes").addObject().put("rev", ch.feedRev().toString());
+            row.put("deleted", true);
+            if (a.includeDocs()) row.putObject("doc").put("_id", ch.id()).put("_rev", ch.feedRev().toString()).put("_deleted", true);
+            return row;
         }
 
         /** Whether CouchDB serves this feed by looking documents up ({@code couch_changes:can_optimize}). */

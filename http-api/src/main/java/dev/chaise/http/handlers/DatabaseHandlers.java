@@ -82,8 +82,22 @@ public final class DatabaseHandlers {
         String name = req.param("db");
         Access.requireServerAdmin(req);
         if (Queries.bool(req, "partitioned", false)) throw HttpError.badRequest("Partitioned feature is not enabled.");
-        storage.create(name);
+        storage.create(name, accessOption(req));
         return Response.json(201, Response.OK).withHeader("Location", req.absoluteUri("/" + URLEncoder.encode(name, StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * {@code ?access=true}: a per-document access database, if {@code [per_doc_access] enable} is
+     * true (the branch's {@code chttpd_db:parse_access_opt}, whose two refusals these are).
+     */
+    private boolean accessOption(Request req) {
+        String v = req.query("access");
+        if (v == null || v.equals("false")) return false;
+        if (!v.equals("true")) throw HttpError.badRequest("The `access` value should be a boolean.");
+        if (!config.get("per_doc_access", "enable").map(e -> e.strip().equals("true")).orElse(false)) {
+            throw HttpError.badRequest("The `access` option is not available on this CouchDB installation.");
+        }
+        return true;
     }
 
     private Response delete(Request req) {
@@ -135,7 +149,7 @@ public final class DatabaseHandlers {
         m.put("purge_seq", i.purgeSeq() == null ? "0" : i.purgeSeq().toHex());
         m.put("update_seq", i.updateSeq() == null ? "0" : i.updateSeq().toHex());
         m.put("sizes", sizes);
-        m.put("props", Map.of());
+        m.put("props", i.access() ? Map.of("access", true) : Map.of());
         m.put("doc_del_count", i.docDelCount());
         m.put("doc_count", i.docCount());
         m.put("disk_format_version", DISK_FORMAT_VERSION);

@@ -1,6 +1,7 @@
 package dev.chaise.http.handlers;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.storage.AccessIndex;
 import dev.chaise.storage.DbReader;
 import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.StorageException;
@@ -34,9 +35,19 @@ final class OpenRevs {
                                  boolean encodingInfo, boolean refusalsAsRows) {
         List<ObjectNode> out = new ArrayList<>();
         Meta meta = new Meta(revs, false, false, false, false);
+        // In an access database, a revision this user may not read is missing (asked for by name)
+        // or left out; a document they lost answers its deletion (AccessIndex.revokedRev).
+        RevId lost = db.limitedByAccess() && wanted != null ? db.lostAt(r, id) : null;
+        RevId revoked = lost == null ? null : AccessIndex.revokedRev(id, lost);
         for (DbReader.OpenRev o : r.openRevs(id, wanted, latest)) {
-            if (o.doc() == null) {
-                out.add(Json.NODES.objectNode().put("missing", o.rev().toString()));
+            if (o.doc() == null && o.rev().equals(revoked)) {
+                ObjectNode t = AccessIndex.revokedTombstone(id, lost, r.branches(id));
+                if (!revs) t.remove("_revisions");
+                out.add(Json.NODES.objectNode().set("ok", t));
+                continue;
+            }
+            if (o.doc() == null || !db.mayRead(o.doc().body())) {
+                if (wanted != null) out.add(Json.NODES.objectNode().put("missing", o.rev().toString()));
                 continue;
             }
             ObjectNode doc;

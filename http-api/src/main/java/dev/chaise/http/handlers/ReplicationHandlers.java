@@ -71,7 +71,7 @@ public final class ReplicationHandlers {
         }
         ObjectNode out = Json.NODES.objectNode();
         ObjectNode target = missingRevsOnly ? out.putObject("missing_revs") : out;
-        for (Database.RevsDiff d : db.database().revsDiff(ids, asked)) {
+        for (Database.RevsDiff d : db.revsDiff(ids, asked)) {
             if (missingRevsOnly) {
                 strings(target.putArray(d.id()), d.missing());
                 continue;

@@ -24,7 +24,8 @@ public final class ActiveTasks {
             this.totalChanges = totalChanges;
         }
 
-        void done(int n) {
+        /** {@code n} more changes indexed. */
+        public void done(int n) {
             changesDone.addAndGet(n);
             indexed.add(n);
             updatedOn = System.currentTimeMillis() / 1000;
@@ -42,14 +43,15 @@ public final class ActiveTasks {
     /** Builds since start, for the metrics: started, finished (either way), and changes indexed. */
     public record Totals(long started, long finished, long changesIndexed) {}
 
-    Task start(String db, String ddoc, long totalChanges) {
+    /** A build starts (views' and Nouveau's alike). */
+    public Task start(String db, String ddoc, long totalChanges) {
         Task t = new Task(db, ddoc, totalChanges, indexed);
         tasks.put(t, true);
         started.increment();
         return t;
     }
 
-    void end(Task t) {
+    public void end(Task t) {
         tasks.remove(t);
         finished.increment();
     }

@@ -31,6 +31,7 @@ import dev.chaise.http.handlers.ReplicatorHandlers;
 import dev.chaise.http.handlers.ServerHandlers;
 import dev.chaise.http.handlers.SessionHandlers;
 import dev.chaise.http.handlers.Uuids;
+import dev.chaise.http.handlers.NouveauHandlers;
 import dev.chaise.http.handlers.ViewHandlers;
 import dev.chaise.storage.ServerMetadata;
 import dev.chaise.storage.Storage;
@@ -129,6 +130,7 @@ public final class ChaiseHttp implements AutoCloseable {
         new NotImplementedHandlers(access).register(router);
         new FauxtonHandlers(configStore).register(router);
         new MangoHandlers(views.queries(), access).register(router);
+        new NouveauHandlers(views.search(), access).register(router);
     }
 
     /** CouchDB's metrics that Chaise has, and every wait and count of the store's timer under chaise.store. */

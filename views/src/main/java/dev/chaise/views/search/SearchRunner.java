@@ -52,7 +52,7 @@ import org.apache.lucene.util.BytesRef;
  * sorted by relevance or the fields asked for with the id last, a page after the bookmark's
  * position, stored fields, and counts and ranges facets, answered in Nouveau's shape.
  */
-final class SearchRunner {
+public final class SearchRunner {
     private static final Pattern SORT_FIELD = Pattern.compile("^([-+])?([.\\w]+)$");
     /** Hits counted exactly before {@code total_hits_relation} becomes a lower bound, as Nouveau counts. */
     private static final int TOTAL_HITS_THRESHOLD = 1000;

@@ -55,6 +55,8 @@ public final class SearchIndexes implements AutoCloseable {
     static final String JOB_TYPE = "nouveau";
     static final int COMMIT_DOCS = 20_000;
     static final long COMMIT_MILLIS = 10_000;
+    /** How long a superseded commit's files stay for searches that still read it: far longer than a search takes. */
+    static final long KEEP_COMMITS_MILLIS = 120_000;
     private static final int BATCH_DOCS = 500;
     private static final long BATCH_BYTES = 4_000_000;
 
@@ -242,7 +244,8 @@ public final class SearchIndexes implements AutoCloseable {
     void build(Database db, SearchIndexDef def, Runnable progress) {
         Index idx = index(db, def);
         idx.building.lock();
-        IndexWriterConfig cfg = new IndexWriterConfig(Analyzers.of(def)).setCommitOnClose(false);
+        IndexWriterConfig cfg = new IndexWriterConfig(Analyzers.of(def)).setCommitOnClose(false)
+                .setIndexDeletionPolicy(new KeepRecentCommits(KEEP_COMMITS_MILLIS));
         try (IndexWriter w = new IndexWriter(idx.dir, cfg); MapProgram program = program(def)) {
             State s = stateOf(w);
             Sequence target = db.read(r -> r.updateSeq());

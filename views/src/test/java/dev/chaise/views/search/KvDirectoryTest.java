@@ -160,6 +160,28 @@ class KvDirectoryTest {
         }
     }
 
+    @Test
+    void aReaderOnASupersededCommitKeepsReadingWhileItIsKept() throws Exception {
+        try (KvDirectory d = dir(8 << 20);
+             IndexWriter w = new IndexWriter(d, new IndexWriterConfig(new StandardAnalyzer()).setIndexDeletionPolicy(new KeepRecentCommits(60_000)))) {
+            for (int i = 0; i < 300; i++) {
+                Document doc = new Document();
+                doc.add(new StringField("_id", "doc" + i, Field.Store.YES));
+                w.addDocument(doc);
+                if (i % 100 == 99) w.commit();
+            }
+            // A reader with a cache too small to hold anything: every read goes to the KV.
+            try (KvDirectory cold = dir(1); DirectoryReader r = DirectoryReader.open(cold)) {
+                w.deleteDocuments(new Term("_id", "doc5"));
+                w.forceMerge(1); // the segments the reader has open are merged away
+                w.commit();
+                w.commit();
+                assertEquals(300, r.numDocs());
+                assertEquals("doc299", r.storedFields().document(299).get("_id"));
+            }
+        }
+    }
+
     private static byte readAt(IndexInput in, long p) throws java.io.IOException {
         in.seek(p);
         return in.readByte();

@@ -93,15 +93,18 @@ public final class SearchIndexes implements AutoCloseable {
             this.dir = dir;
         }
 
-        /** The newest commit's reader, or null before the first commit. */
-        synchronized DirectoryReader reader() throws IOException {
+        /**
+         * The reader searches share, reopened on the newest commit first when {@code reopen}
+         * (a KV read of the file list), or null before the first commit. Release it with decRef.
+         */
+        synchronized DirectoryReader reader(boolean reopen) throws IOException {
             if (reader == null) {
                 try {
                     reader = DirectoryReader.open(dir);
                 } catch (IndexNotFoundException e) {
                     return null;
                 }
-            } else {
+            } else if (reopen) {
                 DirectoryReader newer = DirectoryReader.openIfChanged(reader);
                 if (newer != null) {
                     reader.decRef();
@@ -110,6 +113,18 @@ public final class SearchIndexes implements AutoCloseable {
             }
             reader.incRef();
             return reader;
+        }
+
+        /** Whether the shared reader already covers {@code seqs}: then a query needs no KV read of the index's files. */
+        synchronized boolean readerCovers(Seqs seqs) throws IOException {
+            return reader != null && State.of(reader.getIndexCommit().getUserData()).covers(seqs);
+        }
+    }
+
+    /** The database's update and purge seqs, read together. */
+    record Seqs(Sequence update, Sequence purge) {
+        static Seqs of(Database db) {
+            return db.read(r -> new Seqs(r.updateSeq(), r.purgeSeq()));
         }
     }
 
@@ -149,6 +164,10 @@ public final class SearchIndexes implements AutoCloseable {
             return hex == null || hex.isEmpty() ? null : Sequence.parse(hex);
         }
 
+        boolean covers(Seqs s) {
+            return Objects.equals(updateSeq, s.update()) && Objects.equals(purgeSeq, s.purge());
+        }
+
         Map<String, String> userData() {
             return Map.of("update_seq", hex(updateSeq), "purge_seq", hex(purgeSeq), "_schema", schema.encode());
         }
@@ -160,14 +179,21 @@ public final class SearchIndexes implements AutoCloseable {
 
     /** Brings the index up to the database's update seq now: a job when builds run as jobs, else here. */
     public void refresh(Database db, SearchIndexDef def) {
-        Sequence target = db.read(r -> r.updateSeq());
-        State now = committed(db, def);
-        if (now != null && Objects.equals(now.updateSeq(), target) && Objects.equals(now.purgeSeq(), db.read(r -> r.purgeSeq()))) return;
-        if (jobs != null) {
-            buildAsJob(db, def);
-            return;
+        refresh(db, def, Seqs.of(db));
+    }
+
+    /** @return whether the shared reader was current already (else it must be reopened) */
+    private boolean refresh(Database db, SearchIndexDef def, Seqs seqs) {
+        try {
+            if (index(db, def).readerCovers(seqs)) return true;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
-        build(db, def, null);
+        State now = committed(db, def);
+        if (now != null && now.covers(seqs)) return false;
+        if (jobs != null) buildAsJob(db, def);
+        else build(db, def, null);
+        return false;
     }
 
     /** Adds the index's build job if it is behind; false when builds do not run as jobs. */
@@ -192,7 +218,7 @@ public final class SearchIndexes implements AutoCloseable {
     /** The state of the index's last commit, or null before its first. */
     State committed(Database db, SearchIndexDef def) {
         try {
-            DirectoryReader r = index(db, def).reader();
+            DirectoryReader r = index(db, def).reader(true);
             if (r == null) return null;
             try {
                 return State.of(r.getIndexCommit().getUserData());
@@ -360,10 +386,10 @@ public final class SearchIndexes implements AutoCloseable {
     /** Runs a query, bringing the index up to date first unless {@code update=false}. */
     public SearchRunner.Result search(Database db, SearchIndexDef def, SearchRequest req) {
         long t0 = System.nanoTime();
-        if (req.update()) refresh(db, def);
+        boolean current = req.update() && refresh(db, def, Seqs.of(db));
         long latency = (System.nanoTime() - t0) / 1_000_000;
         try {
-            DirectoryReader r = index(db, def).reader();
+            DirectoryReader r = index(db, def).reader(!current);
             try {
                 return SearchRunner.run(r, def, req, latency);
             } finally {
@@ -379,7 +405,7 @@ public final class SearchIndexes implements AutoCloseable {
         ObjectNode out = Json.NODES.objectNode();
         try {
             Index idx = index(db, def);
-            DirectoryReader r = idx.reader();
+            DirectoryReader r = idx.reader(true);
             State s = r == null ? null : State.of(r.getIndexCommit().getUserData());
             out.put("update_seq", s == null || s.updateSeq() == null ? "0" : s.updateSeq().toHex());
             out.put("purge_seq", s == null || s.purgeSeq() == null ? "0" : s.purgeSeq().toHex());

@@ -24,8 +24,7 @@ public final class ActiveTasks {
             this.totalChanges = totalChanges;
         }
 
-        /** {@code n} more changes indexed. */
-        public void done(int n) {
+        void done(int n) {
             changesDone.addAndGet(n);
             indexed.add(n);
             updatedOn = System.currentTimeMillis() / 1000;
@@ -43,15 +42,14 @@ public final class ActiveTasks {
     /** Builds since start, for the metrics: started, finished (either way), and changes indexed. */
     public record Totals(long started, long finished, long changesIndexed) {}
 
-    /** A build starts (views' and Nouveau's alike). */
-    public Task start(String db, String ddoc, long totalChanges) {
+    Task start(String db, String ddoc, long totalChanges) {
         Task t = new Task(db, ddoc, totalChanges, indexed);
         tasks.put(t, true);
         started.increment();
         return t;
     }
 
-    public void end(Task t) {
+    void end(Task t) {
         tasks.remove(t);
         finished.increment();
     }

@@ -6,6 +6,7 @@ import dev.chaise.views.index.ReduceTree;
 import dev.chaise.views.index.ViewIndexer;
 import dev.chaise.views.jobs.JobQueue;
 import dev.chaise.views.js.JsEngine;
+import dev.chaise.views.search.BuildListener;
 import dev.chaise.views.search.SearchIndexes;
 import java.time.Duration;
 
@@ -53,7 +54,21 @@ public final class ViewsModule implements AutoCloseable {
         this.checks = new DesignDocChecks(js);
         this.builds = new IndexBuilds(storage, designs, programs, options.workers(), options.segmentDocs(), options.treeOrder());
         this.interactive = new InteractiveIndexes(storage, programs, builds, options.treeOrder());
-        this.search = new SearchIndexes(storage, js, builds.tasks(), SEARCH_CACHE_BYTES);
+        ActiveTasks tasks = builds.tasks();
+        this.search = new SearchIndexes(storage, js, (db, ddoc, total) -> {
+            ActiveTasks.Task t = tasks.start(db, ddoc, total);
+            return new BuildListener.Build() {
+                @Override
+                public void done(int changes) {
+                    t.done(changes);
+                }
+
+                @Override
+                public void ended() {
+                    tasks.end(t);
+                }
+            };
+        }, SEARCH_CACHE_BYTES);
         this.autoUpdate = new AutoUpdate(storage, designs, builds, search);
         this.queries = new ViewQueries(designs, programs, builds, interactive);
         this.filters = new DocFilters(js, designs);

@@ -14,7 +14,6 @@ import dev.chaise.storage.Storage;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.ActiveTasks;
 import dev.chaise.views.jobs.JobQueue;
 import dev.chaise.views.jobs.JobWorkerPool;
 import dev.chaise.views.js.JsEngine;
@@ -62,15 +61,15 @@ public final class SearchIndexes implements AutoCloseable {
 
     private final JsEngine js;
     private final BlockCache cache;
-    private final ActiveTasks tasks;
+    private final BuildListener tasks;
     private final Storage storage;
     private final ConcurrentHashMap<String, Index> indexes = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, ObjectNode> ddocBodies = new ConcurrentHashMap<>();
     private volatile JobQueue jobs;
     private JobWorkerPool pool;
 
-    /** @param cacheBytes the block cache shared by every index */
-    public SearchIndexes(Storage storage, JsEngine js, ActiveTasks tasks, long cacheBytes) {
+    /** @param tasks hears builds; @param cacheBytes the block cache shared by every index */
+    public SearchIndexes(Storage storage, JsEngine js, BuildListener tasks, long cacheBytes) {
         this.storage = storage;
         this.js = js;
         this.tasks = tasks;
@@ -294,7 +293,7 @@ public final class SearchIndexes implements AutoCloseable {
                 purge = dbPurge;
             }
             long total = from == null ? db.info().docCount() + db.info().docDelCount() : countChanges(db, from, target);
-            ActiveTasks.Task task = tasks.start(db.name(), def.ddocId(), total);
+            BuildListener.Build task = tasks.started(db.name(), def.ddocId(), total);
             try {
                 long sinceCommit = 0;
                 long lastCommit = System.currentTimeMillis();
@@ -326,7 +325,7 @@ public final class SearchIndexes implements AutoCloseable {
                 }
                 commit(w, new State(from, purge, schema));
             } finally {
-                tasks.end(task);
+                task.ended();
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);

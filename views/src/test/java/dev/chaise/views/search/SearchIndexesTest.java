@@ -17,7 +17,6 @@ import dev.chaise.storage.PurgeRequest;
 import dev.chaise.storage.Storage;
 import dev.chaise.storage.UpdateResult;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.ActiveTasks;
 import dev.chaise.views.js.GraalJsEngine;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -53,7 +52,7 @@ class SearchIndexesTest {
         storage = new Storage(kv, "{}");
         js = GraalJsEngine.create(new GraalJsEngine.Options(Duration.ofSeconds(5), 2));
         db = storage.create("s");
-        search = new SearchIndexes(storage, js, new ActiveTasks(), 8 << 20);
+        search = new SearchIndexes(storage, js, BuildListener.NONE, 8 << 20);
         created = db.updateUnchecked(List.of(
                 doc("doc4", "{\"foo\":\"foo\",\"bar\":42,\"baz\":\"hello there\"}"),
                 doc("doc3", "{\"foo\":\"bar\",\"bar\":12.0,\"baz\":\"hello\"}"),

@@ -12,7 +12,6 @@ import dev.chaise.storage.PurgeRequest;
 import dev.chaise.storage.RevId;
 import dev.chaise.storage.Storage;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.ActiveTasks;
 import dev.chaise.views.DocOps;
 import dev.chaise.views.js.GraalJsEngine;
 import java.time.Duration;
@@ -67,7 +66,7 @@ class SearchModelTest {
             ObjectNode ddoc = Json.NODES.objectNode();
             ddoc.putObject("nouveau").putObject("i").put("index", FUNCTION);
             db.updateUnchecked(List.of(DocUpdate.edit("_design/m", null, false, ddoc)), true);
-            SearchIndexes search = new SearchIndexes(storage, js, new ActiveTasks(), 4 << 20);
+            SearchIndexes search = new SearchIndexes(storage, js, BuildListener.NONE, 4 << 20);
             Map<String, Doc> model = new TreeMap<>();
             for (int round = 0; round < 8; round++) {
                 for (int op = 0; op < 25; op++) {
@@ -91,7 +90,7 @@ class SearchModelTest {
                 if (round % 3 == 1) {
                     crashABuild(db, search.definition(db, "_design/m", "i"));
                     search.close();
-                    search = new SearchIndexes(storage, js, new ActiveTasks(), 4 << 20); // the restarted process
+                    search = new SearchIndexes(storage, js, BuildListener.NONE, 4 << 20); // the restarted process
                 }
                 check(db, search, model, rnd, "seed " + seed + " round " + round);
             }

@@ -13,11 +13,10 @@ import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
+import dev.chaise.views.DesignDocs;
 import dev.chaise.views.search.SearchIndexDef;
 import dev.chaise.views.search.SearchIndexes;
 import dev.chaise.views.search.SearchRequest;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -48,7 +47,7 @@ public final class NouveauHandlers {
         r.add("POST", "/{db}/_nouveau_cleanup", req -> {
             Database db = access.database(req, req.param("db"), SecuredDb.Level.REQUIRE_DB_ADMIN).database();
             Bodies.requireContentType(req, Response.JSON);
-            search.cleanup(db, designDocIds(db));
+            search.cleanup(db, DesignDocs.ids(db));
             return Response.json(202, Map.of("ok", true));
         });
         r.add("POST", "/_nouveau_analyze", req -> {
@@ -107,12 +106,5 @@ public final class NouveauHandlers {
         out.put("name", def.ddocId() + "/" + def.name());
         out.set("search_index", search.info(db, def));
         return Response.json(200, out);
-    }
-
-    private static List<String> designDocIds(Database db) {
-        List<String> ids = new ArrayList<>();
-        var range = new Database.IdRange(DocumentJson.DESIGN_PREFIX, DocumentJson.DESIGN_END, false);
-        db.allDocs(range, dev.chaise.storage.ScanProperties.FORWARD, null, (r, row) -> row.id()).forEachRemaining(ids::add);
-        return ids;
     }
 }

@@ -230,6 +230,21 @@ class SearchIndexesTest {
     }
 
     @Test
+    void cleanupDropsEveryIndexNoDesignDocumentDefines() {
+        SearchIndexDef old = ddoc(FOO_BAR);
+        query(old, "{\"q\":\"*:*\"}");
+        ObjectNode body = Json.NODES.objectNode();
+        body.putObject("nouveau").putObject("bar").put("default_analyzer", "english").put("index", FOO_BAR);
+        db.updateUnchecked(List.of(DocUpdate.edit("_design/foo", db.get("_design/foo", null, false).rev(), false, body)), true);
+        SearchIndexDef now = search.definition(db, "_design/foo", "bar");
+        assertEquals(4, query(now, "{\"q\":\"*:*\"}").totalHits());
+        assertEquals(java.util.Set.of(old.sig(), now.sig()), db.read(r -> SearchSubspace.signatures(r.tx(), r.handle())));
+        search.cleanup(db, List.of("_design/foo", "_design/gone"));
+        assertEquals(java.util.Set.of(now.sig()), db.read(r -> SearchSubspace.signatures(r.tx(), r.handle())));
+        assertEquals(4, query(now, "{\"q\":\"*:*\",\"update\":false}").totalHits());
+    }
+
+    @Test
     void requestParametersAreCheckedAsNouveauHttpdChecksThem() {
         assertEquals("q parameter is mandatory", assertThrows(SearchException.class, () -> SearchRequest.fromBody(parse("{}"))).reason());
         assertEquals("limit parameter must be greater than zero",

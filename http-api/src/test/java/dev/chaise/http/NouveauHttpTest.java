@@ -142,6 +142,9 @@ class NouveauHttpTest {
         // A field indexed as two types: Nouveau's 400 from its update.
         s.asAdmin("PUT", "/" + db + "/_design/two", "{\"nouveau\":{\"bar\":{\"index\":\"function (doc) { index('string', 'foo', 'bar', {store: true}); index('double', 'foo', 12.0, {store: true}); }\"}}}").status(201);
         s.asAdmin("POST", "/" + db + "/_design/two/_nouveau/bar", "{\"q\":\"foo:bar\"}").error(400, "bad_request", null);
+        // An index function that does not compile: 400 compilation_error, as a view's map function.
+        s.asAdmin("PUT", "/" + db + "/_design/bad", "{\"nouveau\":{\"bar\":{\"index\":\"function (doc) { index(\"}}}").status(201);
+        s.asAdmin("POST", "/" + db + "/_design/bad/_nouveau/bar", "{\"q\":\"*:*\"}").error(400, "compilation_error", null);
         // Readers only: eve is no member of an admin-only database.
         s.send("POST", "/" + db + "/_design/foo/_nouveau/bar", "{\"q\":\"*:*\"}", "Authorization", HttpTestServer.EVE, "Content-Type", "application/json").status(403);
         // Clouseau's _search stays 501.

@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
 /**
  * kill -9 while a Nouveau index is being built and while documents are written with it kept
  * current, against the server jar on disk. After each restart the index answers as a fresh
- * build of the same function does (a second design document with another analyzer has another
- * signature, so it is built from nothing): total hits of term queries and the facet counts.
+ * build of the same function does (a new design document whose function differs by a comment has
+ * another signature, so it is built from nothing): total hits of term queries and the facet counts.
  * Slow: {@code ./chaise test --slow}.
  */
 @Tag("slow")
@@ -41,7 +41,7 @@ class NouveauKillNineTest {
         send(p, "PUT", "/s", null);
         int docs = 0;
         for (int b = 0; b < 30; b++, docs += 1000) send(p, "POST", "/s/_bulk_docs", batch(docs, 1000, rnd));
-        send(p, "PUT", "/s/_design/a", ddoc("standard"));
+        send(p, "PUT", "/s/_design/a", ddoc("standard", 0));
         for (int cycle = 1; cycle <= 4; cycle++) {
             // A query starts the build (or an update of it), writes go on, and the process dies.
             ChaiseProcess live = p;
@@ -58,7 +58,7 @@ class NouveauKillNineTest {
             q.join();
             p = new ChaiseProcess("nouveau-kill9-" + cycle + ".log", ini, port, password);
             String fresh = "/s/_design/f" + cycle;
-            send(p, "PUT", fresh, ddoc("simple")); // same fields, a new signature: built from nothing
+            send(p, "PUT", fresh, ddoc("simple", cycle)); // same fields, a signature of its own: built from nothing
             for (String t : TYPES) {
                 String body = "{\"q\":\"type:" + t + "\",\"limit\":1}";
                 assertEquals(send(p, "POST", fresh + "/_nouveau/i", body).get("total_hits").asLong(),
@@ -75,8 +75,9 @@ class NouveauKillNineTest {
         p.close();
     }
 
-    private static String ddoc(String analyzer) {
-        return "{\"nouveau\":{\"i\":{\"default_analyzer\":\"" + analyzer + "\",\"index\":" + JSON.valueToTree(FUNCTION) + "}}}";
+    /** The function with a comment naming {@code n}: another signature for each n. */
+    private static String ddoc(String analyzer, int n) {
+        return "{\"nouveau\":{\"i\":{\"default_analyzer\":\"" + analyzer + "\",\"index\":" + JSON.valueToTree(FUNCTION + " /* " + n + " */") + "}}}";
     }
 
     private static String batch(int from, int n, Random rnd) {

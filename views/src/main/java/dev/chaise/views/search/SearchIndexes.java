@@ -339,7 +339,7 @@ public final class SearchIndexes implements AutoCloseable {
         try {
             return js.indexProgram(new JsEngine.MapSource(def.ddocId(), List.of(def.def()), null));
         } catch (JsFunctionException e) {
-            throw SearchException.badRequest(e.error() + ": " + e.reason());
+            throw new SearchException(400, e.error(), e.reason()); // compilation_error, as a view's map function's
         }
     }
 

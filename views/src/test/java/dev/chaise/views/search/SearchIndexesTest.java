@@ -230,6 +230,30 @@ class SearchIndexesTest {
     }
 
     @Test
+    void buildsAreHeardAsTheyRunForActiveTasks() {
+        List<String> heard = new java.util.ArrayList<>();
+        SearchIndexes heardSearch = new SearchIndexes(storage, js, (dbName, ddocId, total) -> {
+            heard.add("start " + dbName + " " + ddocId + " " + total);
+            return new BuildListener.Build() {
+                @Override
+                public void done(int changes) {
+                    heard.add("done " + changes);
+                }
+
+                @Override
+                public void ended() {
+                    heard.add("end");
+                }
+            };
+        }, 1 << 20);
+        SearchIndexDef def = ddoc(FOO_BAR);
+        heardSearch.search(db, def, SearchRequest.fromBody(parse("{\"q\":\"*:*\"}")));
+        // Four documents and the design document: five changes, the last left out of the index.
+        assertEquals(List.of("start s _design/foo 5", "done 5", "end"), heard);
+        heardSearch.close();
+    }
+
+    @Test
     void cleanupDropsEveryIndexNoDesignDocumentDefines() {
         SearchIndexDef old = ddoc(FOO_BAR);
         query(old, "{\"q\":\"*:*\"}");

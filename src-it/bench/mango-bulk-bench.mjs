@@ -7,43 +7,16 @@
 //
 // Documents are couchbench's (about 300 bytes, 1,000 per request, one client). Prints one JSON line
 // per database; figures go to docs/benchmarks.md. Node standard library only.
+import { client, bulkBatches } from './couchbench-client.mjs';
+
 const args = process.argv.slice(2);
 const opt = (name, fallback) => { const i = args.indexOf('--' + name); return i < 0 ? fallback : args[i + 1]; };
 const url = new URL(opt('url', 'http://admin:admin@127.0.0.1:5984'));
 const docs = Number(opt('docs', 100000));
 const rounds = Number(opt('rounds', 2));
 const interactive = args.includes('--interactive');
-const auth = 'Basic ' + Buffer.from(decodeURIComponent(url.username) + ':' + decodeURIComponent(url.password)).toString('base64');
-const base = url.origin;
-
-async function call(method, path, body) {
-  const r = await fetch(base + path, { method, headers: { Authorization: auth, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : (typeof body === 'string' ? body : JSON.stringify(body)) });
-  const text = await r.text();
-  if (r.status >= 300) throw new Error(`${method} ${path} -> ${r.status} ${text.slice(0, 200)}`);
-  return JSON.parse(text);
-}
-
-const TYPES = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa'];
-const FILL = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
-function rng(seed) { let x = seed >>> 0 || 1; return () => { x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0; return x / 4294967296; }; }
-function makeDoc(i, rand) {
-  const d = { _id: 'b' + String(i).padStart(7, '0'), type: TYPES[i % TYPES.length], n: i, score: Math.floor(rand() * 1e6),
-    tags: [TYPES[(i * 7) % 10], 'x' + (i % 100)], name: 'user-' + i, created: '2024-01-01T00:00:00Z', text: '' };
-  let t = '';
-  for (let k = Buffer.byteLength(JSON.stringify(d)); k < 300; k++) t += FILL[Math.floor(rand() * FILL.length)];
-  d.text = t;
-  return d;
-}
-
-const batches = [];
-{
-  const rand = rng(67890);
-  for (let s = 0; s < docs; s += 1000) {
-    const b = [];
-    for (let i = s; i < Math.min(docs, s + 1000); i++) b.push(makeDoc(i, rand));
-    batches.push(JSON.stringify({ docs: b }));
-  }
-}
+const call = client(url);
+const batches = bulkBatches(docs);
 
 async function load(indexes) {
   const db = `mangobulk-${indexes}-${Date.now()}`;

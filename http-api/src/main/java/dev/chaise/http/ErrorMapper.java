@@ -85,6 +85,7 @@ public final class ErrorMapper {
             return new Mapped(v.kind() == ViewException.Kind.FUNCTION_ERROR ? thrownStatus(v.error()) : status(v.kind()), v.error(), v.reason(), List.of());
         }
         if (e instanceof dev.chaise.views.mango.MangoException m) return new Mapped(m.status(), m.error(), m.reason(), List.of());
+        if (e instanceof dev.chaise.views.search.SearchException s) return new Mapped(s.status(), s.error(), s.reason(), List.of());
         if (e instanceof dev.chaise.replicator.ReplicationException x) return new Mapped(x.status(), x.error(), x.reason(), List.of());
         if (e instanceof dev.chaise.replicator.MultipartStream.Malformed m) return new Mapped(400, "bad_request", m.getMessage(), List.of());
         StorageException limit = StorageException.ofKvLimit(e);

@@ -37,6 +37,7 @@ class DatabasePolicyRoutesTest {
             "POST /{db}/_purge", "PUT /{db}/_purged_infos_limit",                              // server admin
             "PUT /{db}/_security", "PUT /{db}/_revs_limit",                                    // check_is_admin
             "POST /{db}/_compact", "POST /{db}/_compact/{ddoc}", "POST /{db}/_view_cleanup",   // require_db_admin
+            "POST /{db}/_nouveau_cleanup",                                                     // require_db_admin
             "PUT /{db}/_design/{ddoc}", "PUT /{db}/_design/{ddoc}/{att...}", "DELETE /{db}/_design/{ddoc}/{att...}", // design documents
             "POST /{db}/_index", "DELETE /{db}/_index/{ddoc}/{type}/{name}",                    // indexes are design documents
             "DELETE /{db}/_index/_design/{ddoc}/{type}/{name}", "POST /{db}/_index/_bulk_delete");
@@ -50,7 +51,8 @@ class DatabasePolicyRoutesTest {
     static final Set<String> DOCUMENT_READS = Set.of("GET /{db}/{docid}", "GET /{db}/_all_docs", "POST /{db}/_all_docs",
             "POST /{db}/_all_docs/queries", "GET /{db}/_changes", "POST /{db}/_changes", "POST /{db}/_bulk_get", "POST /{db}/_find",
             "GET /{db}/_design/{ddoc}/_view/{view}", "POST /{db}/_design/{ddoc}/_view/{view}", "GET /{db}/_local/{ldoc}",
-            "GET /{db}/{docid}/{att...}", "GET /{db}/_design_docs");
+            "GET /{db}/{docid}/{att...}", "GET /{db}/_design_docs",
+            "GET /{db}/_design/{ddoc}/_nouveau/{index}", "POST /{db}/_design/{ddoc}/_nouveau/{index}");
 
     @BeforeAll
     static void start() throws Exception {
@@ -60,7 +62,8 @@ class DatabasePolicyRoutesTest {
         s.asAdmin("PUT", "/secret/doc1", "{\"marker\":\"" + SECRET + "\",\"_attachments\":{\"a.txt\":{\"content_type\":\"text/plain\","
                 + "\"data\":\"" + HttpTestServer.b64(SECRET + "-attachment") + "\"}}}").status(201);
         s.asAdmin("PUT", "/secret/_design/d", "{\"views\":{\"v\":{\"map\":\"function(doc){ if (doc.marker) emit(doc._id, doc.marker); }\"}},"
-                + "\"filters\":{\"f\":\"function(doc){ return true; }\"},\"note\":\"" + SECRET + "\"}").status(201);
+                + "\"filters\":{\"f\":\"function(doc){ return true; }\"},\"note\":\"" + SECRET + "\","
+                + "\"nouveau\":{\"i\":{\"index\":\"function(doc){ if (doc.marker) index('string', 'marker', doc.marker); }\"}}}").status(201);
         s.asAdmin("PUT", "/secret/_local/l", "{\"marker\":\"" + SECRET + "\"}").status(201);
         s.asAdmin("POST", "/secret/_index", "{\"index\":{\"fields\":[\"marker\"]},\"ddoc\":\"m\",\"name\":\"byMarker\"}").status(200);
     }
@@ -87,7 +90,7 @@ class DatabasePolicyRoutesTest {
     static HttpTestServer.Resp call(Router.Route r, String auth) throws Exception {
         String path = r.pattern().replace("{db}", "secret").replace("{docid}", "doc1").replace("{ddoc}", "d").replace("{ldoc}", "l")
                 .replace("{att...}", "a.txt").replace("{view}", "v").replace("{type}", "json").replace("{name}", "byMarker")
-                .replace("{rest...}", "x");
+                .replace("{rest...}", "x").replace("{index}", "i");
         String body = switch (r.pattern()) {
             case "/{db}/_bulk_docs" -> "{\"docs\":[{\"_id\":\"new1\"}]}";
             case "/{db}/_bulk_get" -> "{\"docs\":[{\"id\":\"doc1\"}]}";
@@ -101,6 +104,10 @@ class DatabasePolicyRoutesTest {
             case "/{db}/_security" -> "{}";
             default -> r.method().equals("POST") || r.method().equals("PUT") ? "{\"marker\":\"other\"}" : null;
         };
+        if (r.pattern().equals("/{db}/_design/{ddoc}/_nouveau/{index}")) {
+            if (r.method().equals("POST")) body = "{\"q\":\"*:*\",\"include_docs\":true}";
+            else path += "?q=*:*&include_docs=true";
+        }
         if (Set.of("/{db}/_all_docs", "/{db}/_changes", "/{db}/_design_docs", "/{db}/_design/{ddoc}/_view/{view}").contains(r.pattern())) {
             path += "?include_docs=true";
             if (r.method().equals("POST")) body = "{}";

@@ -22,7 +22,8 @@ import dev.chaise.kv.TupleBytes;
  * ├── 7 VIEWS, ...                                            MapIndexSubspace (views module, RFC E)
  * ├── 8 ATTACHMENTS, DocId, Md5, ChunkNo = bytes              AttachmentsSubspace
  * ├── 9 UPLOADS, StartMillis, Nonce, ChunkNo = bytes          AttachmentsSubspace: large bodies streaming in
- * └── 10 PURGES, ...                                          PurgedInfos: the purge history
+ * ├── 10 PURGES, ...                                          PurgedInfos: the purge history
+ * └── 11 SEARCH, Sig, ...                                     SearchSubspace (views module): Nouveau's Lucene files
  * </pre>
  */
 public record DatabaseSubspace(byte[] prefix) {

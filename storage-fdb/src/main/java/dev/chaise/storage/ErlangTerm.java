@@ -14,8 +14,9 @@ import java.util.Map;
 /**
  * Erlang's external term format, as {@code term_to_binary(T, [{minor_version, 1}])} writes it:
  * the bytes CouchDB hashes into a revision id ({@link RevHasher}) and a replication id (the
- * replicator's {@code ReplicationId}). Only the terms those ids are made of: atoms (Latin-1,
- * {@code ATOM_EXT}), binaries, strings (lists of bytes), lists, tuples, integers, floats, and
+ * replicator's {@code ReplicationId}), and a Nouveau index's signature. Only the terms those are
+ * made of: atoms (Latin-1, {@code ATOM_EXT}), binaries, strings (lists of bytes), lists, tuples,
+ * the empty map, integers, floats, and
  * JSON as jiffy decodes it ({@link #writeEjson}, streamed from a tree without building terms).
  */
 public final class ErlangTerm {
@@ -169,6 +170,10 @@ public final class ErlangTerm {
                 for (Object o : tu.items()) write(out, o);
             }
             case List<?> l -> writeList(out, l);
+            case Map<?, ?> m when m.isEmpty() -> { // #{}: Nouveau's signature term has one
+                out.write(116); // MAP_EXT
+                u32(out, 0);
+            }
             case Integer i -> writeInteger(out, BigInteger.valueOf(i));
             case Long l -> writeInteger(out, BigInteger.valueOf(l));
             case BigInteger i -> writeInteger(out, i);

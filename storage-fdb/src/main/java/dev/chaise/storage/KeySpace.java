@@ -51,6 +51,7 @@ public final class KeySpace {
         public static final long ATTACHMENTS = 8;
         public static final long UPLOADS = 9;
         public static final long PURGES = 10;
+        public static final long SEARCH = 11;
         public static final long ACCESS = 12;
 
         private Db() {}
@@ -72,6 +73,14 @@ public final class KeySpace {
         public static final long PURGE_INFO = 2;
 
         private Purges() {}
+    }
+
+    /** Under {@code (…, 11 SEARCH, Sig)}: one Nouveau index's Lucene files (views' {@code SearchSubspace}). */
+    public static final class Search {
+        public static final long FILES = 0;
+        public static final long BLOCKS = 1;
+
+        private Search() {}
     }
 
     /** Under {@code (…, 7 VIEWS)}: RFC E's map indexes (views' {@code MapIndexSubspace}). */

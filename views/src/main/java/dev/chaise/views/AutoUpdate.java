@@ -5,6 +5,8 @@ import dev.chaise.storage.Storage;
 import dev.chaise.storage.StorageException;
 import dev.chaise.views.index.DesignDoc;
 import dev.chaise.views.index.ViewException;
+import dev.chaise.views.search.SearchException;
+import dev.chaise.views.search.SearchIndexes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * Owns keeping indexes current without queries, as CouchDB's background indexer (ken) does: a
  * write to a database marks it, and every delay the marked databases' design documents with
- * {@code autoupdate} (the default) get their indexes brought up to date: as build jobs when builds
+ * {@code autoupdate} (the default) get their indexes (Nouveau's too) brought up to date: as build jobs when builds
  * run on the job queue, else on this updater's thread. {@code autoupdate: false} leaves an index
  * to be built by the next query that wants it.
  */
@@ -26,13 +28,15 @@ public final class AutoUpdate implements AutoCloseable {
     private final Storage storage;
     private final DesignDocs designs;
     private final IndexBuilds builds;
+    private final SearchIndexes search;
     private final Set<String> dirty = ConcurrentHashMap.newKeySet();
     private ScheduledExecutorService updater;
 
-    AutoUpdate(Storage storage, DesignDocs designs, IndexBuilds builds) {
+    AutoUpdate(Storage storage, DesignDocs designs, IndexBuilds builds, SearchIndexes search) {
         this.storage = storage;
         this.designs = designs;
         this.builds = builds;
+        this.search = search;
     }
 
     /** Marks written databases from now on, and runs {@link #once()} every {@code delay}. */
@@ -64,9 +68,10 @@ public final class AutoUpdate implements AutoCloseable {
             for (String id : ids) {
                 try {
                     DesignDoc ddoc = designs.get(db, id);
-                    if (!ddoc.autoupdate() || ddoc.views().isEmpty()) continue;
-                    if (!builds.request(db, ddoc)) builds.refresh(db, ddoc);
-                } catch (StorageException | ViewException e) {
+                    if (!ddoc.autoupdate()) continue;
+                    if (!ddoc.views().isEmpty() && !builds.request(db, ddoc)) builds.refresh(db, ddoc);
+                    search.requestAll(db, id);
+                } catch (StorageException | ViewException | SearchException e) {
                     // deleted since, or not a valid index definition: its query will say why
                 }
             }

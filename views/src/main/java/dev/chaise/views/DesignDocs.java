@@ -49,7 +49,7 @@ public final class DesignDocs {
     }
 
     /** The ids of the database's live design documents. */
-    static List<String> ids(Database db) {
+    public static List<String> ids(Database db) {
         List<String> ids = new ArrayList<>();
         var range = new Database.IdRange(DocumentJson.DESIGN_PREFIX, DocumentJson.DESIGN_END, false);
         db.allDocs(range, ScanProperties.FORWARD, null, (r, row) -> row.id()).forEachRemaining(ids::add);

@@ -6,6 +6,8 @@ import dev.chaise.views.index.ReduceTree;
 import dev.chaise.views.index.ViewIndexer;
 import dev.chaise.views.jobs.JobQueue;
 import dev.chaise.views.js.JsEngine;
+import dev.chaise.views.search.BuildListener;
+import dev.chaise.views.search.SearchIndexes;
 import java.time.Duration;
 
 /**
@@ -15,6 +17,8 @@ import java.time.Duration;
  * Storage never calls back into views except through the hooks registered here.
  */
 public final class ViewsModule implements AutoCloseable {
+    /** The blocks of search index files kept in memory: a 100,000-document index's hot part fits. */
+    private static final long SEARCH_CACHE_BYTES = 64L << 20;
     private final DesignDocChecks checks;
     private final IndexBuilds builds;
     private final InteractiveIndexes interactive;
@@ -24,6 +28,7 @@ public final class ViewsModule implements AutoCloseable {
     private final DesignFunctions functions;
     private final IndexMaintenance maintenance;
     private final JsEngine js;
+    private final SearchIndexes search;
 
     /**
      * @param workers threads for a first build; {@code segmentDocs} changes each one takes at a time
@@ -52,7 +57,22 @@ public final class ViewsModule implements AutoCloseable {
         this.checks = new DesignDocChecks(js, storage.stats());
         this.builds = new IndexBuilds(storage, designs, programs, options.workers(), options.segmentDocs(), options.treeOrder());
         this.interactive = new InteractiveIndexes(storage, programs, builds, options.treeOrder());
-        this.autoUpdate = new AutoUpdate(storage, designs, builds);
+        ActiveTasks tasks = builds.tasks();
+        this.search = new SearchIndexes(storage, js, (db, ddoc, total) -> {
+            ActiveTasks.Task t = tasks.start(db, ddoc, total);
+            return new BuildListener.Build() {
+                @Override
+                public void done(int changes) {
+                    t.done(changes);
+                }
+
+                @Override
+                public void ended() {
+                    tasks.end(t);
+                }
+            };
+        }, SEARCH_CACHE_BYTES);
+        this.autoUpdate = new AutoUpdate(storage, designs, builds, search);
         this.queries = new ViewQueries(designs, programs, builds, interactive);
         this.filters = new DocFilters(js, designs);
         this.functions = new DesignFunctions(js);
@@ -69,6 +89,7 @@ public final class ViewsModule implements AutoCloseable {
     /** Builds run as jobs of {@code queue} from now on, taken by {@code builders} threads here and by other servers. */
     public ViewsModule useJobQueue(JobQueue queue, int builders, Duration activityTimeout) {
         builds.useJobQueue(queue, builders, activityTimeout);
+        search.useJobQueue(queue, builders, activityTimeout);
         return this;
     }
 
@@ -111,10 +132,16 @@ public final class ViewsModule implements AutoCloseable {
         return maintenance;
     }
 
+    /** Nouveau's full-text indexes. */
+    public SearchIndexes search() {
+        return search;
+    }
+
     /** Stops the autoupdater and this server's build workers (jobs they held are taken over after the activity timeout). */
     @Override
     public void close() {
         autoUpdate.close();
         builds.close();
+        search.close();
     }
 }

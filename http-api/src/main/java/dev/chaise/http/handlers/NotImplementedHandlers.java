@@ -21,8 +21,7 @@ public final class NotImplementedHandlers {
             new Missing("/_reshard", "resharding"),
             new Missing("/_reshard/{rest...}", "resharding"),
             new Missing("/_cluster_setup", "cluster setup"),
-            new Missing("/_search_analyze", "full-text search"),
-            new Missing("/_nouveau_analyze", "full-text search"),
+            new Missing("/_search_analyze", "Clouseau's full-text search (Nouveau's is served)"),
             new Missing("/_node/{node}/_restart", "restarting a node over HTTP"));
 
     static final List<Missing> DATABASE = List.of(
@@ -30,10 +29,8 @@ public final class NotImplementedHandlers {
             new Missing("/{db}/_shards/{rest...}", "shards"),
             new Missing("/{db}/_sync_shards", "shards"),
             new Missing("/{db}/_partition/{rest...}", "partitioned databases"),
-            new Missing("/{db}/_design/{ddoc}/_search/{rest...}", "full-text search"),
-            new Missing("/{db}/_design/{ddoc}/_search_info/{rest...}", "full-text search"),
-            new Missing("/{db}/_design/{ddoc}/_nouveau/{rest...}", "full-text search"),
-            new Missing("/{db}/_design/{ddoc}/_nouveau_info/{rest...}", "full-text search"));
+            new Missing("/{db}/_design/{ddoc}/_search/{rest...}", "Clouseau's full-text search (Nouveau's is served)"),
+            new Missing("/{db}/_design/{ddoc}/_search_info/{rest...}", "Clouseau's full-text search (Nouveau's is served)"));
 
     private static final List<String> METHODS = List.of("GET", "POST", "PUT", "DELETE");
 

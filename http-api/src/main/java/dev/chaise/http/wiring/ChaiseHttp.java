@@ -31,6 +31,7 @@ import dev.chaise.http.handlers.ReplicatorHandlers;
 import dev.chaise.http.handlers.ServerHandlers;
 import dev.chaise.http.handlers.SessionHandlers;
 import dev.chaise.http.handlers.Uuids;
+import dev.chaise.http.handlers.NouveauHandlers;
 import dev.chaise.http.handlers.ViewHandlers;
 import dev.chaise.storage.ServerMetadata;
 import dev.chaise.storage.Storage;
@@ -130,6 +131,7 @@ public final class ChaiseHttp implements AutoCloseable {
         new NotImplementedHandlers(access).register(router);
         new FauxtonHandlers(configStore).register(router);
         new MangoHandlers(views.queries(), access).register(router);
+        new NouveauHandlers(views.search(), access).register(router);
     }
 
     /** The HTTP side of the server's metrics registry (storage's), and Chaise's own gauges. */

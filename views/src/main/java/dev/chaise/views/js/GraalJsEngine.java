@@ -311,12 +311,22 @@ public final class GraalJsEngine implements JsEngine {
 
     @Override
     public MapProgram mapProgram(MapSource source) throws JsFunctionException {
+        return mapProgram(source, "compileMaps");
+    }
+
+    @Override
+    public MapProgram indexProgram(MapSource source) throws JsFunctionException {
+        return mapProgram(source, "compileIndexes");
+    }
+
+    /** @param compile the prelude's member that compiles the functions: views' maps, or Nouveau's index functions */
+    private MapProgram mapProgram(MapSource source, String compile) throws JsFunctionException {
         String rootJson = viewsLibRoot(source.lib());
         String maps = Json.write(source.maps());
-        String key = "map\u0000" + source.ddocId() + "\u0000" + maps + "\u0000" + rootJson;
+        String key = compile + "\u0000" + source.ddocId() + "\u0000" + maps + "\u0000" + rootJson;
         java.util.function.Consumer<Slot> init = s -> {
             s.api.invokeMember("init", rootJson);
-            s.api.invokeMember("compileMaps", maps);
+            s.api.invokeMember(compile, maps);
         };
         Slot first = borrow(key, QueryServerStats.Kind.ADD_FUN, init);
         int views = source.maps().size();

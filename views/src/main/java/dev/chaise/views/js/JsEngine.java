@@ -17,6 +17,16 @@ public interface JsEngine extends AutoCloseable {
     /** The map functions of one design document, in view order. */
     MapProgram mapProgram(MapSource source) throws JsFunctionException;
 
+    /**
+     * Nouveau's index functions of one design document, in the order given: each call of
+     * {@code index(type, name, value, options)} comes back as an emit whose key is
+     * {@code {"t": type, "n": name, "v": value, "s": store}}; a function that throws fails that
+     * document for that index.
+     */
+    default MapProgram indexProgram(MapSource source) throws JsFunctionException {
+        throw new JsFunctionException("compilation_error", "this engine does not run Nouveau index functions");
+    }
+
     /** A design document's JavaScript reduce functions (built-ins like {@code _sum} never get here). */
     ReduceProgram reduceProgram(ReduceSource source) throws JsFunctionException;
 

@@ -13,6 +13,34 @@
     if (emits === null) throw new Error('emit() outside a map function');
     emits.push([key === undefined ? null : key, value === undefined ? null : value]);
   };
+  // Nouveau's index(type, name, value, options): only in a context compiled with compileIndexes,
+  // elsewhere as undefined as it is in CouchDB's map functions. A field is collected like an emit.
+  let indexing = false;
+  global.index = function (type, name, value, options) {
+    if (!indexing || emits === null) throw new ReferenceError('index is not defined');
+    function mustBe(what, expected, v) {
+      if (typeof v !== expected) throw new TypeError('type of ' + what + ' must be a ' + expected + ' not ' + typeof v);
+    }
+    mustBe('type', 'string', type);
+    mustBe('name', 'string', name);
+    if (name.charAt(0) === '_') throw new Error('index field names must not start with an underscore: ' + name);
+    const store = !!(options && options.store);
+    switch (type) {
+      case 'double':
+        mustBe('value', 'number', value);
+        break;
+      case 'string':
+      case 'text':
+        mustBe('value', 'string', value);
+        break;
+      case 'stored':
+        if (typeof value !== 'number' && typeof value !== 'string') throw new TypeError('a stored value must be a string or a number, not ' + typeof value);
+        break;
+      default:
+        throw new TypeError('index type ' + type + ' is not supported');
+    }
+    emits.push([{ t: type, n: name, v: value, s: type === 'stored' || store }, null]);
+  };
   global.log = function (msg) {
     logs.push(typeof msg === 'string' ? msg : JSON.stringify(msg));
   };
@@ -374,6 +402,10 @@
     },
     compileMaps: function (sources) {
       maps = JSON.parse(sources).map((s, i) => compile(s, 'map function ' + i));
+    },
+    compileIndexes: function (sources) {
+      indexing = true;
+      maps = JSON.parse(sources).map((s, i) => compile(s, 'index function ' + i));
     },
     compileReduces: function (sources) {
       reduces = JSON.parse(sources).map((s, i) => compile(s, 'reduce function ' + i));

@@ -41,9 +41,9 @@ public final class ErrorMapper {
 
     public static int status(StorageException.Kind kind) {
         return switch (kind) {
-            case BAD_REQUEST, DOC_VALIDATION, ILLEGAL_DOCID, ILLEGAL_DATABASE_NAME, DATABASE_NAME_TOO_LONG, INVALID_DESIGN_DOC, DESIGN_COMPILATION_ERROR -> 400;
+            case BAD_REQUEST, DOC_VALIDATION, ILLEGAL_DOCID, ILLEGAL_PARTITION, ILLEGAL_DATABASE_NAME, DATABASE_NAME_TOO_LONG, INVALID_DESIGN_DOC, DESIGN_COMPILATION_ERROR -> 400;
             case UNAUTHORIZED -> 401;
-            case FORBIDDEN -> 403;
+            case FORBIDDEN, PARTITION_OVERFLOW -> 403;
             case NOT_FOUND -> 404;
             case CONFLICT -> 409;
             case FILE_EXISTS, PRECONDITION_FAILED, MISSING_STUB -> 412;

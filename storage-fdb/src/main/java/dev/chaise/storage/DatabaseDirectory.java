@@ -29,6 +29,7 @@ import java.util.regex.Pattern;
  *                  "revs_limit" = Long
  *                  "security" = String (JSON)
  *                  "incarnation" = Long   RFC D: bumped when a database moves to another cluster
+ *                  "partitioned" = Long   1 for a partitioned database; absent otherwise, set only at creation
  * </pre>
  *
  * Every transaction that uses a database reads its directory entry once ({@link #open}): that
@@ -85,8 +86,14 @@ final class DatabaseDirectory {
      * uuid this call chose, so a create that did commit is not answered {@code file_exists}.
      */
     DbHandle create(String name) {
+        return create(name, false);
+    }
+
+    /** {@link #create(String)}, partitioned or not: fixed for the database's life. */
+    DbHandle create(String name, boolean partitioned) {
         validateName(name);
         checkNameLength(name);
+        if (partitioned && isSystemDb(name)) throw StorageException.badRequest("Cannot partition a system database");
         String uuid = HexFormat.of().formatHex(randomBytes(16));
         kv.run(tx -> {
             byte[] entryKey = KeySpace.dbEntry(name);
@@ -101,6 +108,7 @@ final class DatabaseDirectory {
             tx.set(space.pack(KeySpace.Db.META, "revs_limit"), Tuple.from((long) EditBranches.DEFAULT_REVS_LIMIT).pack());
             tx.set(space.pack(KeySpace.Db.META, "security"), Tuple.from(defaultSecurityJson).pack());
             tx.set(space.pack(KeySpace.Db.META, "incarnation"), Tuple.from(0L).pack());
+            if (partitioned) tx.set(space.pack(KeySpace.Db.META, "partitioned"), Tuple.from(1L).pack());
             stampEntry(tx, name, id);
             DbUpdates.record(tx, name, DbUpdates.CREATED, 0);
             return Boolean.TRUE;
@@ -111,6 +119,16 @@ final class DatabaseDirectory {
             return ours != null && Tuple.fromBytes(ours).getString(0).equals(uuid) ? Optional.of(Boolean.TRUE) : Optional.empty();
         });
         return open(name);
+    }
+
+    /**
+     * {@code couch_partition:validate_dbname}: CouchDB's system databases, and any whose last
+     * {@code /}-separated part is {@code _users} or {@code _replicator}, cannot be partitioned.
+     */
+    private static boolean isSystemDb(String name) {
+        String suffix = name.substring(name.lastIndexOf('/') + 1);
+        return Set.of("_dbs", "_global_changes", "_metadata", "_nodes", "_replicator", "_users").contains(name)
+                || suffix.equals("_users") || suffix.equals("_replicator");
     }
 
     /** Deletes the database and every key it had. */
@@ -160,6 +178,7 @@ final class DatabaseDirectory {
         String security = "{}";
         int revsLimit = EditBranches.DEFAULT_REVS_LIMIT;
         int incarnation = 0;
+        boolean partitioned = false;
         byte[][] r = space.range(KeySpace.Db.META);
         for (KeyValue kv : tx.getRangeAsList(r[0], r[1], 0, false)) {
             String field = space.unpack(kv.key()).getString(1);
@@ -169,10 +188,11 @@ final class DatabaseDirectory {
                 case "security" -> security = v.getString(0);
                 case "revs_limit" -> revsLimit = (int) v.getLong(0);
                 case "incarnation" -> incarnation = (int) v.getLong(0);
+                case "partitioned" -> partitioned = v.getLong(0) == 1;
                 default -> { } // fields of later versions
             }
         }
-        return new DbHandle(name, id, space, uuid, revsLimit, security, incarnation, entry);
+        return new DbHandle(name, id, space, uuid, revsLimit, security, incarnation, entry, partitioned);
     }
 
     /** @param open opens the database in a transaction, checked to be the one meant ({@link Database#handle}) */

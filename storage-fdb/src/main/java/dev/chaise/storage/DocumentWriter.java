@@ -32,21 +32,13 @@ final class DocumentWriter {
         final Map<ObjectNode, Long> sizes;
         final DocumentValidator.Checks checks;
         int userVersion;
-        final long[] deltas = new long[DbStats.Counter.values().length];
+        final DbStats.Deltas deltas = new DbStats.Deltas();
 
         Context(Map<ObjectNode, Long> sizes, DocumentValidator.Checks checks) {
             this.sizes = sizes;
             this.checks = checks;
         }
 
-        void add(DbStats.Counter c, long d) {
-            deltas[c.ordinal()] += d;
-        }
-
-        /** One atomic add per counter per transaction, however many documents it wrote. */
-        void flush(Transaction tx, DbHandle db) {
-            for (DbStats.Counter c : DbStats.Counter.values()) DbStats.add(tx, db, c, deltas[c.ordinal()]);
-        }
     }
 
     /** Thrown out of an all-or-nothing transaction's body so nothing commits; carries the results. */
@@ -91,7 +83,7 @@ final class DocumentWriter {
             }
         }
         if (atomic && failed) throw new AllOrNothingFailed(results);
-        ctx.flush(tx, db);
+        ctx.deltas.flush(tx, db);
         return results;
     }
 
@@ -360,12 +352,12 @@ final class DocumentWriter {
         boolean wasLive = existed && !oldWinner.branch().deleted();
         boolean isLive = !newWinner.deleted();
         if (wasLive != isLive || !existed) {
-            if (existed) ctx.add(wasLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, -1);
-            ctx.add(isLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, 1);
+            if (existed) ctx.deltas.add(db, id, wasLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, -1);
+            ctx.deltas.add(db, id, isLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, 1);
         }
-        ctx.add(DbStats.Counter.SIZE_EXTERNAL, dExternal);
-        ctx.add(DbStats.Counter.SIZE_ACTIVE, dActive);
-        ctx.add(DbStats.Counter.WRITES, 1);
+        ctx.deltas.add(db, id, DbStats.Counter.SIZE_EXTERNAL, dExternal);
+        ctx.deltas.add(db, id, DbStats.Counter.SIZE_ACTIVE, dActive);
+        ctx.deltas.add(db, id, DbStats.Counter.WRITES, 1);
         storage.dbUpdates().mark(db.name());
 
         List<DocumentWriteHook> hooks = storage.hooks();

@@ -51,6 +51,7 @@ public final class KeySpace {
         public static final long ATTACHMENTS = 8;
         public static final long UPLOADS = 9;
         public static final long PURGES = 10;
+        public static final long PARTITIONS = 11;
 
         private Db() {}
     }

@@ -157,7 +157,12 @@ public final class Storage implements AutoCloseable {
 
     /** Creates a database: 412 {@code file_exists} if it does. */
     public Database create(String name) {
-        Database db = new Database(this, directory.create(name));
+        return create(name, false);
+    }
+
+    /** Creates a database, partitioned or not (fixed for its life): 412 {@code file_exists} if it does. */
+    public Database create(String name, boolean partitioned) {
+        Database db = new Database(this, directory.create(name, partitioned));
         if (!policies.isEmpty()) {
             SecuredDb asServer = open(db, UserCtx.server("create"), SecuredDb.Level.MEMBER);
             for (DbPolicy p : policies) p.created(asServer);

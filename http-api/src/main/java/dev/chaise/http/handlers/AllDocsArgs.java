@@ -15,16 +15,28 @@ import java.util.List;
  * @param keys null unless {@code keys} was given
  * @param startKey {@code startkey}, else {@code startkey_docid} as a string; null if neither
  * @param limit {@link Long#MAX_VALUE} if not given
+ * @param partition the partition a partitioned database's query keeps to, or null
  */
 record AllDocsArgs(List<JsonNode> keys, JsonNode startKey, JsonNode endKey, boolean inclusiveEnd, long limit, long skip,
-                   boolean descending, boolean includeDocs, boolean conflicts, boolean updateSeq, boolean attachments) {
+                   boolean descending, boolean includeDocs, boolean conflicts, boolean updateSeq, boolean attachments, String partition) {
 
-    static AllDocsArgs parse(Request req, ObjectNode body) {
-        return parse(req, body, false);
+    static AllDocsArgs parse(Request req, ObjectNode body, boolean partitioned) {
+        return parse(req, body, false, partitioned);
     }
 
-    /** @param bodyWins one query of {@code .../queries}: its members override the query string */
-    static AllDocsArgs parse(Request req, ObjectNode body, boolean bodyWins) {
+    /**
+     * @param bodyWins one query of {@code .../queries}: its members override the query string
+     * @param partitioned whether the database is: only then is {@code partition} a parameter
+     */
+    static AllDocsArgs parse(Request req, ObjectNode body, boolean bodyWins, boolean partitioned) {
+        String partition = partitioned ? req.query("partition") : null;
+        if (partition != null) {
+            // couch_mrview_util:validate_all_docs_args
+            if (partition.isEmpty()) throw HttpError.queryParseError("Invalid value for `partition`.");
+            java.util.Map<String, List<String>> q = new java.util.LinkedHashMap<>(req.query());
+            q.remove("partition");
+            req = req.reroute(req.path(), q);
+        }
         // chttpd_db's own check, before the view arguments' (whose message differs)
         if (body != null && body.has("keys") && !body.get("keys").isArray()) throw HttpError.badRequest("`keys` body member must be an array.");
         ViewQuery q = ViewArgs.parse(req, body, bodyWins);
@@ -33,6 +45,6 @@ record AllDocsArgs(List<JsonNode> keys, JsonNode startKey, JsonNode endKey, bool
         JsonNode e = q.endKey() != null ? q.endKey() : q.endDocId() == null ? null : TextNode.valueOf(q.endDocId());
         boolean attachments = "true".equals(req.query("attachments")) || (body != null && body.path("attachments").asBoolean(false));
         return new AllDocsArgs(q.keys(), s, e, q.keyGiven() || q.inclusiveEnd(), q.limit(), q.skip(), q.descending(), q.includeDocs(),
-                Boolean.TRUE.equals(q.conflicts()), q.updateSeq(), attachments);
+                Boolean.TRUE.equals(q.conflicts()), q.updateSeq(), attachments, partition);
     }
 }

@@ -62,8 +62,8 @@ public final class AllDocsHandlers {
 
     private Response list(Request req, Namespace ns, ObjectNode body) {
         SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
-        AllDocsArgs a = AllDocsArgs.parse(req, body);
         Database database = db.database();
+        AllDocsArgs a = AllDocsArgs.parse(req, body, ns == Namespace.ALL && database.partitioned());
         DbInfo info = database.info();
         Long total = total(database, ns, info);
         return Response.jsonStream(200, out -> write(out, db, ns, a, total, info));
@@ -83,7 +83,7 @@ public final class AllDocsHandlers {
         List<AllDocsArgs> parsed = new ArrayList<>();
         for (JsonNode one : qs) {
             if (!one.isObject()) throw dev.chaise.http.HttpError.badRequest("Each query must be an object.");
-            parsed.add(AllDocsArgs.parse(req, (ObjectNode) one, true));
+            parsed.add(AllDocsArgs.parse(req, (ObjectNode) one, true, ns == Namespace.ALL && db.database().partitioned()));
         }
         Database database = db.database();
         DbInfo info = database.info();
@@ -149,7 +149,7 @@ public final class AllDocsHandlers {
                 }
             };
         } else {
-            rows = db.allDocs(range, props, null, (r, d) -> row(sdb, r, d, a));
+            rows = db.allDocs(a.partition(), range, props, null, (r, d) -> row(sdb, r, d, a));
         }
         for (long i = 0; i < a.skip() && rows.hasNext(); i++) rows.next();
         return rows;

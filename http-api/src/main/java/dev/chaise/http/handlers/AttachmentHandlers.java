@@ -227,7 +227,7 @@ public final class AttachmentHandlers {
         SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         String id = docId(req);
         db.checkWriter(id); // before the body is read
-        DocumentJson.validateId(id);
+        db.validateDocId(id);
         String name = req.param("att");
         DocumentJson.validateAttachmentName(name); // before the body is read
         String type = req.contentType() == null ? "application/octet-stream" : req.header("Content-Type");
@@ -290,7 +290,7 @@ public final class AttachmentHandlers {
         SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         String id = docId(req);
         checkReferer(req);
-        DocumentJson.validateId(id);
+        db.validateDocId(id);
         String ct = req.header("Content-Type");
         if (ct == null || !ct.split(";")[0].equals("multipart/form-data")) throw HttpError.badContentType("Content-Type must be multipart/form-data");
         db.checkWriter(id); // before the body is read

@@ -73,9 +73,16 @@ public final class DatabaseHandlers {
     private Response create(Request req) {
         String name = req.param("db");
         Access.requireServerAdmin(req);
-        if (Queries.bool(req, "partitioned", false)) throw HttpError.badRequest("Partitioned feature is not enabled.");
-        storage.create(name);
+        storage.create(name, partitioned(req));
         return Response.json(201, Response.OK).withHeader("Location", req.absoluteUri("/" + URLEncoder.encode(name, StandardCharsets.UTF_8)));
+    }
+
+    /** {@code chttpd_db:parse_partitioned_opt}: only {@code true} and {@code false} are values. */
+    private static boolean partitioned(Request req) {
+        String v = req.query("partitioned");
+        if (v == null || v.equals("false")) return false;
+        if (v.equals("true")) return true;
+        throw HttpError.badRequest("Invalid `partitioned` parameter");
     }
 
     private Response delete(Request req) {
@@ -127,7 +134,7 @@ public final class DatabaseHandlers {
         m.put("purge_seq", i.purgeSeq() == null ? "0" : i.purgeSeq().toHex());
         m.put("update_seq", i.updateSeq() == null ? "0" : i.updateSeq().toHex());
         m.put("sizes", sizes);
-        m.put("props", Map.of());
+        m.put("props", i.partitioned() ? Map.of("partitioned", true) : Map.of());
         m.put("doc_del_count", i.docDelCount());
         m.put("doc_count", i.docCount());
         m.put("disk_format_version", DISK_FORMAT_VERSION);

@@ -30,7 +30,6 @@ public final class NotImplementedHandlers {
             new Missing("/{db}/_shards", "shards"),
             new Missing("/{db}/_shards/{rest...}", "shards"),
             new Missing("/{db}/_sync_shards", "shards"),
-            new Missing("/{db}/_partition/{rest...}", "partitioned databases"),
             new Missing("/{db}/_design/{ddoc}/_search/{rest...}", "full-text search"),
             new Missing("/{db}/_design/{ddoc}/_search_info/{rest...}", "full-text search"),
             new Missing("/{db}/_design/{ddoc}/_nouveau/{rest...}", "full-text search"),

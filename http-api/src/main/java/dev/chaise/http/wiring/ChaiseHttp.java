@@ -25,6 +25,7 @@ import dev.chaise.http.handlers.FauxtonHandlers;
 import dev.chaise.http.handlers.MangoHandlers;
 import dev.chaise.http.handlers.NodeHandlers;
 import dev.chaise.http.handlers.NotImplementedHandlers;
+import dev.chaise.http.handlers.PartitionHandlers;
 import dev.chaise.http.handlers.PurgeHandlers;
 import dev.chaise.http.handlers.ReplicationHandlers;
 import dev.chaise.http.handlers.ReplicatorHandlers;
@@ -117,6 +118,7 @@ public final class ChaiseHttp implements AutoCloseable {
         new DocumentHandlers(access, uuids).register(router);
         new BulkDocsHandler(access, uuids).register(router);
         new AllDocsHandlers(access).register(router);
+        new PartitionHandlers(access).register(router);
         changes = new ChangesHandler(views.filters(), access);
         changes.register(router);
         metrics.gauge("couchdb.httpd.clients_requesting_changes", "number of clients for continuous _changes", changes::openFeeds);

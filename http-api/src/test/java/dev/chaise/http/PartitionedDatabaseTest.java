@@ -206,7 +206,7 @@ class PartitionedDatabaseTest {
         assertEquals(10, withDocs.path("rows").path(0).path("doc").path("value").asInt());
         // the same partition through ?partition= on the database's own _all_docs
         assertEquals(50, ids(s.asAdmin("GET", "/pdb/_all_docs?partition=foo", null)).size());
-        s.asAdmin("GET", "/pdb/_all_docs?partition=", null).error(400, "query_parse_error", "Invalid value for `partition`.");
+        s.asAdmin("GET", "/pdb/_all_docs?partition=", null).error(400, "illegal_partition", "Partition must not be empty");
     }
 
     private static List<String> ids(HttpTestServer.Resp r) {

@@ -29,22 +29,16 @@ record AllDocsArgs(List<JsonNode> keys, JsonNode startKey, JsonNode endKey, bool
      * @param partitioned whether the database is: only then is {@code partition} a parameter
      */
     static AllDocsArgs parse(Request req, ObjectNode body, boolean bodyWins, boolean partitioned) {
-        String partition = partitioned ? req.query("partition") : null;
-        if (partition != null) {
-            // couch_mrview_util:validate_all_docs_args
-            if (partition.isEmpty()) throw HttpError.queryParseError("Invalid value for `partition`.");
-            java.util.Map<String, List<String>> q = new java.util.LinkedHashMap<>(req.query());
-            q.remove("partition");
-            req = req.reroute(req.path(), q);
-        }
         // chttpd_db's own check, before the view arguments' (whose message differs)
         if (body != null && body.has("keys") && !body.get("keys").isArray()) throw HttpError.badRequest("`keys` body member must be an array.");
         ViewQuery q = ViewArgs.parse(req, body, bodyWins);
         q.validate(false);
+        // couch_mrview_util:validate_all_docs_args
+        if (q.partition() != null && !partitioned) throw HttpError.queryParseError("`partition` parameter is not supported on this db");
         JsonNode s = q.startKey() != null ? q.startKey() : q.startDocId() == null ? null : TextNode.valueOf(q.startDocId());
         JsonNode e = q.endKey() != null ? q.endKey() : q.endDocId() == null ? null : TextNode.valueOf(q.endDocId());
         boolean attachments = "true".equals(req.query("attachments")) || (body != null && body.path("attachments").asBoolean(false));
         return new AllDocsArgs(q.keys(), s, e, q.keyGiven() || q.inclusiveEnd(), q.limit(), q.skip(), q.descending(), q.includeDocs(),
-                Boolean.TRUE.equals(q.conflicts()), q.updateSeq(), attachments, partition);
+                Boolean.TRUE.equals(q.conflicts()), q.updateSeq(), attachments, q.partition());
     }
 }

@@ -33,6 +33,8 @@ final class DocumentWriter {
         final DocumentValidator.Checks checks;
         int userVersion;
         final DbStats.Deltas deltas = new DbStats.Deltas();
+        /** Partitions' sizes as the transaction began, read once each ({@code couch_db_updater}'s full partitions). */
+        final Map<String, Long> partitionSizes = new HashMap<>();
 
         Context(Map<ObjectNode, Long> sizes, DocumentValidator.Checks checks) {
             this.sizes = sizes;
@@ -163,9 +165,32 @@ final class DocumentWriter {
             if (holds(b.branch(), newRev)) throw StorageException.conflict();
         }
         BranchUpdate update = plan.apply(newRev, db.revsLimit());
+        if (db.partitioned() && !plan.deleted()) checkPartitionSize(tx, db, id, ctx, size - removedExternal(update, read));
         int branchCount = oldWinner == null ? 1 : oldWinner.branchCount();
         apply(tx, db, new Edit(id, read, oldWinner, update, newRev, plan.deleted(), body, leaves, size, branchCount), ctx);
         return newRev;
+    }
+
+    /**
+     * {@code couch_db_updater:is_overflowed}: an interactive write that grows its document in a
+     * partition already at {@code max_partition_size} is refused; deletes, shrinking updates,
+     * replicated writes, design documents and other partitions go through.
+     */
+    private void checkPartitionSize(Transaction tx, DbHandle db, String id, Context ctx, long growth) {
+        long max = storage.maxPartitionSize();
+        String partition = Partitions.of(id);
+        if (max <= 0 || growth <= 0 || partition == null) return;
+        long size = ctx.partitionSizes.computeIfAbsent(partition, p -> PartitionStats.read(tx.snapshot(), db, p).sizeExternal());
+        if (size >= max) throw new StorageException(StorageException.Kind.PARTITION_OVERFLOW, "Partition limit exceeded due to update on '" + id + "'");
+    }
+
+    /** The JSON bytes of the stored leaves an update replaces. */
+    private static long removedExternal(BranchUpdate update, List<Branch> read) {
+        long n = 0;
+        for (EditBranch b : update.removed()) {
+            for (Branch r : read) if (r.branch().leaf().equals(b.leaf()) && r.branch().deleted() == b.deleted()) n += r.externalSize();
+        }
+        return n;
     }
 
     /** Whether {@code r} is on the branch's stored path (its leaf or a kept ancestor). */

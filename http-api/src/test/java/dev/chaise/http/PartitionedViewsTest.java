@@ -139,6 +139,31 @@ class PartitionedViewsTest {
         assertEquals("[{\"key\":null,\"value\":7}]", rows(s.asAdmin("GET", "/pv/_partition/yy/_design/later/_view/v", null)));
     }
 
+    @Test
+    void queryLimitsHoldPartitionAndGlobalQueries() throws Exception {
+        // couch_mrview_util:apply_limit, through the config API (partition_all_docs_test.exs, partition_view_test.exs)
+        s.asAdmin("PUT", "/_node/_local/_config/query_server_config/partition_query_limit", "\"20\"").status(200);
+        try {
+            String view = "/pv/_partition/foo/_design/map/_view/some";
+            assertEquals(20, ids(s.asAdmin("GET", view, null)).size());
+            assertEquals(10, ids(s.asAdmin("GET", view + "?limit=10", null)).size());
+            assertEquals(20, ids(s.asAdmin("GET", view + "?limit=20", null)).size());
+            s.asAdmin("GET", view + "?limit=21", null).error(400, "query_parse_error", "Limit is too large, must not exceed 20");
+            assertEquals(5, ids(s.asAdmin("GET", view + "?limit=20&skip=45", null)).size());
+            assertEquals(20, ids(s.asAdmin("GET", "/pv/_partition/foo/_all_docs", null)).size());
+            s.asAdmin("GET", "/pv/_partition/foo/_all_docs?limit=21", null).error(400, "query_parse_error", "Limit is too large, must not exceed 20");
+            // global queries are held to query_limit, not this
+            assertEquals(100, ids(s.asAdmin("GET", "/pv/_design/partitioned_false/_view/some", null)).size());
+            s.asAdmin("PUT", "/_node/_local/_config/query_server_config/query_limit", "\"30\"").status(200);
+            assertEquals(30, ids(s.asAdmin("GET", "/pv/_design/partitioned_false/_view/some", null)).size());
+            assertEquals(30, s.asAdmin("GET", "/pv/_all_docs", null).status(200).json().path("rows").size());
+            s.asAdmin("GET", "/pv/_all_docs?limit=31", null).error(400, "query_parse_error", "Limit is too large, must not exceed 30");
+        } finally {
+            s.asAdmin("DELETE", "/_node/_local/_config/query_server_config/partition_query_limit", null);
+            s.asAdmin("DELETE", "/_node/_local/_config/query_server_config/query_limit", null);
+        }
+    }
+
     private static List<String> ids(HttpTestServer.Resp r) {
         List<String> out = new ArrayList<>();
         for (JsonNode row : r.status(200).json().path("rows")) out.add(row.path("id").asText());

@@ -40,9 +40,11 @@ public final class AllDocsHandlers {
     private enum Namespace { ALL, DESIGN, LOCAL }
 
     private final Access access;
+    private final QueryLimits limits;
 
-    public AllDocsHandlers(Access access) {
+    public AllDocsHandlers(Access access, dev.chaise.http.config.ConfigStore config) {
         this.access = access;
+        this.limits = new QueryLimits(config);
     }
 
     public void register(Router r) {
@@ -63,7 +65,7 @@ public final class AllDocsHandlers {
     private Response list(Request req, Namespace ns, ObjectNode body) {
         SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         Database database = db.database();
-        AllDocsArgs a = AllDocsArgs.parse(req, body, ns == Namespace.ALL && database.partitioned());
+        AllDocsArgs a = AllDocsArgs.parse(req, body, false, ns == Namespace.ALL && database.partitioned(), limits);
         DbInfo info = database.info();
         Long total = total(database, ns, info);
         return Response.jsonStream(200, out -> write(out, db, ns, a, total, info));
@@ -83,7 +85,7 @@ public final class AllDocsHandlers {
         List<AllDocsArgs> parsed = new ArrayList<>();
         for (JsonNode one : qs) {
             if (!one.isObject()) throw dev.chaise.http.HttpError.badRequest("Each query must be an object.");
-            parsed.add(AllDocsArgs.parse(req, (ObjectNode) one, true, ns == Namespace.ALL && db.database().partitioned()));
+            parsed.add(AllDocsArgs.parse(req, (ObjectNode) one, true, ns == Namespace.ALL && db.database().partitioned(), limits));
         }
         Database database = db.database();
         DbInfo info = database.info();

@@ -193,7 +193,7 @@ public final class DesignFunctionHandlers {
         if (body != null) reqObj.set("body", body); // chttpd_show hands a POST's body on decoded
         ListRun run = new ListRun(() -> {
             if (view.equals("_all_docs")) {
-                AllDocsArgs a = AllDocsArgs.parse(req, body, false);
+                AllDocsArgs a = AllDocsArgs.parse(req, body);
                 dev.chaise.storage.DbInfo info = db.database().info();
                 ObjectNode head = Json.NODES.objectNode().put("total_rows", info.docCount());
                 if (a.updateSeq()) head.put("update_seq", info.updateSeq() == null ? "0" : info.updateSeq().toHex());

@@ -117,13 +117,13 @@ public final class ChaiseHttp implements AutoCloseable {
         new DbUpdatesHandler(storage).register(router);
         new DocumentHandlers(access, uuids).register(router);
         new BulkDocsHandler(access, uuids).register(router);
-        new AllDocsHandlers(access).register(router);
+        new AllDocsHandlers(access, configStore).register(router);
         new PartitionHandlers(access).register(router);
         changes = new ChangesHandler(views.filters(), access);
         changes.register(router);
         metrics.gauge("couchdb.httpd.clients_requesting_changes", "number of clients for continuous _changes", changes::openFeeds);
         new ReplicationHandlers(access).register(router);
-        new ViewHandlers(views.queries(), views.maintenance(), access).register(router);
+        new ViewHandlers(views.queries(), views.maintenance(), access, configStore).register(router);
         new DesignFunctionHandlers(views.functions(), views.queries(), access, configStore).register(router);
         new AttachmentHandlers(access).register(router);
         new PurgeHandlers(access, configStore).register(router);

@@ -54,6 +54,12 @@ public record ViewQuery(List<JsonNode> keys, JsonNode startKey, String startDocI
                 reduce, group, groupLevel, update, sorted, true, partition);
     }
 
+    /** This query with another {@code limit} (a server's query limit for a query that named none). */
+    public ViewQuery withLimit(long newLimit) {
+        return new ViewQuery(keys, startKey, startDocId, endKey, endDocId, inclusiveEnd, descending, skip, newLimit, includeDocs, conflicts, updateSeq,
+                reduce, group, groupLevel, update, sorted, keyGiven, partition);
+    }
+
     /** {@link #groupLevel()} when {@code group=true}: group by the whole key. */
     public static final long EXACT = Long.MAX_VALUE;
 

@@ -25,14 +25,18 @@ class PartitionedDatabaseTest {
         s = new HttpTestServer();
         s.asAdmin("PUT", "/pdb?partitioned=true", null).status(201);
         s.asAdmin("PUT", "/plain", null).status(201);
-        // partition_helpers.exs's documents: even values in foo, odd in bar
+        createPartitionDocs(s, "pdb");
+    }
+
+    /** partition_helpers.exs's documents: values 1 to 100, even ones in partition foo, odd ones in bar. */
+    static void createPartitionDocs(HttpTestServer s, String db) throws Exception {
         StringBuilder docs = new StringBuilder("{\"docs\":[");
         for (int i = 1; i <= 100; i++) {
             if (i > 1) docs.append(',');
             docs.append("{\"_id\":\"").append(i % 2 == 0 ? "foo:" : "bar:").append(i).append("\",\"value\":").append(i)
                     .append(",\"some\":\"field\",\"group\":\"").append(i % 3 == 0 ? "one" : "two").append("\"}");
         }
-        s.asAdmin("POST", "/pdb/_bulk_docs", docs.append("]}").toString()).status(201);
+        s.asAdmin("POST", "/" + db + "/_bulk_docs", docs.append("]}").toString()).status(201);
     }
 
     @AfterAll

@@ -25,13 +25,7 @@ class PartitionedMangoTest {
         s = new HttpTestServer();
         for (String db : new String[] {"pm", "pmg", "pmp"}) {
             s.asAdmin("PUT", "/" + db + "?partitioned=true", null).status(201);
-            StringBuilder docs = new StringBuilder("{\"docs\":[");
-            for (int i = 1; i <= 100; i++) {
-                if (i > 1) docs.append(',');
-                docs.append("{\"_id\":\"").append(i % 2 == 0 ? "foo:" : "bar:").append(i).append("\",\"value\":").append(i)
-                        .append(",\"some\":\"field\",\"group\":\"").append(i % 3 == 0 ? "one" : "two").append("\"}");
-            }
-            s.asAdmin("POST", "/" + db + "/_bulk_docs", docs.append("]}").toString()).status(201);
+            PartitionedDatabaseTest.createPartitionDocs(s, db);
         }
         s.asAdmin("PUT", "/pmplain", null).status(201);
         s.asAdmin("PUT", "/pmplain/a", "{\"some\":\"field\"}").status(201);

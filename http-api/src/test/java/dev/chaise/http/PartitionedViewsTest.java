@@ -25,13 +25,7 @@ class PartitionedViewsTest {
         s = new HttpTestServer();
         s.asAdmin("PUT", "/pv?partitioned=true", null).status(201);
         s.asAdmin("PUT", "/plainv", null).status(201);
-        StringBuilder docs = new StringBuilder("{\"docs\":[");
-        for (int i = 1; i <= 100; i++) {
-            if (i > 1) docs.append(',');
-            docs.append("{\"_id\":\"").append(i % 2 == 0 ? "foo:" : "bar:").append(i).append("\",\"value\":").append(i)
-                    .append(",\"some\":\"field\",\"group\":\"").append(i % 3 == 0 ? "one" : "two").append("\"}");
-        }
-        s.asAdmin("POST", "/pv/_bulk_docs", docs.append("]}").toString()).status(201);
+        PartitionedDatabaseTest.createPartitionDocs(s, "pv");
         String ddocs = "{\"docs\":["
                 + ddoc("map", MAP_VALUE, null, null) + ","
                 + ddoc("map_some", MAP_GROUP, null, null) + ","

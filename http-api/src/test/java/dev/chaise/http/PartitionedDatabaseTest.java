@@ -119,6 +119,8 @@ class PartitionedDatabaseTest {
         s.send("COPY", "/pdb/cp:src", null, "Authorization", HttpTestServer.ADMIN, "Destination", "nocolon")
                 .error(400, "illegal_docid", "Doc id must be of form partition:id");
         s.send("COPY", "/pdb/cp:src", null, "Authorization", HttpTestServer.ADMIN, "Destination", "cp:dst").status(201);
+        s.send("COPY", "/pdb/nocolon", null, "Authorization", HttpTestServer.ADMIN, "Destination", "cp:dst2")
+                .error(400, "illegal_docid", "Doc id must be of form partition:id");
         s.send("PUT", "/pdb/nocolon/a.txt", "x", "Authorization", HttpTestServer.ADMIN, "Content-Type", "text/plain")
                 .error(400, "illegal_docid", "Doc id must be of form partition:id");
         s.send("PUT", "/pdb/att:doc/a.txt", "x", "Authorization", HttpTestServer.ADMIN, "Content-Type", "text/plain").status(201);

@@ -322,6 +322,7 @@ public final class DocumentHandlers {
             body = db.getLocal(id).body().deepCopy();
         } else {
             if (!validId(id)) throw StorageException.notFound("missing");
+            db.requirePartition(id);
             StoredDoc src = db.database().get(id, srcRev == null ? null : RevId.parse(srcRev), false);
             // A copy carries no more than its reader may see; what a policy leaves whole is copied as stored.
             ObjectNode rendered = DocumentJson.render(src);

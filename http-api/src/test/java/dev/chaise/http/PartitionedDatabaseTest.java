@@ -124,6 +124,9 @@ class PartitionedDatabaseTest {
         s.send("PUT", "/pdb/nocolon/a.txt", "x", "Authorization", HttpTestServer.ADMIN, "Content-Type", "text/plain")
                 .error(400, "illegal_docid", "Doc id must be of form partition:id");
         s.send("PUT", "/pdb/att:doc/a.txt", "x", "Authorization", HttpTestServer.ADMIN, "Content-Type", "text/plain").status(201);
+        s.asAdmin("GET", "/pdb/att:doc/a.txt", null).status(200);
+        s.asAdmin("GET", "/pdb/nocolon/a.txt", null).error(400, "illegal_docid", "Doc id must be of form partition:id");
+        s.asAdmin("DELETE", "/pdb/nocolon/a.txt?rev=1-abc", null).error(400, "illegal_docid", "Doc id must be of form partition:id");
     }
 
     @Test

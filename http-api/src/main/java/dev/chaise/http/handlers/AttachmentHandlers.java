@@ -56,6 +56,7 @@ public final class AttachmentHandlers {
     private Response get(Request req) {
         SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         String id = docId(req);
+        db.requirePartition(id);
         db.checkReader(id);
         String name = req.param("att");
         RevId rev = req.query("rev") == null ? null : RevId.parse(req.query("rev"));
@@ -258,6 +259,7 @@ public final class AttachmentHandlers {
     private Response delete(Request req) {
         SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         String id = docId(req);
+        db.requirePartition(id);
         db.checkWriter(id); // before the body is read
         String name = req.param("att");
         DocumentJson.validateAttachmentName(name);

@@ -76,6 +76,16 @@ public record Request(String method, String rawUri, String rawPath, List<String>
                 localAddress, settings);
     }
 
+    /**
+     * This request as the route of another path and query sees it, as chttpd hands a partition's
+     * request ({@code /{db}/_partition/{p}/_all_docs}) to the database's own handler with
+     * {@code partition} in the query. The raw URI stays what the client sent.
+     */
+    public Request reroute(List<String> newPath, Map<String, List<String>> newQuery) {
+        return new Request(method, rawUri, rawPath, List.copyOf(newPath), newQuery, headers, content, remoteAddress, requestId, user, params,
+                localAddress, settings);
+    }
+
     public Request withMethod(String m) {
         return new Request(m, rawUri, rawPath, path, query, headers, content, remoteAddress, requestId, user, params, localAddress, settings);
     }

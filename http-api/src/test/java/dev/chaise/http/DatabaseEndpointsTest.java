@@ -108,7 +108,6 @@ class DatabaseEndpointsTest {
         s.asAdmin("DELETE", "/keep?rev=1-abc", null).error(400, "bad_request",
                 "You tried to DELETE a database with a ?=rev parameter. Did you mean to DELETE a document instead?");
         s.asAdmin("GET", "/keep", null).status(200);
-        s.asAdmin("PUT", "/parted?partitioned=true", null).error(400, "bad_request", "Partitioned feature is not enabled.");
     }
 
     @Test

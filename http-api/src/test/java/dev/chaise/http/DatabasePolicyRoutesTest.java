@@ -90,7 +90,7 @@ class DatabasePolicyRoutesTest {
     static HttpTestServer.Resp call(Router.Route r, String auth) throws Exception {
         String path = r.pattern().replace("{db}", "secret").replace("{docid}", "doc1").replace("{ddoc}", "d").replace("{ldoc}", "l")
                 .replace("{att...}", "a.txt").replace("{view}", "v").replace("{type}", "json").replace("{name}", "byMarker")
-                .replace("{rest...}", "x").replace("{index}", "i");
+                .replace("{rest...}", "x").replace("{index}", "i").replace("{partition}", "p");
         String body = switch (r.pattern()) {
             case "/{db}/_bulk_docs" -> "{\"docs\":[{\"_id\":\"new1\"}]}";
             case "/{db}/_bulk_get" -> "{\"docs\":[{\"id\":\"doc1\"}]}";

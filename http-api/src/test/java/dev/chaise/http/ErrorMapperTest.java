@@ -17,7 +17,8 @@ class ErrorMapperTest {
                 Map.entry(Kind.FILE_EXISTS, 412), Map.entry(Kind.PRECONDITION_FAILED, 412), Map.entry(Kind.DOCUMENT_TOO_LARGE, 413), Map.entry(Kind.ATTACHMENT_TOO_LARGE, 413), Map.entry(Kind.TOO_LARGE, 413),
                 Map.entry(Kind.FORBIDDEN, 403), Map.entry(Kind.DDOCS_WITH_ACCESS, 403), Map.entry(Kind.UNAUTHORIZED, 401), Map.entry(Kind.MISSING_STUB, 412),
                 Map.entry(Kind.VALIDATION_FAILED, 500), Map.entry(Kind.COMPILATION_ERROR, 500), Map.entry(Kind.NOT_IMPLEMENTED, 501),
-                Map.entry(Kind.INVALID_DESIGN_DOC, 400), Map.entry(Kind.DATABASE_NAME_TOO_LONG, 400), Map.entry(Kind.DESIGN_COMPILATION_ERROR, 400));
+                Map.entry(Kind.INVALID_DESIGN_DOC, 400), Map.entry(Kind.DATABASE_NAME_TOO_LONG, 400), Map.entry(Kind.DESIGN_COMPILATION_ERROR, 400),
+                Map.entry(Kind.ILLEGAL_PARTITION, 400), Map.entry(Kind.PARTITION_OVERFLOW, 403));
         assertEquals(Kind.values().length, want.size(), "a new Kind needs a status here and in ErrorMapper");
         for (Kind k : Kind.values()) {
             ErrorMapper.Mapped m = ErrorMapper.map(new StorageException(k, "why"), null);

@@ -39,7 +39,7 @@ class NotImplementedEndpointsTest {
     @Test
     void databaseEndpoints() throws Exception {
         for (String path : new String[] {
-                "/ni/_shards", "/ni/_shards/doc", "/ni/_sync_shards", "/ni/_partition/p/_all_docs", "/ni/_design/d/_search/idx"}) {
+                "/ni/_shards", "/ni/_shards/doc", "/ni/_sync_shards", "/ni/_design/d/_search/idx"}) {
             for (String method : new String[] {"GET", "POST", "PUT", "DELETE"}) {
                 s.asAdmin(method, path, method.equals("GET") || method.equals("DELETE") ? null : "{}").error(501, "not_implemented", null);
             }

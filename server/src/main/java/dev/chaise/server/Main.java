@@ -94,6 +94,7 @@ public final class Main {
         Storage storage = new Storage(store, SecurityObject.ADMIN_ONLY_JSON)
                 .maxDocumentSize(longOf(live, "couchdb", "max_document_size", Storage.DEFAULT_MAX_DOCUMENT_SIZE))
                 .maxAttachmentSize(longOf(live, "couchdb", "max_attachment_size", Storage.DEFAULT_MAX_ATTACHMENT_SIZE))
+                .maxPartitionSize(longOf(live, "couchdb", "max_partition_size", Storage.DEFAULT_MAX_PARTITION_SIZE))
                 .attachmentCompression(compressionOf(live));
         LogCounts.attach(storage.stats());
         live.addListener((section, key, value) -> applyLive(live, storage, section, key));
@@ -194,6 +195,7 @@ public final class Main {
             case "log/level" -> LogLevel.apply(live.get("log", "level").orElse("info"));
             case "couchdb/max_document_size" -> storage.maxDocumentSize(longOf(live, section, key, Storage.DEFAULT_MAX_DOCUMENT_SIZE));
             case "couchdb/max_attachment_size" -> storage.maxAttachmentSize(longOf(live, section, key, Storage.DEFAULT_MAX_ATTACHMENT_SIZE));
+            case "couchdb/max_partition_size" -> storage.maxPartitionSize(longOf(live, section, key, Storage.DEFAULT_MAX_PARTITION_SIZE));
             case "attachments/compressible_types", "attachments/compression_level" -> storage.attachmentCompression(compressionOf(live));
             default -> { }
         }

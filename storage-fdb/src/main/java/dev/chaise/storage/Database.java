@@ -55,6 +55,11 @@ public final class Database {
         return opened.revsLimit();
     }
 
+    /** Whether document ids carry a partition ({@link Partitions}); fixed when the database was created. */
+    public boolean partitioned() {
+        return opened.partitioned();
+    }
+
     /** The handle as of opening: its id and key prefix, for subspace owners above storage. */
     public DbHandle handle() {
         return opened;
@@ -249,7 +254,17 @@ public final class Database {
 
     /** Live documents by id (RFC B's by-id subspace), winners only. */
     public <T> Cursor<T> allDocs(IdRange range, ScanProperties props, byte[] continuation, Mapper<DocInfo, T> mapper) {
-        byte[][] all = ByIdSubspace.range(opened);
+        return allDocs(null, range, props, continuation, mapper);
+    }
+
+    /**
+     * {@link #allDocs(IdRange, ScanProperties, byte[], Mapper)} within one partition (null: the
+     * whole database): the range's bounds are clamped to the partition's ids, so the scan is one
+     * range of the by-id subspace however large the database is.
+     */
+    public <T> Cursor<T> allDocs(String partition, IdRange range, ScanProperties props, byte[] continuation, Mapper<DocInfo, T> mapper) {
+        byte[][] all = partition == null ? ByIdSubspace.range(opened)
+                : new byte[][] {ByIdSubspace.key(opened, Partitions.startId(partition)), ByIdSubspace.key(opened, Partitions.endId(partition))};
         Cursor.Range r = new Cursor.Range(opened.space().pack(KeySpace.Db.BY_ID), all[0], all[1]);
         byte[][] b = range.bounds(all, id -> ByIdSubspace.key(opened, id), props.reverse());
         return new Cursor<>(this, new Cursor.Range(r.prefix(), b[0], b[1]), props, continuation,
@@ -378,6 +393,11 @@ public final class Database {
     /** Counts, sizes and update_seq (RFC B), read without conflicting with writers. */
     public DbInfo info() {
         return read(DbReader::info);
+    }
+
+    /** A partition's counters ({@link PartitionStats}), read without conflicting with writers: zeros for one never written. */
+    public DbStats.Snapshot partitionInfo(String partition) {
+        return read(r -> PartitionStats.read(r.tx(), r.handle(), partition));
     }
 
     public void setSecurity(String securityJson) {

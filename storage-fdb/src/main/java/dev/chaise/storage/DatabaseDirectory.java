@@ -30,6 +30,7 @@ import java.util.regex.Pattern;
  *                  "security" = String (JSON)
  *                  "incarnation" = Long   RFC D: bumped when a database moves to another cluster
  *                  "access" = Boolean     a per-document access database; written at creation only
+ *                  "partitioned" = Long   1 for a partitioned database; absent otherwise, set only at creation
  * </pre>
  *
  * Every transaction that uses a database reads its directory entry once ({@link #open}): that
@@ -92,13 +93,15 @@ final class DatabaseDirectory {
      * uuid this call chose, so a create that did commit is not answered {@code file_exists}.
      */
     DbHandle create(String name) {
-        return create(name, false);
+        return create(name, DbProps.PLAIN);
     }
 
-    /** {@link #create(String)}: a per-document access database if {@code access}, with an admin-only {@code _security}. */
-    DbHandle create(String name, boolean access) {
+    /** {@link #create(String)} as {@code props} make it: an access database gets an admin-only {@code _security}. */
+    DbHandle create(String name, DbProps props) {
+        boolean access = props.access(), partitioned = props.partitioned();
         validateName(name);
         checkNameLength(name);
+        if (partitioned && isSystemDb(name)) throw StorageException.badRequest("Cannot partition a system database");
         String uuid = HexFormat.of().formatHex(randomBytes(16));
         kv.run(tx -> {
             byte[] entryKey = KeySpace.dbEntry(name);
@@ -114,6 +117,7 @@ final class DatabaseDirectory {
             tx.set(space.pack(KeySpace.Db.META, "security"), Tuple.from(access ? ACCESS_SECURITY_JSON : defaultSecurityJson).pack());
             if (access) tx.set(space.pack(KeySpace.Db.META, "access"), Tuple.from(true).pack());
             tx.set(space.pack(KeySpace.Db.META, "incarnation"), Tuple.from(0L).pack());
+            if (partitioned) tx.set(space.pack(KeySpace.Db.META, "partitioned"), Tuple.from(1L).pack());
             stampEntry(tx, name, id);
             DbUpdates.record(tx, name, DbUpdates.CREATED, 0);
             return Boolean.TRUE;
@@ -124,6 +128,16 @@ final class DatabaseDirectory {
             return ours != null && Tuple.fromBytes(ours).getString(0).equals(uuid) ? Optional.of(Boolean.TRUE) : Optional.empty();
         });
         return open(name);
+    }
+
+    /**
+     * {@code couch_partition:validate_dbname}: CouchDB's system databases, and any whose last
+     * {@code /}-separated part is {@code _users} or {@code _replicator}, cannot be partitioned.
+     */
+    private static boolean isSystemDb(String name) {
+        String suffix = name.substring(name.lastIndexOf('/') + 1);
+        return Set.of("_dbs", "_global_changes", "_metadata", "_nodes", "_replicator", "_users").contains(name)
+                || suffix.equals("_users") || suffix.equals("_replicator");
     }
 
     /** Deletes the database and every key it had. */
@@ -176,6 +190,7 @@ final class DatabaseDirectory {
         int revsLimit = EditBranches.DEFAULT_REVS_LIMIT;
         int incarnation = 0;
         boolean access = false;
+        boolean partitioned = false;
         byte[][] r = space.range(KeySpace.Db.META);
         for (KeyValue kv : tx.getRangeAsList(r[0], r[1], 0, false)) {
             String field = space.unpack(kv.key()).getString(1);
@@ -186,10 +201,11 @@ final class DatabaseDirectory {
                 case "revs_limit" -> revsLimit = (int) v.getLong(0);
                 case "incarnation" -> incarnation = (int) v.getLong(0);
                 case "access" -> access = v.getBoolean(0);
+                case "partitioned" -> partitioned = v.getLong(0) == 1;
                 default -> { } // fields of later versions
             }
         }
-        return new DbHandle(name, id, space, uuid, revsLimit, security, incarnation, entry, access);
+        return new DbHandle(name, id, space, uuid, revsLimit, security, incarnation, entry, partitioned, access);
     }
 
     /** @param open opens the database in a transaction, checked to be the one meant ({@link Database#handle}) */

@@ -11,7 +11,7 @@ import dev.chaise.kv.TupleBytes;
  * <pre>
  * (1, DbId)
  * ├── 0 META, Field = Value                                   DatabaseDirectory: uuid, revs_limit,
- * │                                                           security, incarnation
+ * │                                                           security, incarnation, partitioned
  * ├── 1 DOCS, DocID, NotDeleted, RevPos, RevHash = RevMeta    DocumentBodies (RFC A)
  * │   └── ..., Path... = Leaf
  * ├── 2 REVISIONS, DocID, NotDeleted, RevPos, RevHash = Branch RevisionsSubspace (RFC C)
@@ -23,7 +23,9 @@ import dev.chaise.kv.TupleBytes;
  * ├── 8 ATTACHMENTS, DocId, Md5, ChunkNo = bytes              AttachmentsSubspace
  * ├── 9 UPLOADS, StartMillis, Nonce, ChunkNo = bytes          AttachmentsSubspace: large bodies streaming in
  * ├── 10 PURGES, ...                                          PurgedInfos: the purge history
- * └── 11 SEARCH, Sig, ...                                     SearchSubspace (views module): Nouveau's Lucene files
+ * ├── 11 SEARCH, Sig, ...                                     SearchSubspace (views module): Nouveau's Lucene files
+ * ├── 12 ACCESS, ...                                          AccessIndex: per-document access databases
+ * └── 13 PARTITIONS, Partition, Name = int64 little-endian    PartitionStats (RFC B per partition, atomic adds)
  * </pre>
  */
 public record DatabaseSubspace(byte[] prefix) {

@@ -292,7 +292,7 @@ public final class DbReader {
     public DbInfo info() {
         DbStats.Snapshot s = DbStats.read(tx, db);
         return new DbInfo(db.name(), db.uuid(), s.docCount(), s.docDelCount(), updateSeq(), s.sizeExternal(), s.sizeActive(),
-                PurgedInfos.lastSequence(tx, db), db.access());
+                PurgedInfos.lastSequence(tx, db), db.partitioned(), db.access());
     }
 
     /** A read view that counts the bytes that pass through it. */

@@ -32,6 +32,30 @@ public final class DbStats {
 
     public record Snapshot(long docCount, long docDelCount, long sizeExternal, long sizeActive) {}
 
+    /**
+     * One transaction's changes to the counters, added up per document and written as one atomic
+     * add per counter at the end; in a partitioned database each partition's
+     * ({@link PartitionStats}) too, in the same transaction.
+     */
+    static final class Deltas {
+        private final long[] db = new long[Counter.values().length];
+        private final java.util.Map<String, long[]> partitions = new java.util.HashMap<>();
+
+        void add(DbHandle h, String docId, Counter c, long d) {
+            db[c.ordinal()] += d;
+            if (!h.partitioned() || c == Counter.WRITES) return;
+            String p = Partitions.of(docId);
+            if (p != null) partitions.computeIfAbsent(p, k -> new long[Counter.values().length])[c.ordinal()] += d;
+        }
+
+        void flush(Transaction tx, DbHandle h) {
+            for (Counter c : Counter.values()) DbStats.add(tx, h, c, db[c.ordinal()]);
+            partitions.forEach((p, v) -> {
+                for (Counter c : Counter.values()) PartitionStats.add(tx, h, p, c, v[c.ordinal()]);
+            });
+        }
+    }
+
     private DbStats() {}
 
     public static void add(Transaction tx, DbHandle db, Counter c, long delta) {

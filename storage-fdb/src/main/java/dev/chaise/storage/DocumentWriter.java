@@ -34,21 +34,15 @@ final class DocumentWriter {
         int userVersion;
         /** Documents this transaction writes that did not exist: CouchDB's document_inserts. */
         long inserts;
-        final long[] deltas = new long[DbStats.Counter.values().length];
+        final DbStats.Deltas deltas = new DbStats.Deltas();
+        /** Partitions' sizes as the transaction began, read once each ({@code couch_db_updater}'s full partitions). */
+        final Map<String, Long> partitionSizes = new HashMap<>();
 
         Context(Map<ObjectNode, Long> sizes, DocumentValidator.Checks checks) {
             this.sizes = sizes;
             this.checks = checks;
         }
 
-        void add(DbStats.Counter c, long d) {
-            deltas[c.ordinal()] += d;
-        }
-
-        /** One atomic add per counter per transaction, however many documents it wrote. */
-        void flush(Transaction tx, DbHandle db) {
-            for (DbStats.Counter c : DbStats.Counter.values()) DbStats.add(tx, db, c, deltas[c.ordinal()]);
-        }
     }
 
     /** Thrown out of an all-or-nothing transaction's body so nothing commits; carries the results. */
@@ -93,7 +87,7 @@ final class DocumentWriter {
             }
         }
         if (atomic && failed) throw new AllOrNothingFailed(results);
-        ctx.flush(tx, db);
+        ctx.deltas.flush(tx, db);
         return results;
     }
 
@@ -174,9 +168,32 @@ final class DocumentWriter {
             if (holds(b.branch(), newRev)) throw StorageException.conflict();
         }
         BranchUpdate update = plan.apply(newRev, db.revsLimit());
+        if (db.partitioned() && !plan.deleted()) checkPartitionSize(tx, db, id, ctx, size - removedExternal(update, read));
         int branchCount = oldWinner == null ? 1 : oldWinner.branchCount();
         apply(tx, db, new Edit(id, read, oldWinner, update, newRev, plan.deleted(), body, leaves, size, branchCount), ctx);
         return newRev;
+    }
+
+    /**
+     * {@code couch_db_updater:is_overflowed}: an interactive write that grows its document in a
+     * partition already at {@code max_partition_size} is refused; deletes, shrinking updates,
+     * replicated writes, design documents and other partitions go through.
+     */
+    private void checkPartitionSize(Transaction tx, DbHandle db, String id, Context ctx, long growth) {
+        long max = storage.maxPartitionSize();
+        String partition = Partitions.of(id);
+        if (max <= 0 || growth <= 0 || partition == null) return;
+        long size = ctx.partitionSizes.computeIfAbsent(partition, p -> PartitionStats.read(tx.snapshot(), db, p).sizeExternal());
+        if (size >= max) throw new StorageException(StorageException.Kind.PARTITION_OVERFLOW, "Partition limit exceeded due to update on '" + id + "'");
+    }
+
+    /** The JSON bytes of the stored leaves an update replaces. */
+    private static long removedExternal(BranchUpdate update, List<Branch> read) {
+        long n = 0;
+        for (EditBranch b : update.removed()) {
+            for (Branch r : read) if (r.branch().leaf().equals(b.leaf()) && r.branch().deleted() == b.deleted()) n += r.externalSize();
+        }
+        return n;
     }
 
     /** Whether {@code r} is on the branch's stored path (its leaf or a kept ancestor). */
@@ -371,12 +388,12 @@ final class DocumentWriter {
         boolean isLive = !newWinner.deleted();
         if (!existed) ctx.inserts++;
         if (wasLive != isLive || !existed) {
-            if (existed) ctx.add(wasLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, -1);
-            ctx.add(isLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, 1);
+            if (existed) ctx.deltas.add(db, id, wasLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, -1);
+            ctx.deltas.add(db, id, isLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, 1);
         }
-        ctx.add(DbStats.Counter.SIZE_EXTERNAL, dExternal);
-        ctx.add(DbStats.Counter.SIZE_ACTIVE, dActive);
-        ctx.add(DbStats.Counter.WRITES, 1);
+        ctx.deltas.add(db, id, DbStats.Counter.SIZE_EXTERNAL, dExternal);
+        ctx.deltas.add(db, id, DbStats.Counter.SIZE_ACTIVE, dActive);
+        ctx.deltas.add(db, id, DbStats.Counter.WRITES, 1);
         storage.dbUpdates().mark(db.name());
 
         List<DocumentWriteHook> hooks = storage.hooks();

@@ -53,6 +53,7 @@ public final class KeySpace {
         public static final long PURGES = 10;
         public static final long SEARCH = 11;
         public static final long ACCESS = 12;
+        public static final long PARTITIONS = 13;
 
         private Db() {}
     }

@@ -63,7 +63,7 @@ final class PurgeWriter {
         for (Plan p : plans) {
             if (!p.removed().isEmpty()) for (PurgeHook hook : storage.purgeHooks()) hook.onPurge(tx, db, p.request().id(), before);
         }
-        long[] deltas = new long[DbStats.Counter.values().length];
+        DbStats.Deltas deltas = new DbStats.Deltas();
         int userVersion = 0;
         List<Kept> kept = new ArrayList<>();
         for (Plan p : plans) {
@@ -72,7 +72,7 @@ final class PurgeWriter {
             Kept k = removeLeaves(tx, db, p.request().id(), p.all(), p.removed(), p.remaining(), deltas, userVersion++);
             if (k != null) kept.add(k);
         }
-        for (DbStats.Counter c : DbStats.Counter.values()) DbStats.add(tx, db, c, deltas[c.ordinal()]);
+        deltas.flush(tx, db);
         PurgedInfos.trim(tx, db, requests.size(), PurgedInfos.limit(tx, db));
         rewrite(tx, db, kept);
         storage.dbUpdates().mark(db.name()); // an "updated" event in _db_updates, as couch_event notifies for a purge
@@ -87,7 +87,7 @@ final class PurgeWriter {
      * entry if it keeps any. Returns that winner, or null if nothing is left.
      */
     private static Kept removeLeaves(Transaction tx, DbHandle db, String id, List<Branch> all, List<Branch> removed, List<Branch> remaining,
-                                     long[] deltas, int userVersion) {
+                                     DbStats.Deltas deltas, int userVersion) {
         Branch oldWinner = null;
         for (Branch b : all) if (b.isWinnerRecord()) oldWinner = b;
         Set<ByteBuffer> goneDigests = new HashSet<>();
@@ -96,18 +96,18 @@ final class PurgeWriter {
             digests(DocumentBodies.read(tx, db, id, e.leaf(), e.deleted()), goneDigests);
             RevisionsSubspace.clear(tx, db, id, e);
             DocumentBodies.clear(tx, db, id, e.leaf(), e.deleted());
-            deltas[DbStats.Counter.SIZE_EXTERNAL.ordinal()] -= b.externalSize();
-            deltas[DbStats.Counter.SIZE_ACTIVE.ordinal()] -= b.activeSize();
+            deltas.add(db, id, DbStats.Counter.SIZE_EXTERNAL, -b.externalSize());
+            deltas.add(db, id, DbStats.Counter.SIZE_ACTIVE, -b.activeSize());
         }
         if (oldWinner != null) ChangesSubspace.remove(tx, db, oldWinner.sequence());
         if (db.access()) AccessIndex.onPurge(tx, db, id);
         boolean wasLive = oldWinner != null && !oldWinner.branch().deleted();
-        deltas[DbStats.Counter.WRITES.ordinal()]++;
+        deltas.add(db, id, DbStats.Counter.WRITES, 1);
         if (remaining.isEmpty()) {
             ByIdSubspace.clear(tx, db, id);
             byte[][] atts = AttachmentsSubspace.docRange(db, id);
             tx.clear(atts[0], atts[1]);
-            deltas[(wasLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT).ordinal()]--;
+            deltas.add(db, id, wasLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, -1);
             return null;
         }
         Branch winner = remaining.getFirst();
@@ -120,8 +120,8 @@ final class PurgeWriter {
         if (w.deleted()) ByIdSubspace.clear(tx, db, id);
         else ByIdSubspace.set(tx, db, id, w.leaf());
         if (wasLive == w.deleted()) {
-            deltas[(wasLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT).ordinal()]--;
-            deltas[(wasLive ? DbStats.Counter.DOC_DEL_COUNT : DbStats.Counter.DOC_COUNT).ordinal()]++;
+            deltas.add(db, id, wasLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, -1);
+            deltas.add(db, id, wasLive ? DbStats.Counter.DOC_DEL_COUNT : DbStats.Counter.DOC_COUNT, 1);
         }
         Set<ByteBuffer> stillNamed = new HashSet<>();
         for (Branch b : remaining) digests(DocumentBodies.read(tx, db, id, b.branch().leaf(), b.branch().deleted()), stillNamed);

@@ -236,6 +236,7 @@ public final class SecuredDb {
         for (int i = 0; i < docs.size(); i++) {
             DocUpdate u = docs.get(i);
             try {
+                if (db.partitioned()) Partitions.validateDocId(u.id()); // requests checked it already; the server's own writes too
                 checkWriter(u.id());
                 if (db.isAccess()) u = checkAccess(u);
                 for (DbPolicy p : policies) u = p.beforeUpdate(this, u, newEdits);
@@ -262,6 +263,24 @@ public final class SecuredDb {
         UpdateResult r = update(List.of(doc), newEdits).getFirst();
         if (!r.ok()) throw r.error();
         return r;
+    }
+
+    /**
+     * {@code couch_db:validate_docid}: the id rules of every database, and in a partitioned one a
+     * valid {@code partition:docid} ({@link Partitions}); throws {@code illegal_docid} or
+     * {@code illegal_partition}.
+     */
+    public void validateDocId(String docId) {
+        if (db.partitioned()) Partitions.validateDocId(docId);
+        else DocumentJson.validateId(docId);
+    }
+
+    /**
+     * A document id the database will store: in a partitioned one, an id without a partition
+     * (a generated one, a purge's) is refused, as CouchDB's routing by partition refuses it.
+     */
+    public void requirePartition(String docId) {
+        if (db.partitioned()) Partitions.requirePartition(docId);
     }
 
     /**
@@ -330,6 +349,7 @@ public final class SecuredDb {
     /** CouchDB's purge: server admins only. */
     public List<Purged> purge(List<PurgeRequest> requests) {
         requireServerAdmin(user);
+        for (PurgeRequest r : requests) requirePartition(r.id());
         return db.purge(requests);
     }
 

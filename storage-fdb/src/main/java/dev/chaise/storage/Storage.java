@@ -21,6 +21,8 @@ public final class Storage implements AutoCloseable {
     public static final long DEFAULT_MAX_DOCUMENT_SIZE = 1_000_000;
     /** CouchDB's default: 1 GiB. Large attachments are stored a megabyte per transaction, so FDB's limits do not bound them. */
     public static final long DEFAULT_MAX_ATTACHMENT_SIZE = 1L << 30;
+    /** CouchDB's {@code [couchdb] max_partition_size}: 10 GiB. */
+    public static final long DEFAULT_MAX_PARTITION_SIZE = 10L << 30;
 
     private final KvStore kv;
     private final DatabaseDirectory directory;
@@ -35,6 +37,7 @@ public final class Storage implements AutoCloseable {
     private final PurgeWriter purges;
     private volatile long maxDocumentSize = DEFAULT_MAX_DOCUMENT_SIZE;
     private volatile long maxAttachmentSize = DEFAULT_MAX_ATTACHMENT_SIZE;
+    private volatile long maxPartitionSize = DEFAULT_MAX_PARTITION_SIZE;
     private volatile AttachmentCompression compression = AttachmentCompression.DEFAULT;
     private final dev.chaise.stats.Stats stats = new dev.chaise.stats.Stats();
     final StorageStats counts;
@@ -83,6 +86,20 @@ public final class Storage implements AutoCloseable {
     public Storage parallelism(int parts) {
         batches.parallelism(parts);
         return this;
+    }
+
+    /**
+     * {@code [couchdb] max_partition_size}: an interactive write that would grow a partition
+     * whose documents' JSON ({@code sizes.external}) has reached it is refused
+     * ({@code partition_overflow}); 0 or less: no limit.
+     */
+    public Storage maxPartitionSize(long bytes) {
+        this.maxPartitionSize = bytes;
+        return this;
+    }
+
+    public long maxPartitionSize() {
+        return maxPartitionSize;
     }
 
     public long maxDocumentSize() {
@@ -165,12 +182,12 @@ public final class Storage implements AutoCloseable {
 
     /** Creates a database: 412 {@code file_exists} if it does. */
     public Database create(String name) {
-        return create(name, false);
+        return create(name, DbProps.PLAIN);
     }
 
-    /** Creates a database, a per-document access one if {@code access}: 412 {@code file_exists} if it does. */
-    public Database create(String name, boolean access) {
-        Database db = new Database(this, directory.create(name, access));
+    /** Creates a database as {@code props} make it (fixed for its life): 412 {@code file_exists} if it does. */
+    public Database create(String name, DbProps props) {
+        Database db = new Database(this, directory.create(name, props));
         if (!policies.isEmpty()) {
             SecuredDb asServer = open(db, UserCtx.server("create"), SecuredDb.Level.MEMBER);
             for (DbPolicy p : policies) p.created(asServer);

@@ -13,6 +13,10 @@ public final class StorageException extends RuntimeException {
         BAD_REQUEST("bad_request"),
         DOC_VALIDATION("doc_validation"),
         ILLEGAL_DOCID("illegal_docid"),
+        /** A partition name {@code couch_partition} refuses: 400. */
+        ILLEGAL_PARTITION("illegal_partition"),
+        /** A write that would grow a partition past {@code [couchdb] max_partition_size}: 403. */
+        PARTITION_OVERFLOW("partition_overflow"),
         ILLEGAL_DATABASE_NAME("illegal_database_name"),
         /** A legal name too long for CouchDB's files (see {@code DatabaseDirectory}): 400. */
         DATABASE_NAME_TOO_LONG("database_name_too_long"),

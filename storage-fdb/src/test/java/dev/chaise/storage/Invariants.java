@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * Checks a database's raw KVs, read through the seam in one transaction, against the invariants
@@ -43,6 +44,8 @@ import java.util.TreeMap;
  *       body's JSON bytes and its KV bytes; live leaves always have a body, deleted ones iff they
  *       stored fields;
  *   <li>STATS: doc_count, doc_del_count, size_external and size_active equal what the scan counts;
+ *   <li>PARTITIONS: in a partitioned database, each partition's four counters equal what the scan
+ *       counts for the documents of that partition; a database that is not partitioned has none;
  *   <li>PURGES: PURGE_COUNT is the number of purge records.
  * </ul>
  */
@@ -83,6 +86,7 @@ public final class Invariants {
         Map<String, RevId> byId = new HashMap<>();
         List<Change> changes = new ArrayList<>();
         Map<String, Long> stats = new HashMap<>();
+        Map<String, Map<String, Long>> partitionStats = new TreeMap<>();
         // revision prefix (hex of the packed tuple) -> its KVs in key order
         Map<String, List<KeyValue>> bodies = new LinkedHashMap<>();
         Map<String, Tuple> bodyOwner = new HashMap<>();
@@ -125,6 +129,12 @@ public final class Invariants {
                 assertEquals(2, k.size(), "STATS key " + k);
                 assertEquals(8, e.value().length, "counters are int64 LE");
                 stats.put(k.getString(1), ByteBuffer.wrap(e.value()).order(ByteOrder.LITTLE_ENDIAN).getLong());
+            } else if (sub == KeySpace.Db.PARTITIONS) {
+                assertTrue(db.partitioned(), "PARTITIONS key in a database that is not partitioned: " + k);
+                assertEquals(3, k.size(), "PARTITIONS key " + k);
+                assertEquals(8, e.value().length, "counters are int64 LE");
+                partitionStats.computeIfAbsent(k.getString(1), x -> new HashMap<>())
+                        .put(k.getString(2), ByteBuffer.wrap(e.value()).order(ByteOrder.LITTLE_ENDIAN).getLong());
             } else if (sub == KeySpace.Db.LOCAL) {
                 k.getString(1);
             } else if (sub == KeySpace.Db.PURGES) {
@@ -154,6 +164,7 @@ public final class Invariants {
         long active = 0;
         Map<String, BranchKv> winners = new HashMap<>();
         Map<String, BranchKv> branchByOwner = new HashMap<>();
+        Map<String, Map<String, Long>> partitionScan = new TreeMap<>();
         for (Map.Entry<String, List<BranchKv>> d : branches.entrySet()) {
             String id = d.getKey();
             List<BranchKv> bs = d.getValue();
@@ -182,6 +193,15 @@ public final class Invariants {
             branchCount += bs.size();
             if (w.deleted()) deletedDocs++;
             else live++;
+            String partition = db.partitioned() ? Partitions.of(id) : null;
+            if (partition != null) {
+                Map<String, Long> c = partitionScan.computeIfAbsent(partition, x -> new HashMap<>());
+                c.merge(w.deleted() ? "doc_del_count" : "doc_count", 1L, Long::sum);
+                for (BranchKv b : bs) {
+                    c.merge("size_external", b.external(), Long::sum);
+                    c.merge("size_active", b.active(), Long::sum);
+                }
+            }
 
             RevId row = byId.get(id);
             if (w.deleted()) assertNull(row, "no BY_ID row for a deleted document: " + ctx);
@@ -240,6 +260,16 @@ public final class Invariants {
         assertEquals(external, stats.getOrDefault("size_external", 0L), "size_external");
         assertEquals(active, stats.getOrDefault("size_active", 0L), "size_active");
         assertEquals(live, byId.size(), "BY_ID rows");
+
+        // ---- PARTITIONS: a counter at zero may be kept or not
+        Set<String> partitions = new TreeSet<>(partitionScan.keySet());
+        partitions.addAll(partitionStats.keySet());
+        for (String p : partitions) {
+            for (String c : List.of("doc_count", "doc_del_count", "size_external", "size_active")) {
+                assertEquals(partitionScan.getOrDefault(p, Map.of()).getOrDefault(c, 0L), partitionStats.getOrDefault(p, Map.of()).getOrDefault(c, 0L),
+                        "partition " + p + " " + c);
+            }
+        }
         return new Report(branches.size(), live, deletedDocs, branchCount, bodies.size(), changes.size(), external, active, changeById);
     }
 

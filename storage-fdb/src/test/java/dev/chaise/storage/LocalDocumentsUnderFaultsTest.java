@@ -48,7 +48,7 @@ class LocalDocumentsUnderFaultsTest {
     static void createRetrying(DatabaseDirectory dirs, String name, boolean access) {
         for (int i = 0; i < 50; i++) {
             try {
-                dirs.create(name, access);
+                dirs.create(name, new DbProps(false, access));
                 return;
             } catch (dev.chaise.kv.KvException e) {
                 if (!e.maybeCommitted()) throw e;

@@ -37,10 +37,14 @@ public final class DesignDocChecks {
      * its index definitions parse (400 {@code invalid_design_doc}), and, for JavaScript, every
      * view's map function and JavaScript reduce compiles (400 {@code compilation_error} with the
      * engine's message). Filters and {@code validate_doc_update} are compiled when they are used,
-     * as in CouchDB. Another language is saved unchecked, as CouchDB saves it.
+     * as in CouchDB. Another language is saved unchecked, as CouchDB saves it. A database that is
+     * not partitioned refuses {@code options.partitioned: true}.
      */
-    public void checkDesign(String ddocId, JsonNode body) {
+    public void checkDesign(String ddocId, JsonNode body, boolean dbPartitioned) {
         DesignDoc d = DesignDoc.parse(ddocId, body);
+        if (Boolean.TRUE.equals(d.partitionedOption()) && !dbPartitioned) {
+            throw new ViewException(ViewException.Kind.INVALID_DESIGN_DOC, "partitioned option cannot be true in a non-partitioned database.");
+        }
         if (js == null || !"javascript".equals(d.language())) return;
         for (DesignDoc.View v : d.views()) {
             checkCompiles("map", v.name(), v.map());

@@ -24,7 +24,7 @@ public final class DesignPolicy implements DbPolicy {
     public DocUpdate beforeUpdate(SecuredDb db, DocUpdate doc, boolean newEdits) {
         if (doc.deleted() || !doc.id().startsWith(DocumentJson.DESIGN_PREFIX)) return doc;
         try {
-            checks.checkDesign(doc.id(), doc.body());
+            checks.checkDesign(doc.id(), doc.body(), db.database().partitioned());
         } catch (ViewException e) {
             StorageException.Kind kind = e.kind() == ViewException.Kind.COMPILATION_ERROR
                     ? StorageException.Kind.DESIGN_COMPILATION_ERROR : StorageException.Kind.INVALID_DESIGN_DOC;

@@ -58,6 +58,17 @@ public final class ViewQueries implements ViewIndexes {
         return designs.get(db, ddocId);
     }
 
+    /** {@code couch_mrview_util:validate_args}: a partitioned view is queried one partition at a time, any other never so. */
+    private static void checkPartition(Database db, DesignDoc ddoc, ViewQuery q) {
+        boolean partitioned = ddoc.partitioned(db.partitioned());
+        if (partitioned && q.partition() == null) {
+            throw new ViewException(ViewException.Kind.QUERY_PARSE_ERROR, "`partition` parameter is mandatory for queries to this view.");
+        }
+        if (!partitioned && q.partition() != null) {
+            throw new ViewException(ViewException.Kind.QUERY_PARSE_ERROR, "`partition` parameter is not supported in this design doc");
+        }
+    }
+
     /** Runs a view query: updates the index as {@code update} asks, then streams the rows. */
     public Result query(Database db, String ddocId, String viewName, ViewQuery q) {
         return query(db, ddocId, viewName, q, false);
@@ -71,6 +82,7 @@ public final class ViewQueries implements ViewIndexes {
         DesignDoc.View view = ddoc.views().get(viewId);
         ViewQuery.Plan plan = q.validate(view.reduce() != null);
         q.checkRange();
+        checkPartition(db, ddoc, q);
         Sequence seq = interactive.ready(db, ddoc) ? IndexBuilds.dbSeq(db)
                 : q.update() == ViewQuery.Update.TRUE ? builds.refresh(db, ddoc) : IndexBuilds.currentSeq(db, ddoc);
         String sig = ddoc.signature();

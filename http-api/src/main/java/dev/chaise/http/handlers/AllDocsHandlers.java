@@ -40,9 +40,11 @@ public final class AllDocsHandlers {
     private enum Namespace { ALL, DESIGN, LOCAL }
 
     private final Access access;
+    private final QueryLimits limits;
 
-    public AllDocsHandlers(Access access) {
+    public AllDocsHandlers(Access access, dev.chaise.http.config.ConfigStore config) {
         this.access = access;
+        this.limits = new QueryLimits(config);
     }
 
     public void register(Router r) {
@@ -62,8 +64,8 @@ public final class AllDocsHandlers {
 
     private Response list(Request req, Namespace ns, ObjectNode body) {
         SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
-        AllDocsArgs a = AllDocsArgs.parse(req, body);
         Database database = db.database();
+        AllDocsArgs a = AllDocsArgs.parse(req, body, false, ns == Namespace.ALL && database.partitioned(), limits);
         DbInfo info = database.info();
         List<DocInfo> mine = accessible(db, ns);
         Long total = mine != null ? Long.valueOf(live(mine).size()) : total(database, ns, info);
@@ -84,7 +86,7 @@ public final class AllDocsHandlers {
         List<AllDocsArgs> parsed = new ArrayList<>();
         for (JsonNode one : qs) {
             if (!one.isObject()) throw dev.chaise.http.HttpError.badRequest("Each query must be an object.");
-            parsed.add(AllDocsArgs.parse(req, (ObjectNode) one, true));
+            parsed.add(AllDocsArgs.parse(req, (ObjectNode) one, true, ns == Namespace.ALL && db.database().partitioned(), limits));
         }
         Database database = db.database();
         DbInfo info = database.info();
@@ -222,7 +224,7 @@ public final class AllDocsHandlers {
                 }
             };
         } else {
-            rows = db.allDocs(range, props, null, (r, d) -> row(sdb, r, d, a));
+            rows = db.allDocs(a.partition(), range, props, null, (r, d) -> row(sdb, r, d, a));
         }
         for (long i = 0; i < a.skip() && rows.hasNext(); i++) rows.next();
         return rows;

@@ -56,6 +56,7 @@ public final class AttachmentHandlers {
     private Response get(Request req) {
         SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         String id = docId(req);
+        db.requirePartition(id);
         db.checkReader(id);
         String name = req.param("att");
         RevId rev = req.query("rev") == null ? null : RevId.parse(req.query("rev"));
@@ -227,7 +228,7 @@ public final class AttachmentHandlers {
         SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         String id = docId(req);
         db.checkWriter(id); // before the body is read
-        DocumentJson.validateId(id);
+        db.validateDocId(id);
         String name = req.param("att");
         DocumentJson.validateAttachmentName(name); // before the body is read
         String type = req.contentType() == null ? "application/octet-stream" : req.header("Content-Type");
@@ -258,6 +259,7 @@ public final class AttachmentHandlers {
     private Response delete(Request req) {
         SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         String id = docId(req);
+        db.requirePartition(id);
         db.checkWriter(id); // before the body is read
         String name = req.param("att");
         DocumentJson.validateAttachmentName(name);
@@ -290,7 +292,7 @@ public final class AttachmentHandlers {
         SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         String id = docId(req);
         checkReferer(req);
-        DocumentJson.validateId(id);
+        db.validateDocId(id);
         String ct = req.header("Content-Type");
         if (ct == null || !ct.split(";")[0].equals("multipart/form-data")) throw HttpError.badContentType("Content-Type must be multipart/form-data");
         db.checkWriter(id); // before the body is read

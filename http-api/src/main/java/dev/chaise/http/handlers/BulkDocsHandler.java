@@ -68,7 +68,9 @@ public final class BulkDocsHandler {
                 continue;
             }
             DocumentJson.Parsed p = DocumentJson.parse(doc, null); // any failure fails the request, as CouchDB
-            if (p.id() == null) p = p.withId(uuids.next());
+            if (p.id() != null) db.validateDocId(p.id());
+            else p = p.withId(uuids.next());
+            db.requirePartition(p.id()); // a generated id has no partition
             if (!newEdits && p.rev() == null) {
                 throw HttpError.badRequest(DocSupport.NEEDS_REV);
             }

@@ -10,6 +10,7 @@ import dev.chaise.http.Router;
 import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.SecurityObject;
 import dev.chaise.storage.DbInfo;
+import dev.chaise.storage.DbProps;
 import dev.chaise.storage.Storage;
 import dev.chaise.storage.json.Json;
 import java.net.URLEncoder;
@@ -81,8 +82,7 @@ public final class DatabaseHandlers {
     private Response create(Request req) {
         String name = req.param("db");
         Access.requireServerAdmin(req);
-        if (Queries.bool(req, "partitioned", false)) throw HttpError.badRequest("Partitioned feature is not enabled.");
-        storage.create(name, accessOption(req));
+        storage.create(name, new DbProps(partitioned(req), accessOption(req)));
         return Response.json(201, Response.OK).withHeader("Location", req.absoluteUri("/" + URLEncoder.encode(name, StandardCharsets.UTF_8)));
     }
 
@@ -98,6 +98,14 @@ public final class DatabaseHandlers {
             throw HttpError.badRequest("The `access` option is not available on this CouchDB installation.");
         }
         return true;
+    }
+
+    /** {@code chttpd_db:parse_partitioned_opt}: only {@code true} and {@code false} are values. */
+    private static boolean partitioned(Request req) {
+        String v = req.query("partitioned");
+        if (v == null || v.equals("false")) return false;
+        if (v.equals("true")) return true;
+        throw HttpError.badRequest("Invalid `partitioned` parameter");
     }
 
     private Response delete(Request req) {
@@ -149,7 +157,10 @@ public final class DatabaseHandlers {
         m.put("purge_seq", i.purgeSeq() == null ? "0" : i.purgeSeq().toHex());
         m.put("update_seq", i.updateSeq() == null ? "0" : i.updateSeq().toHex());
         m.put("sizes", sizes);
-        m.put("props", i.access() ? Map.of("access", true) : Map.of());
+        Map<String, Object> props = new LinkedHashMap<>();
+        if (i.partitioned()) props.put("partitioned", true);
+        if (i.access()) props.put("access", true);
+        m.put("props", props);
         m.put("doc_del_count", i.docDelCount());
         m.put("doc_count", i.docCount());
         m.put("disk_format_version", DISK_FORMAT_VERSION);

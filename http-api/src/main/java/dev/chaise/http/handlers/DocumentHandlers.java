@@ -80,6 +80,7 @@ public final class DocumentHandlers {
         SecuredDb db = member(req);
         String id = docId(req);
         if (!validId(id)) throw StorageException.notFound("missing"); // no document can have it
+        db.requirePartition(id);
         db.checkReader(id);
         String openRevs = req.query("open_revs");
         if (openRevs != null) return openRevs(req, db, id, openRevs);
@@ -217,7 +218,7 @@ public final class DocumentHandlers {
     private Response put(Request req) throws Exception {
         SecuredDb db = member(req);
         String id = docId(req);
-        DocumentJson.validateId(id);
+        db.validateDocId(id);
         String ct = req.contentType();
         // multipart/related: the replicator's document with attachment bodies as parts.
         MultipartRelated.Parsed multipart = ct != null && ct.startsWith("multipart/related")
@@ -265,7 +266,9 @@ public final class DocumentHandlers {
             return Response.json(201, DocSupport.okRow(u.id(), d.rev())).withHeader("Location", DocSupport.location(req, db.name(), u.id()));
         }
         DocumentJson.Parsed p = DocumentJson.parse(json, null);
+        if (p.id() != null) db.validateDocId(p.id());
         String id = p.id() != null ? p.id() : uuids.next();
+        db.requirePartition(id); // a generated id has no partition
         p = p.withId(id);
         boolean batch = "ok".equals(req.query("batch"));
         UpdateResult r = write(db, DocumentJson.toUpdate(p, true), true, batch);
@@ -277,6 +280,7 @@ public final class DocumentHandlers {
         SecuredDb db = member(req);
         String id = docId(req);
         DocumentJson.validateId(id);
+        db.requirePartition(id);
         // CouchDB opens the document first: a missing or deleted one is a 404, not a conflict.
         DocInfo w = db.database().winner(id);
         if (w == null) throw StorageException.notFound("missing");
@@ -310,7 +314,7 @@ public final class DocumentHandlers {
         } catch (HttpError e) {
             throw HttpError.badRequest("Destination header is not a valid URL path");
         }
-        DocumentJson.validateId(destId);
+        db.validateDocId(destId);
         String srcRev = DocSupport.requestRev(req, null);
 
         ObjectNode body;
@@ -318,6 +322,7 @@ public final class DocumentHandlers {
             body = db.getLocal(id).body().deepCopy();
         } else {
             if (!validId(id)) throw StorageException.notFound("missing");
+            db.requirePartition(id);
             StoredDoc src = db.database().get(id, srcRev == null ? null : RevId.parse(srcRev), false);
             // A copy carries no more than its reader may see; what a policy leaves whole is copied as stored.
             ObjectNode rendered = DocumentJson.render(src);

@@ -49,7 +49,7 @@ public final class MangoHandlers {
     private Response find(Request req) {
         SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         Bodies.requireContentType(req, Response.JSON);
-        JsonNode body = Bodies.json(req);
+        JsonNode body = withPartition(req, Bodies.json(req));
         Find.Result r = mango.find(db.database(), body);
         ObjectNode out = Json.NODES.objectNode();
         ArrayNode list = out.putArray("docs");
@@ -74,7 +74,20 @@ public final class MangoHandlers {
     private Response explain(Request req) {
         SecuredDb db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         Bodies.requireContentType(req, Response.JSON);
-        return Response.json(200, mango.explain(db.database(), Bodies.json(req)));
+        return Response.json(200, mango.explain(db.database(), withPartition(req, Bodies.json(req))));
+    }
+
+    /**
+     * {@code mango_httpd:maybe_set_partition}: a partition's request ({@code ?partition=}, as
+     * {@code /{db}/_partition/{p}/_find} sends it on) names the partition in the body.
+     */
+    private static JsonNode withPartition(Request req, JsonNode body) {
+        String p = req.query("partition");
+        if (p == null || !(body instanceof ObjectNode o)) return body;
+        JsonNode given = o.get("partition");
+        if (given == null) return o.deepCopy().put("partition", p);
+        if (!given.isTextual() || !given.textValue().equals(p)) throw HttpError.badRequest("Conflicting value for `partition` in query string");
+        return body;
     }
 
     private Response indexes(Request req) {

@@ -28,7 +28,6 @@ public final class NotImplementedHandlers {
             new Missing("/{db}/_shards", "shards"),
             new Missing("/{db}/_shards/{rest...}", "shards"),
             new Missing("/{db}/_sync_shards", "shards"),
-            new Missing("/{db}/_partition/{rest...}", "partitioned databases"),
             new Missing("/{db}/_design/{ddoc}/_search/{rest...}", "Clouseau's full-text search (Nouveau's is served)"),
             new Missing("/{db}/_design/{ddoc}/_search_info/{rest...}", "Clouseau's full-text search (Nouveau's is served)"));
 

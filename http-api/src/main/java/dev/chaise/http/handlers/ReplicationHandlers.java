@@ -114,7 +114,7 @@ public final class ReplicationHandlers {
         boolean attachments = "true".equals(req.query("attachments"));
 
         List<Wanted> wanted = new ArrayList<>(list.size());
-        for (JsonNode d : list) wanted.add(parse(d));
+        for (JsonNode d : list) wanted.add(parse(db, d));
         List<ObjectNode> results = new ArrayList<>(wanted.size());
         for (int i = 0; i < wanted.size(); i += DOCS_PER_TRANSACTION) {
             List<Wanted> chunk = wanted.subList(i, Math.min(wanted.size(), i + DOCS_PER_TRANSACTION));
@@ -131,13 +131,13 @@ public final class ReplicationHandlers {
         return multipart(results, OpenRevs.accepts(accept, "multipart/mixed") ? "multipart/mixed" : "multipart/related");
     }
 
-    private static Wanted parse(JsonNode d) {
+    private static Wanted parse(SecuredDb db, JsonNode d) {
         if (!d.isObject() || d.isEmpty()) return new Wanted(null, null, error(null, null, "bad_request", "document must be a JSON object"), null);
         JsonNode id = d.get("id");
         if (id == null) return new Wanted(null, null, error(null, null, "bad_request", "document id missed"), null);
         try {
             if (!id.isTextual()) throw new StorageException(StorageException.Kind.ILLEGAL_DOCID, "Document id must be a string");
-            DocumentJson.validateId(id.textValue());
+            db.validateDocId(id.textValue());
         } catch (StorageException e) {
             return new Wanted(id, null, error(id, null, e.error(), e.reason()), null);
         }

@@ -22,8 +22,8 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /** Server-level endpoints: {@code /}, {@code _up}, {@code _uuids}, {@code _all_dbs}, {@code _dbs_info}, {@code _membership}, {@code _active_tasks}. */
 public final class ServerHandlers {
-    /** CouchDB 3.5's feature names that Chaise serves ({@code access-ready}: couch_server enables it always); {@code partitioned} joins when it exists. */
-    static final List<String> FEATURES = List.of("access-ready", "scheduler");
+    /** CouchDB 3.5's feature names that Chaise serves ({@code access-ready}: couch_server enables it always). */
+    static final List<String> FEATURES = List.of("access-ready", "partitioned", "scheduler");
     /** CouchDB's max_db_number_for_dbs_info_req. */
     static final int MAX_DBS_INFO_KEYS = 100;
 

@@ -58,6 +58,7 @@ final class ViewArgs {
         String startDocId;
         String endDocId;
         boolean inclusiveEnd = true;
+        String partition;
         long limit = Long.MAX_VALUE;
         long skip;
         boolean descending;
@@ -110,7 +111,10 @@ final class ViewArgs {
                         default -> throw HttpError.queryParseError("Invalid value for `update`.");
                     };
                 }
-                case "partition" -> throw HttpError.queryParseError("`partition` parameter is not supported on this db");
+                case "partition" -> {
+                    partition = json != null ? json.asText() : text; // couch_mrview_http:parse_param
+                    dev.chaise.storage.Partitions.validatePartition(partition);
+                }
                 default -> { } // CouchDB keeps unknown parameters as "extra" and ignores them
             }
         }
@@ -119,7 +123,7 @@ final class ViewArgs {
             JsonNode s = key != null ? key : startKey;
             JsonNode e = key != null ? key : endKey;
             return new ViewQuery(keys, s, startDocId, e, endDocId, inclusiveEnd, descending, skip, limit, includeDocs,
-                    conflicts, updateSeq, reduce, group, groupLevel, update, sorted, key != null);
+                    conflicts, updateSeq, reduce, group, groupLevel, update, sorted, key != null, partition);
         }
 
         private static JsonNode decode(JsonNode json, String text) {

@@ -35,7 +35,10 @@ public final class ViewHandlers {
     private final Access access;
     private final dev.chaise.stats.Counter viewReads;
 
-    public ViewHandlers(ViewQueries views, IndexMaintenance maintenance, Access access) {
+    private final QueryLimits limits;
+
+    public ViewHandlers(ViewQueries views, IndexMaintenance maintenance, Access access, dev.chaise.http.config.ConfigStore config) {
+        this.limits = new QueryLimits(config);
         this.views = views;
         this.maintenance = maintenance;
         this.access = access;
@@ -79,7 +82,7 @@ public final class ViewHandlers {
         viewReads.increment();
         SecuredDb adb = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         Database db = adb.database();
-        ViewQuery q = ViewArgs.parse(req, body);
+        ViewQuery q = limits.apply(ViewArgs.parse(req, body));
         boolean attachments = "true".equals(req.query("attachments")) || (body != null && body.path("attachments").asBoolean(false));
         ViewQueries.Result result = views.query(db, ddocId(req), req.param("view"), q, attachments);
         return Response.jsonStream(200, out -> {
@@ -127,7 +130,7 @@ public final class ViewHandlers {
         List<ViewQuery> parsed = new ArrayList<>();
         for (JsonNode one : qs) {
             if (!one.isObject()) throw HttpError.badRequest("Each query must be an object.");
-            parsed.add(ViewArgs.parse(req, (ObjectNode) one, true));
+            parsed.add(limits.apply(ViewArgs.parse(req, (ObjectNode) one, true)));
         }
         viewReads.add(parsed.size()); // couch_mrview_http: one per query
         List<ViewQueries.Result> results = new ArrayList<>();

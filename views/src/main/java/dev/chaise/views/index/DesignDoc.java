@@ -22,7 +22,21 @@ import java.util.TreeMap;
  * @param lib the {@code views.lib} object (CommonJS modules for map functions), or null
  */
 public record DesignDoc(String id, String language, List<View> views, JsonNode lib, boolean interactive,
-                        boolean localSeq, boolean includeDesign, boolean autoupdate, String signature) {
+                        boolean localSeq, boolean includeDesign, boolean autoupdate, String signature, Boolean partitionedOption) {
+
+    /**
+     * Whether this design document's views are partitioned in a database that is or is not:
+     * {@code options.partitioned}, by default the database's flag, and never in a database that
+     * is not partitioned ({@code couch_mrview_index:set_partitioned}).
+     */
+    public boolean partitioned(boolean dbPartitioned) {
+        return partitioned(partitionedOption, dbPartitioned);
+    }
+
+    /** {@link #partitioned(boolean)} from the option's value alone (null: not given). */
+    public static boolean partitioned(Boolean option, boolean dbPartitioned) {
+        return dbPartitioned && (option == null || option);
+    }
 
     /**
      * One view: its map source and its reduce (a built-in name like {@code _sum}, JS source, or
@@ -141,11 +155,14 @@ public record DesignDoc(String id, String language, List<View> views, JsonNode l
         boolean interactive = flag(options, "interactive");
         boolean localSeq = flag(options, "local_seq");
         boolean includeDesign = flag(options, "include_design");
+        JsonNode part = options == null ? null : options.get("partitioned");
+        if (part != null && !part.isBoolean()) throw invalid("`options.partitioned` field must have boolean type"); // couch_mrview:validate_ddoc_fields
+        Boolean partitioned = part == null ? null : part.booleanValue();
         JsonNode auto = body.get("autoupdate");
         boolean autoupdate = auto == null || !auto.isBoolean() || auto.booleanValue();
         List<View> list = new ArrayList<>(views.values());
         return new DesignDoc(id, lang, List.copyOf(list), lib, interactive, localSeq, includeDesign, autoupdate,
-                signature(lang, list, lib, options));
+                signature(lang, list, lib, options), partitioned);
     }
 
     private static boolean flag(JsonNode options, String name) {

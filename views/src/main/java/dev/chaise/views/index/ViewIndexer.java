@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.Transaction;
+import dev.chaise.kv.Keys;
 import dev.chaise.kv.TupleBytes;
 import dev.chaise.storage.Change;
 import dev.chaise.storage.Cursor;
@@ -11,6 +12,7 @@ import dev.chaise.storage.Database;
 import dev.chaise.storage.DbHandle;
 import dev.chaise.storage.DbReader;
 import dev.chaise.storage.DocumentJson;
+import dev.chaise.storage.Partitions;
 import dev.chaise.storage.ScanProperties;
 import dev.chaise.storage.Sequence;
 import dev.chaise.storage.StorageException;
@@ -510,6 +512,12 @@ public final class ViewIndexer {
                                  MapIndexSubspace.Deltas deltas, boolean fresh, TreeChanges trees) {
         String sig = ddoc.signature();
         int views = ddoc.views().size();
+        // the sort keys' partition prefix: empty for a view that is not partitioned, null for a document without a partition
+        byte[] partition = new byte[0];
+        if (ddoc.partitioned(db.partitioned())) {
+            String p = Partitions.of(docId);
+            partition = p == null ? null : PartitionedKeys.prefix(p);
+        }
         MapIndexSubspace.DocKeys[] old = fresh ? new MapIndexSubspace.DocKeys[views] : MapIndexSubspace.docKeys(tx, db, sig, docId, views);
         for (int v = 0; v < views; v++) {
             List<TreeReducer.Row> inserted = trees == null ? null : trees.insertedOf(v);
@@ -521,13 +529,14 @@ public final class ViewIndexer {
                 MapIndexSubspace.setError(tx, db, sig, v, docId, rev, e.error, e.reason);
                 continue;
             }
-            if (e.rows.isEmpty()) continue;
+            if (e.rows.isEmpty() || partition == null) continue; // a document without a partition has no rows in a partitioned view
             Map<ByteBuffer, Long> dupes = new LinkedHashMap<>();
             long size = 0;
             byte[] prefix = MapIndexSubspace.rowPrefix(db, sig, v);
             for (EncodedRow r : e.rows) {
-                long dupe = dupes.merge(ByteBuffer.wrap(r.sortKey), 1L, Long::sum) - 1;
-                byte[] suffix = new TupleBytes(r.sortKey.length + docId.length() + 16).addBytes(r.sortKey).add(docId).add(dupe).toArray();
+                byte[] sortKey = partition.length == 0 ? r.sortKey : Keys.concat(partition, r.sortKey);
+                long dupe = dupes.merge(ByteBuffer.wrap(sortKey), 1L, Long::sum) - 1;
+                byte[] suffix = new TupleBytes(sortKey.length + docId.length() + 16).addBytes(sortKey).add(docId).add(dupe).toArray();
                 MapIndexSubspace.putRow(tx, prefix, suffix, r.keyJson, r.valueJson);
                 size += r.keyJson.length() + r.valueJson.length();
                 if (inserted != null) inserted.add(new TreeReducer.Row(suffix, r.keyJson, docId, r.valueJson));

@@ -3,6 +3,8 @@ package dev.chaise.views.mango;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.storage.Partitions;
+import dev.chaise.storage.StorageException;
 import dev.chaise.storage.json.Json;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -27,7 +29,7 @@ public final class Find {
      */
     public record Query(Selector selector, UseIndex useIndex, String bookmark, int limit, int skip, List<Sort.Field> sort,
                         List<String> fields, int r, boolean conflicts, boolean staleOk, boolean update, boolean stable,
-                        boolean executionStats, boolean allowFallback) {
+                        boolean executionStats, boolean allowFallback, String partition) {
 
         boolean descending() {
             return Sort.descending(sort);
@@ -76,9 +78,11 @@ public final class Find {
         List<Sort.Field> sort = s == null ? List.of() : Sort.parse(s);
         List<String> fields = fields(rest.remove("fields"));
         JsonNode p = rest.remove("partition");
+        String partition = null; // mango_opts:validate_partition: "" is none
         if (p != null && !(p.isTextual() && p.textValue().isEmpty())) {
-            if (!p.isTextual()) throw new MangoException("invalid_partition", "Partition must be a string, not: " + p);
-            throw new MangoException("bad_request", "`partition` is not supported on this database");
+            if (!p.isTextual()) throw new StorageException(StorageException.Kind.ILLEGAL_PARTITION, "Partition must be a string");
+            partition = p.textValue();
+            Partitions.validatePartition(partition);
         }
         JsonNode rNode = rest.remove("r");
         int r = 1;
@@ -107,7 +111,7 @@ public final class Find {
                 if (rest.containsKey(e.getKey())) throw new MangoException("invalid_key", "Invalid key " + e.getKey() + " for this request.");
             }
         }
-        return new Query(selector, use, bookmark, limit, skip, sort, fields, r, conflicts, staleOk, update, stable, stats, fallback);
+        return new Query(selector, use, bookmark, limit, skip, sort, fields, r, conflicts, staleOk, update, stable, stats, fallback, partition);
     }
 
     private static boolean bool(JsonNode v, boolean fallback) {
@@ -178,7 +182,7 @@ public final class Find {
         o.put("skip", q.skip());
         o.set("sort", Sort.toJson(q.sort()));
         o.set("fields", fieldsJson(q.fields()));
-        o.put("partition", "");
+        o.put("partition", q.partition() == null ? "" : q.partition());
         o.put("r", q.r());
         o.put("conflicts", q.conflicts());
         if (q.staleOk()) o.put("stale", "ok");

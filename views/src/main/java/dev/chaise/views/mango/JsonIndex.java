@@ -32,12 +32,18 @@ import java.util.Set;
  *
  * @param columns field names as Mango spells them (dots for nesting)
  * @param partialFilter the stored {@code partial_filter_selector}, or null when there is none
+ * @param partitioned whether its rows are kept per partition: the design document's
+ *     {@code options.partitioned}, by default the database's flag ({@code mango_idx:get_idx_partitioned})
  */
 public record JsonIndex(String ddoc, String name, List<String> columns, List<String> directions, JsonNode partialFilter,
-                        Selector partial) {
+                        Selector partial, boolean partitioned) {
 
-    /** The JSON indexes of a design document, in view name order; views Mango cannot read are left out, as CouchDB does. */
-    public static List<JsonIndex> fromDesignDoc(String ddocId, JsonNode body) {
+    /**
+     * The JSON indexes of a design document, in view name order; views Mango cannot read are left out, as CouchDB does.
+     *
+     * @param dbPartitioned whether the database is partitioned
+     */
+    public static List<JsonIndex> fromDesignDoc(String ddocId, JsonNode body, boolean dbPartitioned) {
         List<JsonIndex> out = new ArrayList<>();
         if (!DesignDoc.QUERY.equals(body.path("language").asText(null))) return out;
         JsonNode views = body.get("views");
@@ -45,15 +51,17 @@ public record JsonIndex(String ddoc, String name, List<String> columns, List<Str
         List<String> names = new ArrayList<>();
         views.fieldNames().forEachRemaining(names::add);
         names.sort(null); // view ids follow name order (DesignDoc)
+        JsonNode option = body.path("options").path("partitioned");
+        boolean partitioned = DesignDoc.partitioned(option.isBoolean() ? option.booleanValue() : null, dbPartitioned);
         for (String name : names) {
-            JsonIndex i = fromView(ddocId, name, views.get(name));
+            JsonIndex i = fromView(ddocId, name, views.get(name), partitioned);
             if (i != null) out.add(i);
         }
         return out;
     }
 
     /** One view as a JSON index, or null if it is not one Mango can use. */
-    static JsonIndex fromView(String ddocId, String name, JsonNode view) {
+    static JsonIndex fromView(String ddocId, String name, JsonNode view, boolean partitioned) {
         if (!view.isObject() || !view.path("map").isObject()) return null;
         JsonNode map = view.get("map");
         JsonNode fields = map.get("fields");
@@ -84,7 +92,7 @@ public record JsonIndex(String ddoc, String name, List<String> columns, List<Str
                 return null;
             }
         }
-        return new JsonIndex(ddocId, name, List.copyOf(columns), List.copyOf(dirs), pfs, partial);
+        return new JsonIndex(ddocId, name, List.copyOf(columns), List.copyOf(dirs), pfs, partial, partitioned);
     }
 
     /** The field names of a request's {@code index.fields}, in order, or null if it is not a list of sort specs. */
@@ -122,7 +130,7 @@ public record JsonIndex(String ddoc, String name, List<String> columns, List<Str
         o.put("ddoc", ddoc);
         o.put("name", name);
         o.put("type", "json");
-        o.put("partitioned", false);
+        o.put("partitioned", partitioned);
         o.set("def", def());
         return o;
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KeyValue;
+import dev.chaise.kv.Keys;
 import dev.chaise.storage.Cursor;
 import dev.chaise.storage.Database;
 import dev.chaise.storage.DbHandle;
@@ -15,6 +16,7 @@ import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.index.DesignDoc;
 import dev.chaise.views.index.MapIndexSubspace;
+import dev.chaise.views.index.PartitionedKeys;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -88,7 +90,7 @@ public final class Mango {
         Find.Query q = Find.parse(body);
         noTextSearch(q);
         Bookmark bookmark = Bookmark.decode(q.bookmark());
-        Planner.Choice choice = Planner.choose(q.selector(), Sort.names(q.sort()), q.useIndex(), q.allowFallback(), indexes.list(db), false);
+        Planner.Choice choice = choose(db, q, false);
         MangoIndex index = choice.index();
         if (bookmark != null && !bookmark.isOn(index)) {
             // A later page stays on the index its first page ran on, while that can still serve the query.
@@ -126,6 +128,19 @@ public final class Mango {
         counts.evaluated().add(run.evaluated);
         counts.time().record(stats.millis());
         return new Find.Result(run.out, next, warnings, stats);
+    }
+
+    /**
+     * The index a query runs on ({@link Planner}); a partition's query of a database that is not
+     * partitioned can only fall to {@code _all_docs}, which refuses it as CouchDB's does.
+     */
+    private Planner.Choice choose(Database db, Find.Query q, boolean forExplain) {
+        Planner.Choice c = Planner.choose(q.selector(), Sort.names(q.sort()), q.useIndex(), q.allowFallback(), indexes.list(db), forExplain,
+                db.partitioned(), q.partition() != null);
+        if (q.partition() != null && !db.partitioned() && c.index() != null) {
+            throw new MangoException("query_parse_error", "`partition` parameter is not supported on this db"); // couch_mrview_util:validate_all_docs_args
+        }
+        return c;
     }
 
     /** One query's scan: what it found, and what it examined on the way. */
@@ -200,7 +215,7 @@ public final class Mango {
                 ScanPlanner.IdSpan s = spans.get(desc ? spans.size() - 1 - k : k);
                 Database.IdRange range = desc ? new Database.IdRange(s.end(), s.start(), true) : new Database.IdRange(s.start(), s.end(), s.inclusiveEnd());
                 byte[] resume = resumeIn(k);
-                Cursor<ObjectNode> c = open(() -> db.allDocs(range, props(desc), resume, (reader, row) -> {
+                Cursor<ObjectNode> c = open(() -> db.allDocs(q.partition(), range, props(desc), resume, (reader, row) -> {
                     if (row.id().startsWith(DocumentJson.DESIGN_PREFIX)) return null;
                     keys++;
                     return matchDoc(reader, row.id());
@@ -224,13 +239,15 @@ public final class Mango {
             String sig = ddoc.signature();
             DbHandle h = db.handle();
             byte[] prefix = MapIndexSubspace.rowPrefix(h, sig, viewId);
+            // a partitioned index's sort keys start with the partition (PartitionedKeys)
+            byte[] part = ji.partitioned() ? PartitionedKeys.prefix(q.partition()) : new byte[0];
             List<ScanPlanner.KeyRange> ranges = ScanPlanner.plan(q.selector(), ji.columns());
             boolean desc = q.descending();
             for (int k = 0; k < ranges.size() && !done(); k++) {
                 if (skipRange(k)) continue;
                 ScanPlanner.KeyRange r = ranges.get(desc ? ranges.size() - 1 - k : k);
-                byte[] lo = MapIndexSubspace.rowsFrom(h, sig, viewId, r.begin(), null);
-                byte[] hi = MapIndexSubspace.rowsFrom(h, sig, viewId, r.end(), null);
+                byte[] lo = MapIndexSubspace.rowsFrom(h, sig, viewId, Keys.concat(part, r.begin()), null);
+                byte[] hi = MapIndexSubspace.rowsFrom(h, sig, viewId, Keys.concat(part, r.end()), null);
                 byte[] resume = resumeIn(k);
                 Cursor.RowMapper<ObjectNode> rows = covering
                         ? (reader, kv) -> {
@@ -362,12 +379,12 @@ public final class Mango {
     public ObjectNode explain(Database db, JsonNode body) {
         Find.Query q = Find.parse(body);
         noTextSearch(q);
-        Planner.Choice c = Planner.choose(q.selector(), Sort.names(q.sort()), q.useIndex(), q.allowFallback(), indexes.list(db), true);
+        Planner.Choice c = choose(db, q, true);
         ObjectNode out = Json.NODES.objectNode();
         out.put("dbname", db.name());
         if (c.index() == null) out.putNull("index");
         else out.set("index", c.index().toJson());
-        out.put("partitioned", false);
+        out.put("partitioned", db.partitioned());
         out.set("selector", q.selector().toJson());
         out.set("opts", Find.opts(q));
         out.put("limit", q.limit());
@@ -382,7 +399,8 @@ public final class Mango {
         mr.put("include_docs", q.r() == 1 && !covering);
         mr.put("view_type", "map");
         mr.put("reduce", false);
-        mr.putNull("partition");
+        if (q.partition() == null) mr.putNull("partition");
+        else mr.put("partition", q.partition());
         JsonNode startKey = c.empty() ? Json.NODES.nullNode() : Planner.startKey(index, c.ranges());
         JsonNode endKey = c.empty() ? Json.NODES.nullNode() : Planner.endKey(index, c.ranges());
         mr.set("start_key", q.descending() ? endKey : startKey);

@@ -55,7 +55,7 @@ public final class MangoIndexes {
         if (cached != null) return cached;
         List<JsonIndex> list;
         try {
-            list = JsonIndex.fromDesignDoc(d.id(), db.get(d.id(), d.rev(), false).body());
+            list = JsonIndex.fromDesignDoc(d.id(), db.get(d.id(), d.rev(), false).body(), db.partitioned());
         } catch (StorageException e) {
             if (e.kind() != StorageException.Kind.NOT_FOUND) throw e;
             list = List.of(); // replaced since the listing: the next request sees the new one
@@ -144,9 +144,6 @@ public final class MangoIndexes {
                     "Chaise has no full-text search: " + type + " indexes are not implemented; use a json index");
             default -> throw new MangoException("invalid_index", "Invalid type for index: " + type);
         }
-        if (Boolean.TRUE.equals(partitioned)) {
-            throw new MangoException("invalid_partitioned_option", "Chaise databases are not partitioned: partitioned must be false");
-        }
         return new Request(def, type, name, ddoc, w, partitioned, interactive);
     }
 
@@ -203,6 +200,17 @@ public final class MangoIndexes {
             JsonNode views = ddoc.get("views");
             ObjectNode vs = views instanceof ObjectNode o ? o : ddoc.putObject("views");
             boolean interactiveNow = ddoc.path("options").path("interactive").asBoolean(false);
+            // mango_idx:set_ddoc_partitioned: a new design document takes the option, an existing one must have the same
+            JsonNode had = ddoc.path("options").get("partitioned");
+            Boolean old = had != null && had.isBoolean() ? had.booleanValue() : null;
+            if (!java.util.Objects.equals(old, r.partitioned())) {
+                if (current != null) {
+                    throw new MangoException("invalid_partitioned_option",
+                            "Requested partitioned option does not match existing value on design document " + ddocId);
+                }
+                JsonNode o = ddoc.get("options");
+                (o instanceof ObjectNode on ? on : ddoc.putObject("options")).put("partitioned", r.partitioned());
+            }
             if (view.equals(vs.get(name)) && (!r.interactive() || interactiveNow)) return new Created("exists", ddocId, name);
             vs.set(name, view);
             if (r.interactive()) {
@@ -252,7 +260,7 @@ public final class MangoIndexes {
         for (int attempt = 1; ; attempt++) {
             StoredDoc current = load(db.database(), ddocId);
             if (current == null) return false;
-            List<JsonIndex> indexes = JsonIndex.fromDesignDoc(ddocId, current.body());
+            List<JsonIndex> indexes = JsonIndex.fromDesignDoc(ddocId, current.body(), false); // only their names matter here
             boolean found = type.equals("json") && indexes.stream().anyMatch(i -> name == null || i.name().equals(name));
             if (!found) return false;
             ObjectNode ddoc = current.body().deepCopy();

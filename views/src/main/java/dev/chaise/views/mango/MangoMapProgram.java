@@ -29,7 +29,7 @@ public final class MangoMapProgram implements MapProgram {
         for (DesignDoc.View v : ddoc.views()) {
             JsonIndex i;
             try {
-                i = JsonIndex.fromView(ddoc.id(), v.name(), Json.MAPPER.readTree(v.map()));
+                i = JsonIndex.fromView(ddoc.id(), v.name(), Json.MAPPER.readTree(v.map()), false); // the rows do not depend on it
             } catch (IOException e) {
                 i = null;
             }

@@ -48,7 +48,7 @@ final class Planner {
      * @param index null only for {@code _explain} when nothing is usable
      * @param ranges the chosen index's leading column ranges; a null element means the selector cannot match
      */
-    record Choice(MangoIndex index, List<ColumnRange> ranges, List<MangoIndex> all, Set<MangoIndex> global, Set<MangoIndex> usable,
+    record Choice(MangoIndex index, List<ColumnRange> ranges, List<MangoIndex> all, Set<MangoIndex> global, Set<MangoIndex> scope, Set<MangoIndex> usable,
                   Map<MangoIndex, List<String>> unusable, Set<MangoIndex> filtered, Set<MangoIndex> ofType, List<Ranked> ranked) {
 
         boolean empty() {
@@ -56,8 +56,13 @@ final class Planner {
         }
     }
 
+    /**
+     * @param dbPartitioned whether the database is partitioned, for the reason of {@code no_usable_index}
+     * @param partitionQuery whether the query keeps to a partition: then only partitioned JSON
+     *     indexes are candidates, otherwise only global ones ({@code mango_idx:filter_partition_indexes})
+     */
     static Choice choose(Selector selector, List<String> sortFields, UseIndex use, boolean allowFallback, List<JsonIndex> jsonIndexes,
-                         boolean forExplain) {
+                         boolean forExplain, boolean dbPartitioned, boolean partitionQuery) {
         List<MangoIndex> all = new ArrayList<>();
         all.add(MangoIndex.SPECIAL);
         for (JsonIndex j : jsonIndexes) all.add(new MangoIndex(j));
@@ -67,6 +72,8 @@ final class Planner {
         TreeSet<MangoIndex> candidates = new TreeSet<>(MangoIndex.ORDER);
         candidates.addAll(global);
         candidates.addAll(named);
+        candidates.removeIf(i -> !i.special() && i.json().partitioned() != partitionQuery);
+        Set<MangoIndex> scope = new LinkedHashSet<>(candidates);
         Set<MangoIndex> usable = new LinkedHashSet<>();
         Map<MangoIndex, List<String>> unusable = new LinkedHashMap<>();
         for (MangoIndex i : candidates) {
@@ -75,7 +82,9 @@ final class Planner {
             else unusable.put(i, reasons);
         }
         if (usable.isEmpty() && !forExplain) {
-            throw new MangoException("no_usable_index", "No index exists for this sort, try indexing by the sort fields.");
+            // mango_idx:mango_sort_error
+            String which = !dbPartitioned ? "No index" : partitionQuery ? "No partitioned index" : "No global index";
+            throw new MangoException("no_usable_index", which + " exists for this sort, try indexing by the sort fields.");
         }
         List<MangoIndex> filtered = byUseIndex(new ArrayList<>(usable), use);
         if (filtered.isEmpty()) {
@@ -86,7 +95,7 @@ final class Planner {
             }
         }
         if (filtered.isEmpty()) {
-            return new Choice(null, null, all, global, usable, unusable, Set.of(), Set.of(), List.of());
+            return new Choice(null, null, all, global, scope, usable, unusable, Set.of(), Set.of(), List.of());
         }
         // JSON indexes first: CouchDB's first cursor module with indexes serves the query.
         List<MangoIndex> ofType = filtered.stream().filter(i -> !i.special()).toList();
@@ -105,7 +114,7 @@ final class Planner {
                 .thenComparing(Ranked::index, MangoIndex.ORDER));
         Ranked best = ranked.getFirst();
         List<ColumnRange> ranges = selector.noopRange() ? java.util.Collections.singletonList(null) : best.prefix();
-        return new Choice(best.index(), ranges, all, global, usable, unusable, new LinkedHashSet<>(filtered), new LinkedHashSet<>(ofType), ranked);
+        return new Choice(best.index(), ranges, all, global, scope, usable, unusable, new LinkedHashSet<>(filtered), new LinkedHashSet<>(ofType), ranked);
     }
 
     static MangoException invalidIndex(UseIndex use) {
@@ -191,6 +200,8 @@ final class Planner {
     static ArrayNode candidates(Choice c, List<String> fields) {
         Set<MangoIndex> partial = new LinkedHashSet<>(c.all());
         partial.removeAll(c.global());
+        Set<MangoIndex> outOfScope = new LinkedHashSet<>(c.global());
+        outOfScope.removeAll(c.scope());
         Set<MangoIndex> notUsable = new LinkedHashSet<>(c.unusable().keySet());
         Set<MangoIndex> excluded = new LinkedHashSet<>(c.usable());
         excluded.removeAll(c.filtered());
@@ -199,7 +210,8 @@ final class Planner {
         int unfavoredRank = Math.max(1, c.ranked().size());
         int excludedRank = unfavoredRank + (unfavored.isEmpty() ? 0 : 1);
         int notUsableRank = excludedRank + (excluded.isEmpty() ? 0 : 1);
-        int partialRank = notUsableRank + (notUsable.isEmpty() ? 0 : 1); // nothing is out of the partition's scope here
+        int outOfScopeRank = notUsableRank + (notUsable.isEmpty() ? 0 : 1);
+        int partialRank = outOfScopeRank + (outOfScope.isEmpty() ? 0 : 1);
 
         record Tags(Boolean usable, List<String> reasons, int ranking) {}
         Map<MangoIndex, Tags> tags = new HashMap<>();
@@ -211,6 +223,7 @@ final class Planner {
         });
         for (MangoIndex i : c.all()) tags.put(i, new Tags(null, List.of(), 0));
         partial.forEach(i -> add.accept(i, new Tags(false, List.of("is_partial"), partialRank)));
+        outOfScope.forEach(i -> add.accept(i, new Tags(false, List.of("scope_mismatch"), outOfScopeRank)));
         notUsable.forEach(i -> add.accept(i, new Tags(false, List.of(), notUsableRank)));
         excluded.forEach(i -> add.accept(i, new Tags(true, List.of("excluded_by_user"), excludedRank)));
         unfavored.forEach(i -> add.accept(i, new Tags(true, List.of("unfavored_type"), unfavoredRank)));

@@ -7,7 +7,7 @@ import dev.chaise.kv.TupleBytes;
 import dev.chaise.storage.Database;
 import dev.chaise.storage.DbHandle;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.collation.ViewKeyCodec;
+import dev.chaise.views.index.PartitionedKeys;
 import dev.chaise.views.index.MapIndexSubspace;
 import dev.chaise.views.index.ReduceTree;
 import dev.chaise.views.index.TreeReducer;
@@ -40,6 +40,7 @@ final class TreeGroups implements Iterator<ViewRow> {
     private final byte[] lo;
     private final byte[] hi;
     private final List<JsonNode> keys;
+    private final String partition;
     /** Groups computed, each finished only when handed out: a failure stops the stream at its own group. */
     private final ArrayDeque<Group> ready = new ArrayDeque<>();
     /** Ascending: the next group starts here; descending: the next group ends before here (null: the end). */
@@ -57,6 +58,7 @@ final class TreeGroups implements Iterator<ViewRow> {
         this.level = level;
         this.descending = q.descending();
         this.keys = q.keys();
+        this.partition = q.partition();
         byte[] prefix = MapIndexSubspace.rowPrefix(h, sig, viewId);
         if (keys != null || bounds == null) {
             lo = new byte[0];
@@ -122,7 +124,7 @@ final class TreeGroups implements Iterator<ViewRow> {
         int k = nextKey;
         long start = System.nanoTime();
         for (; k < keys.size() && out.size() < want && System.nanoTime() - start < BATCH_NANOS; k++) {
-            byte[] from = exactKey(TupleBytes.pack(ViewKeyCodec.encode(keys.get(k))));
+            byte[] from = exactKey(TupleBytes.pack(PartitionedKeys.sortKey(partition, keys.get(k))));
             byte[] to = Keys.strinc(from);
             List<TreeReducer.Row> first = tree.rows(tx, from, to, 1, descending);
             if (first.isEmpty()) continue;
@@ -190,7 +192,7 @@ final class TreeGroups implements Iterator<ViewRow> {
         JsonNode key = row.key();
         byte[] from;
         if (level != ViewQuery.EXACT && key.isArray() && key.size() >= level) {
-            byte[] encoded = ViewKeyCodec.encode(groupKey);
+            byte[] encoded = PartitionedKeys.sortKey(partition, groupKey);
             byte[] prefix = Arrays.copyOf(encoded, encoded.length - 1); // without the array's end
             byte[] element = TupleBytes.pack((Object) prefix);
             from = Arrays.copyOf(element, element.length - 1); // without the byte string's terminator

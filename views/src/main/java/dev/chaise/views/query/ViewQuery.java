@@ -15,11 +15,21 @@ import java.util.List;
  * @param group null if not given
  * @param groupLevel null if not given
  * @param limit {@link Long#MAX_VALUE} if not given
+ * @param partition the partition a query of a partitioned database keeps to, or null
  */
 public record ViewQuery(List<JsonNode> keys, JsonNode startKey, String startDocId, JsonNode endKey, String endDocId,
                         boolean inclusiveEnd, boolean descending, long skip, long limit, boolean includeDocs,
                         Boolean conflicts, boolean updateSeq, Boolean reduce, Boolean group, Long groupLevel,
-                        Update update, boolean sorted, boolean keyGiven) {
+                        Update update, boolean sorted, boolean keyGiven, String partition) {
+
+    /** A query of no partition. */
+    public ViewQuery(List<JsonNode> keys, JsonNode startKey, String startDocId, JsonNode endKey, String endDocId,
+                     boolean inclusiveEnd, boolean descending, long skip, long limit, boolean includeDocs,
+                     Boolean conflicts, boolean updateSeq, Boolean reduce, Boolean group, Long groupLevel,
+                     Update update, boolean sorted, boolean keyGiven) {
+        this(keys, startKey, startDocId, endKey, endDocId, inclusiveEnd, descending, skip, limit, includeDocs, conflicts, updateSeq,
+                reduce, group, groupLevel, update, sorted, keyGiven, null);
+    }
 
     public enum Update { TRUE, FALSE, LAZY }
 
@@ -41,7 +51,13 @@ public record ViewQuery(List<JsonNode> keys, JsonNode startKey, String startDocI
      */
     public ViewQuery forKey(JsonNode key) {
         return new ViewQuery(null, key, startDocId, key, endDocId, inclusiveEnd, descending, skip, limit, includeDocs, conflicts, updateSeq,
-                reduce, group, groupLevel, update, sorted, true);
+                reduce, group, groupLevel, update, sorted, true, partition);
+    }
+
+    /** This query with another {@code limit} (a server's query limit for a query that named none). */
+    public ViewQuery withLimit(long newLimit) {
+        return new ViewQuery(keys, startKey, startDocId, endKey, endDocId, inclusiveEnd, descending, skip, newLimit, includeDocs, conflicts, updateSeq,
+                reduce, group, groupLevel, update, sorted, keyGiven, partition);
     }
 
     /** {@link #groupLevel()} when {@code group=true}: group by the whole key. */

@@ -13,8 +13,8 @@ import dev.chaise.storage.ScanProperties;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.collation.ViewKeyCodec;
 import dev.chaise.views.index.MapIndexSubspace;
+import dev.chaise.views.index.PartitionedKeys;
 import dev.chaise.views.index.ReduceTree;
 import dev.chaise.views.index.TreeReducer;
 import dev.chaise.views.index.ViewException;
@@ -80,7 +80,7 @@ public final class ViewReader {
         if (start == null) return 0;
         String startDocId = q.keys() == null ? q.startDocId() : null;
         DbHandle db0 = db.handle();
-        byte[] sk = ViewKeyCodec.encode(start);
+        byte[] sk = PartitionedKeys.sortKey(q.partition(), start);
         byte[][] all = MapIndexSubspace.viewRange(db0, sig, viewId);
         byte[] lo = q.descending() ? MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, startDocId) : all[0];
         byte[] hi = q.descending() ? all[1] : MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, startDocId);
@@ -130,7 +130,7 @@ public final class ViewReader {
         DbHandle db0 = db.handle();
         List<Iterator<TreeReducer.Row>> out = new ArrayList<>();
         for (JsonNode k : q.keys()) {
-            byte[] sk = ViewKeyCodec.encode(k);
+            byte[] sk = PartitionedKeys.sortKey(q.partition(), k);
             byte[] lo = MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, null);
             byte[] hi = MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, null);
             out.add(lazy(() -> cursor(db, lo, hi, q.descending(), 0, mapper)));
@@ -143,9 +143,9 @@ public final class ViewReader {
         return db.subspaces().scan(new Cursor.Range(db.handle().space().prefix(), lo, hi), ScanProperties.of(descending, limit), null, mapper);
     }
 
-    /** [begin, end) of a key range query, or null when it is empty. */
+    /** [begin, end) of a key range query (within its partition, if it names one), or null when it is empty. */
     static byte[][] bounds(DbHandle db, String sig, int viewId, ViewQuery q) {
-        byte[][] all = MapIndexSubspace.viewRange(db, sig, viewId);
+        byte[][] all = q.partition() == null ? MapIndexSubspace.viewRange(db, sig, viewId) : PartitionedKeys.range(db, sig, viewId, q.partition());
         byte[] lo = all[0];
         byte[] hi = all[1];
         JsonNode low = q.descending() ? q.endKey() : q.startKey();
@@ -155,11 +155,11 @@ public final class ViewReader {
         boolean lowInclusive = !q.descending() || q.inclusiveEnd();
         boolean highInclusive = q.descending() || q.inclusiveEnd();
         if (low != null) {
-            byte[] sk = ViewKeyCodec.encode(low);
+            byte[] sk = PartitionedKeys.sortKey(q.partition(), low);
             lo = max(lo, lowInclusive ? MapIndexSubspace.rowsFrom(db, sig, viewId, sk, lowId) : MapIndexSubspace.rowsThrough(db, sig, viewId, sk, lowId));
         }
         if (high != null) {
-            byte[] sk = ViewKeyCodec.encode(high);
+            byte[] sk = PartitionedKeys.sortKey(q.partition(), high);
             hi = min(hi, highInclusive ? MapIndexSubspace.rowsThrough(db, sig, viewId, sk, highId) : MapIndexSubspace.rowsFrom(db, sig, viewId, sk, highId));
         }
         return Keys.compare(lo, hi) >= 0 ? null : new byte[][] {lo, hi};

@@ -38,13 +38,13 @@ class PlannerTest {
             def.append('"').append(c).append('"');
         }
         String view = "{\"map\":{\"fields\":{" + f + "}},\"reduce\":\"_count\",\"options\":{\"def\":{\"fields\":[" + def + "]}}}";
-        return JsonIndex.fromView("_design/" + ddoc, name, j(view));
+        return JsonIndex.fromView("_design/" + ddoc, name, j(view), false);
     }
 
     static final List<JsonIndex> INDEXES = List.of(idx("a", "a", "a"), idx("ab", "ab", "a", "b"), idx("b", "b", "b"), idx("bc", "bc", "b", "c"));
 
     static String chosen(String selector, List<String> sort) {
-        Planner.Choice c = Planner.choose(sel(selector), sort, UseIndex.NONE, true, INDEXES, false);
+        Planner.Choice c = Planner.choose(sel(selector), sort, UseIndex.NONE, true, INDEXES, false, false, false);
         return c.index().name();
     }
 
@@ -70,15 +70,15 @@ class PlannerTest {
     @Test
     void useIndexAndPartialIndexes() {
         List<JsonIndex> withPartial = List.of(INDEXES.get(0), JsonIndex.fromView("_design/p", "p",
-                j("{'map':{'fields':{'a':'asc'},'partial_filter_selector':{'b':1}},'options':{'def':{'fields':['a']}}}")));
-        Planner.Choice c = Planner.choose(sel("{'a':1}"), List.of(), UseIndex.NONE, true, withPartial, false);
+                j("{'map':{'fields':{'a':'asc'},'partial_filter_selector':{'b':1}},'options':{'def':{'fields':['a']}}}"), false));
+        Planner.Choice c = Planner.choose(sel("{'a':1}"), List.of(), UseIndex.NONE, true, withPartial, false, false, false);
         assertEquals("a", c.index().name(), "a partial index is not a candidate unless named");
-        c = Planner.choose(sel("{'a':1}"), List.of(), UseIndex.parse(j("'p'")), true, withPartial, false);
+        c = Planner.choose(sel("{'a':1}"), List.of(), UseIndex.parse(j("'p'")), true, withPartial, false, false, false);
         assertEquals("p", c.index().name());
-        c = Planner.choose(sel("{'a':1}"), List.of(), UseIndex.parse(j("['a','nope']")), true, withPartial, false);
+        c = Planner.choose(sel("{'a':1}"), List.of(), UseIndex.parse(j("['a','nope']")), true, withPartial, false, false, false);
         assertEquals("a", c.index().name(), "falls back when use_index names nothing usable");
         MangoException e = assertThrows(MangoException.class,
-                () -> Planner.choose(sel("{'c':1}"), List.of(), UseIndex.parse(j("'a'")), false, withPartial, false));
+                () -> Planner.choose(sel("{'c':1}"), List.of(), UseIndex.parse(j("'a'")), false, withPartial, false, false, false));
         assertEquals("invalid_index", e.error());
         assertEquals("_design/a specified by `use_index` could not be found or it is not suitable.", e.reason());
         assertEquals("invalid_index_name", assertThrows(MangoException.class, () -> UseIndex.parse(j("'a/b/c'"))).error());
@@ -86,7 +86,7 @@ class PlannerTest {
 
     @Test
     void candidatesExplainWhyEachIndexLost() {
-        Planner.Choice c = Planner.choose(sel("{'a':1,'b':2}"), List.of(), UseIndex.NONE, true, INDEXES, true);
+        Planner.Choice c = Planner.choose(sel("{'a':1,'b':2}"), List.of(), UseIndex.NONE, true, INDEXES, true, false, false);
         assertEquals("ab", c.index().name());
         JsonNode cands = Planner.candidates(c, null);
         // Reverse index order: bc, b, a, then the special index last.

@@ -7,7 +7,8 @@
 #
 # Environment: COUCHBENCH (default ../shared/bench/couchbench.js beside the repository), WORK (a
 # scratch directory, default a new temporary one), PHASES (default put,bulk,get,changes), WARMUPS
-# (couchbench warm-up runs, default 1).
+# (couchbench warm-up runs, default 1), OPTS_<label> (JVM options for that side's runs, after
+# bin/jvm.options: OPTS_after=-Dio.netty.eventLoopThreads=2 with the same jar on both sides).
 #
 # Each phase runs as its own couchbench run, and the script also prints the CPU the server's JIT
 # compiler threads used in it (from /proc): after one warm-up they still take a third to a half of
@@ -57,7 +58,9 @@ access_log = false
 [admins]
 admin = admin
 INI
-    (cd "$dir" && exec "$java" "${opts[@]}" -jar "$jar" --config "$dir/bench.ini" > "$dir/server.log" 2>&1) &
+    extra="OPTS_$label"
+    read -r -a side <<< "${!extra:-}"
+    (cd "$dir" && exec "$java" "${opts[@]}" "${side[@]}" -jar "$jar" --config "$dir/bench.ini" > "$dir/server.log" 2>&1) &
     pid=$!
     for _ in $(seq 1 60); do curl -sf "http://127.0.0.1:$port/_up" > /dev/null && break; sleep 0.5; done
     url="http://admin:admin@127.0.0.1:$port"

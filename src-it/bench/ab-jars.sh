@@ -19,6 +19,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 # shellcheck source=bin/find-jdk.sh
 source "$repo/bin/find-jdk.sh"
+# shellcheck source=src-it/bench/bench-server.sh
+source "$here/bench-server.sh"
 java="$(find_jdk)/bin/java"
 : "${COUCHBENCH:=$repo/../shared/bench/couchbench.js}"
 : "${WORK:=$(mktemp -d)}"
@@ -33,7 +35,6 @@ jit_cpu() {
   done
   echo "$total"
 }
-mapfile -t opts < <(grep -v '^#' "$repo/bin/jvm.options")
 rounds="${3:-2}"
 i=0
 for _ in $(seq 1 "$rounds"); do
@@ -45,25 +46,9 @@ for _ in $(seq 1 "$rounds"); do
     dir="$WORK/run-$i"
     rm -rf "$dir"
     mkdir -p "$dir"
-    cat > "$dir/bench.ini" <<INI
-[chttpd]
-port = $port
-[chaise]
-storage = embedded
-data_dir = $dir/data
-js_warmup_docs = 0
-mango_warmup_docs = 0
-warmup_requests = 0
-access_log = false
-[admins]
-admin = admin
-INI
     extra="OPTS_$label"
     read -r -a side <<< "${!extra:-}"
-    (cd "$dir" && exec "$java" "${opts[@]}" "${side[@]}" -jar "$jar" --config "$dir/bench.ini" > "$dir/server.log" 2>&1) &
-    pid=$!
-    for _ in $(seq 1 60); do curl -sf "http://127.0.0.1:$port/_up" > /dev/null && break; sleep 0.5; done
-    url="http://admin:admin@127.0.0.1:$port"
+    start_bench_server "$jar" "$dir" "$port" "${side[@]}"
     for _ in $(seq 1 "$WARMUPS"); do
       node "$COUCHBENCH" --url "$url" --phases put,bulk --put-docs 5000 --bulk-docs 20000 --prefix warm > "$dir/warm.txt" 2>&1
     done

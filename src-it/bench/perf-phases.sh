@@ -16,29 +16,14 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 # shellcheck source=bin/find-jdk.sh
 source "$repo/bin/find-jdk.sh"
+# shellcheck source=src-it/bench/bench-server.sh
+source "$here/bench-server.sh"
 jdk="$(find_jdk)"
+java="$jdk/bin/java"
 : "${COUCHBENCH:=$repo/../shared/bench/couchbench.js}"
 jar="$1"; out="$2"; port="${3:-26411}"
 rm -rf "$out"; mkdir -p "$out"
-mapfile -t opts < <(grep -v '^#' "$repo/bin/jvm.options")
-cat > "$out/bench.ini" <<INI
-[chttpd]
-port = $port
-[chaise]
-storage = embedded
-data_dir = $out/data
-js_warmup_docs = 0
-mango_warmup_docs = 0
-warmup_requests = 0
-access_log = false
-[admins]
-admin = admin
-INI
-(cd "$out" && exec "$jdk/bin/java" "${opts[@]}" -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints \
-  -jar "$jar" --config "$out/bench.ini" > "$out/server.log" 2>&1) &
-pid=$!
-for _ in $(seq 1 60); do curl -sf "http://127.0.0.1:$port/_up" > /dev/null && break; sleep 0.5; done
-url="http://admin:admin@127.0.0.1:$port"
+start_bench_server "$jar" "$out" "$port" -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints
 for _ in 1 2 3; do node "$COUCHBENCH" --url "$url" --phases put,bulk --put-docs 5000 --bulk-docs 20000 --prefix warm > "$out/warm.txt" 2>&1; done
 node "$COUCHBENCH" --url "$url" --phases get --get-seconds 15 --bulk-docs 20000 --prefix warm >> "$out/warm.txt" 2>&1
 # CPU ticks (1/100 s) per thread name, numbers folded (ForkJoinPool-1-worker-#).

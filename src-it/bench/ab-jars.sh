@@ -6,17 +6,35 @@
 #   src-it/bench/ab-jars.sh before=/path/a.jar after=/path/b.jar [rounds, default 2]
 #
 # Environment: COUCHBENCH (default ../shared/bench/couchbench.js beside the repository), WORK (a
-# scratch directory, default a new temporary one), PHASES (default put,bulk,get,changes).
+# scratch directory, default a new temporary one), PHASES (default put,bulk,get,changes), WARMUPS
+# (couchbench warm-up runs, default 1), OPTS_<label> (JVM options for that side's runs, after
+# bin/jvm.options: OPTS_after=-Dio.netty.eventLoopThreads=2 with the same jar on both sides).
+#
+# Each phase runs as its own couchbench run, and the script also prints the CPU the server's JIT
+# compiler threads used in it (from /proc): after one warm-up they still take a third to a half of
+# a PUT's server CPU, so a small change shows in the rest ("server CPU less JIT") or after more
+# WARMUPS (docs/benchmarks.md, issue 27).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 # shellcheck source=bin/find-jdk.sh
 source "$repo/bin/find-jdk.sh"
+# shellcheck source=src-it/bench/bench-server.sh
+source "$here/bench-server.sh"
 java="$(find_jdk)/bin/java"
 : "${COUCHBENCH:=$repo/../shared/bench/couchbench.js}"
 : "${WORK:=$(mktemp -d)}"
 : "${PHASES:=put,bulk,get,changes}"
-mapfile -t opts < <(grep -v '^#' "$repo/bin/jvm.options")
+: "${WARMUPS:=1}"
+# CPU seconds of the process's JIT compiler threads so far.
+jit_cpu() {
+  local t total=0
+  for t in /proc/"$1"/task/*; do
+    grep -q 'CompilerThre' "$t/comm" 2>/dev/null || continue
+    total=$((total + $(awk '{print $14 + $15}' "$t/stat")))
+  done
+  echo "$total"
+}
 rounds="${3:-2}"
 i=0
 for _ in $(seq 1 "$rounds"); do
@@ -28,28 +46,21 @@ for _ in $(seq 1 "$rounds"); do
     dir="$WORK/run-$i"
     rm -rf "$dir"
     mkdir -p "$dir"
-    cat > "$dir/bench.ini" <<INI
-[chttpd]
-port = $port
-[chaise]
-storage = embedded
-data_dir = $dir/data
-js_warmup_docs = 0
-mango_warmup_docs = 0
-warmup_requests = 0
-access_log = false
-[admins]
-admin = admin
-INI
-    (cd "$dir" && exec "$java" "${opts[@]}" -jar "$jar" --config "$dir/bench.ini" > "$dir/server.log" 2>&1) &
-    pid=$!
-    for _ in $(seq 1 60); do curl -sf "http://127.0.0.1:$port/_up" > /dev/null && break; sleep 0.5; done
-    url="http://admin:admin@127.0.0.1:$port"
-    node "$COUCHBENCH" --url "$url" --phases put,bulk --put-docs 5000 --bulk-docs 20000 --prefix warm > "$dir/warm.txt" 2>&1
-    node "$COUCHBENCH" --url "$url" --phases "$PHASES" --put-docs 5000 --bulk-docs 100000 --get-seconds 10 \
-      --server-pid "$pid" --json "$dir/result.json" > "$dir/out.txt" 2>&1
-    echo "== run $i $label ($jar), results in $dir/result.json"
-    cat "$dir/out.txt"
+    extra="OPTS_$label"
+    read -r -a side <<< "${!extra:-}"
+    start_bench_server "$jar" "$dir" "$port" "${side[@]}"
+    for _ in $(seq 1 "$WARMUPS"); do
+      node "$COUCHBENCH" --url "$url" --phases put,bulk --put-docs 5000 --bulk-docs 20000 --prefix warm > "$dir/warm.txt" 2>&1
+    done
+    echo "== run $i $label ($jar), results in $dir/result-<phase>.json"
+    for phase in ${PHASES//,/ }; do
+      j0=$(jit_cpu "$pid")
+      node "$COUCHBENCH" --url "$url" --phases "$phase" --put-docs 5000 --bulk-docs 100000 --get-seconds 10 \
+        --server-pid "$pid" --json "$dir/result-$phase.json" > "$dir/out-$phase.txt" 2>&1
+      j1=$(jit_cpu "$pid")
+      grep -v '^#' "$dir/out-$phase.txt"
+      echo "       jit_cpu_s $(awk -v a="$j0" -v b="$j1" 'BEGIN { printf "%.2f", (b - a) / 100 }') ($phase)"
+    done
     kill "$pid"
     wait "$pid" || true
   done

@@ -51,9 +51,21 @@ public final class HttpServer implements AutoCloseable {
     private final Channel server;
     private final InetSocketAddress address;
 
+    /**
+     * Event loops for the connections: half the cores, at least one ({@code -Dio.netty.eventLoopThreads}
+     * overrides). They only move bytes and frame HTTP; the requests run on virtual threads, whose
+     * carriers take the cores. Netty's default, twice the cores, put four loops beside two carriers
+     * on two cores: one loop cut the server CPU per GET by 14-38 % in four A/B rounds, PUTs within
+     * noise (docs/benchmarks.md, issue 27). A loop that serves more connections finds more of them
+     * ready per wake-up, and is more often awake when an answer is handed to it.
+     */
+    static int eventLoops() {
+        return Integer.getInteger("io.netty.eventLoopThreads", Math.max(1, Runtime.getRuntime().availableProcessors() / 2));
+    }
+
     private HttpServer(HttpConfig config, HttpPipeline pipeline) throws InterruptedException {
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
+        workers = new MultiThreadIoEventLoopGroup(eventLoops(), NioIoHandler.newFactory());
         requests = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("http-", 0).factory());
         liveness = Executors.newFixedThreadPool(2, Thread.ofPlatform().name("http-liveness-", 0).daemon().factory());
         try {

@@ -51,7 +51,8 @@ public final class Authenticator {
     /** Half the cores (at least one): requests keep the rest while checks queue here. */
     private static final ExecutorService HASHING = Executors.newFixedThreadPool(Math.max(1, Runtime.getRuntime().availableProcessors() / 2),
             Thread.ofPlatform().name("pbkdf2-", 0).daemon().factory());
-    private final byte[] cacheSalt = new byte[16];
+    /** SHA-256 fed a random salt: the fast hash of a password already checked ({@link #verified}); only ever cloned. */
+    private final MessageDigest salted;
     /** CouchDB's password_hashing_fast and _slow: checks of a remembered password, and PBKDF2 computations. */
     private final dev.chaise.stats.Counter fastHashes;
     private final dev.chaise.stats.Counter slowHashes;
@@ -65,7 +66,14 @@ public final class Authenticator {
         this.fastHashes = stats.counter("couchdb.password_hashing_fast", "number of passwords checked against the remembered fast hash");
         this.slowHashes = stats.counter("couchdb.password_hashing_slow", "number of PBKDF2 password hashes computed");
         this.lockout = new Lockout(config, System::currentTimeMillis);
+        byte[] cacheSalt = new byte[16];
         new SecureRandom().nextBytes(cacheSalt);
+        try {
+            salted = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+        salted.update(cacheSalt);
         for (AuthenticationHandler h : List.of(new JwtHandler(config, () -> System.currentTimeMillis() / 1000), new ProxyHandler(config),
                 new CookieHandler(), new BasicHandler())) {
             builtIn.put(h.name(), h);
@@ -83,6 +91,19 @@ public final class Authenticator {
      */
     private List<AuthenticationHandler> handlers() {
         String spec = config.get("chttpd", "authentication_handlers").orElse(DEFAULT_HANDLERS);
+        Handlers last = parsed;
+        if (last != null && last.spec().equals(spec)) return last.list();
+        List<AuthenticationHandler> out = parse(spec);
+        parsed = new Handlers(spec, out);
+        return out;
+    }
+
+    /** The handlers of the last setting read, kept with its text: a regex over it on every request was 1 % of a GET's CPU. */
+    private record Handlers(String spec, List<AuthenticationHandler> list) {}
+
+    private volatile Handlers parsed;
+
+    private List<AuthenticationHandler> parse(String spec) {
         List<AuthenticationHandler> out = new ArrayList<>();
         java.util.regex.Matcher m = SPEC.matcher(spec);
         while (m.find()) {
@@ -90,7 +111,7 @@ public final class Authenticator {
             if (h == null) log.warn("[chttpd] authentication_handlers names {}, which Chaise does not have", m.group());
             else if (!out.contains(h)) out.add(h);
         }
-        return out;
+        return List.copyOf(out);
     }
 
     /**
@@ -209,10 +230,10 @@ public final class Authenticator {
 
     private byte[] fastHash(String password) {
         try {
-            MessageDigest d = MessageDigest.getInstance("SHA-256");
-            d.update(cacheSalt);
+            // A copy of a digest that has taken the salt: getInstance's provider lookup cost as much as the hash.
+            MessageDigest d = (MessageDigest) salted.clone();
             return d.digest(password.getBytes(StandardCharsets.UTF_8));
-        } catch (NoSuchAlgorithmException e) {
+        } catch (CloneNotSupportedException e) {
             throw new IllegalStateException(e);
         }
     }

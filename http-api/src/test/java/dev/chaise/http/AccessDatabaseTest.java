@@ -64,7 +64,26 @@ class AccessDatabaseTest {
         s.asAdmin("PUT", "/acc-plain?access=false", null).status(201);
         assertEquals("{}", s.asAdmin("GET", "/acc-plain", null).status(200).json().path("props").toString());
         assertEquals("{\"access\":true}", s.asAdmin("GET", db, null).status(200).json().path("props").toString());
-        assertEquals("[\"access-ready\",\"scheduler\"]", s.get("/").json().path("features").toString());
+        assertEquals("[\"access-ready\",\"partitioned\",\"scheduler\"]", s.get("/").json().path("features").toString());
+        // both props at once, each fixed at creation (the branch's couch_db options keep both)
+        s.asAdmin("PUT", "/acc-parts?access=true&partitioned=true", null).status(201);
+        assertEquals("{\"partitioned\":true,\"access\":true}", s.asAdmin("GET", "/acc-parts", null).status(200).json().path("props").toString());
+        s.asAdmin("PUT", "/acc-parts/p1:doc", "{\"_access\":[\"bob\"]}").status(201);
+        s.asAdmin("PUT", "/acc-parts/_security", SECURITY).status(200);
+        assertEquals("p1:doc", as(BOB, "GET", "/acc-parts/p1:doc", null).status(200).json().path("_id").asText());
+        as(EVE, "GET", "/acc-parts/p1:doc", null).error(403, "forbidden", "access denied");
+        assertEquals(1, as(BOB, "GET", "/acc-parts/_partition/p1/_all_docs", null).status(200).json().path("rows").size());
+        assertEquals(0, as(EVE, "GET", "/acc-parts/_partition/p1/_all_docs", null).status(200).json().path("rows").size());
+        // counts are each user's own (the branch shows everyone the database's)
+        assertEquals(0, as(EVE, "GET", "/acc-parts/_partition/p1", null).status(200).json().path("doc_count").asLong());
+        assertEquals(1, as(BOB, "GET", "/acc-parts/_partition/p1", null).status(200).json().path("doc_count").asLong());
+        s.asAdmin("PUT", "/acc-parts/p1:admins", "{}").status(201);
+        assertEquals(2, s.asAdmin("GET", "/acc-parts/_partition/p1", null).status(200).json().path("doc_count").asLong());
+        assertEquals(0, as(EVE, "GET", "/acc-parts", null).status(200).json().path("doc_count").asLong());
+        var bobs = as(BOB, "GET", "/acc-parts", null).status(200).json();
+        assertEquals(1, bobs.path("doc_count").asLong());
+        assertEquals(0, bobs.path("sizes").path("external").asLong());
+        assertEquals(2, s.asAdmin("GET", "/acc-parts", null).status(200).json().path("doc_count").asLong());
     }
 
     @Test

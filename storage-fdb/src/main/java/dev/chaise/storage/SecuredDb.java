@@ -184,6 +184,33 @@ public final class SecuredDb {
         return AccessIndex.documents(db, AccessRules.principalsOf(user));
     }
 
+    /**
+     * {@code GET /{db}} as this user may see it: in an access database a user's document counts
+     * are their own documents' ({@link #accessibleDocs}), and no sizes (they are kept for the
+     * database and each partition, not per user), so counts leak nothing of others' documents.
+     */
+    public DbInfo info() {
+        DbInfo i = db.info();
+        if (!limitedByAccess()) return i;
+        DbStats.Snapshot own = ownCounts("");
+        return new DbInfo(i.name(), i.uuid(), own.docCount(), own.docDelCount(), i.updateSeq(), 0, 0, i.purgeSeq(), i.partitioned(), i.access());
+    }
+
+    /** A partition's counters ({@link PartitionStats}) as this user may see them, as {@link #info()}. */
+    public DbStats.Snapshot partitionInfo(String partition) {
+        return limitedByAccess() ? ownCounts(partition + ":") : db.partitionInfo(partition);
+    }
+
+    private DbStats.Snapshot ownCounts(String idPrefix) {
+        long live = 0, deleted = 0;
+        for (DocInfo d : accessibleDocs()) {
+            if (!d.id().startsWith(idPrefix)) continue;
+            if (d.deleted()) deleted++;
+            else live++;
+        }
+        return new DbStats.Snapshot(live, deleted, 0, 0);
+    }
+
     /** This user's changes feed in an access database after {@code since} (null: all), each document once at its last change. */
     public List<AccessIndex.AccessChange> accessibleChanges(Sequence since) {
         return AccessIndex.changes(db, AccessRules.principalsOf(user), since);

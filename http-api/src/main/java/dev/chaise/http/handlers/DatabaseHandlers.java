@@ -38,7 +38,7 @@ public final class DatabaseHandlers {
     public void register(Router r) {
         r.add("PUT", "/{db}", this::create);
         r.add("GET", "/{db}", req -> {
-            dev.chaise.storage.Database db = db(req, SecuredDb.Level.MEMBER).database();
+            SecuredDb db = db(req, SecuredDb.Level.MEMBER);
             long start = System.nanoTime();
             var info = db.info();
             dbinfo.recordNanos(System.nanoTime() - start); // chttpd_db: the time of fabric:get_db_info

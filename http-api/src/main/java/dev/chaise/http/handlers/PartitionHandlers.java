@@ -52,7 +52,7 @@ public final class PartitionHandlers {
         }
         Partitions.validatePartition(p);
         notPartitioned(db);
-        DbStats.Snapshot s = db.database().partitionInfo(p);
+        DbStats.Snapshot s = db.partitionInfo(p);
         Map<String, Object> sizes = new LinkedHashMap<>();
         sizes.put("active", s.sizeActive());
         sizes.put("external", s.sizeExternal());

@@ -28,7 +28,6 @@ public final class ViewQueries implements ViewIndexes {
     private final IndexPrograms programs;
     private final IndexBuilds builds;
     private final InteractiveIndexes interactive;
-    private final ViewReader reader = new ViewReader();
 
     ViewQueries(DesignDocs designs, IndexPrograms programs, IndexBuilds builds, InteractiveIndexes interactive) {
         this.designs = designs;
@@ -70,7 +69,8 @@ public final class ViewQueries implements ViewIndexes {
         if (viewId < 0) throw new ViewException(ViewException.Kind.NOT_FOUND, "not_found", "missing_named_view");
         DesignDoc.View view = ddoc.views().get(viewId);
         ViewQuery.Plan plan = q.validate(view.reduce() != null);
-        q.checkRange();
+        q.checkRange(view.collation());
+        ViewReader reader = new ViewReader(view.collation());
         Sequence seq = interactive.ready(db, ddoc) ? IndexBuilds.dbSeq(db)
                 : q.update() == ViewQuery.Update.TRUE ? builds.refresh(db, ddoc) : IndexBuilds.currentSeq(db, ddoc);
         String sig = ddoc.signature();
@@ -91,11 +91,11 @@ public final class ViewQueries implements ViewIndexes {
             // The tree is being built: reduce the rows as they stream by.
             List<Iterator<ViewRow>> groups = new ArrayList<>();
             for (Iterator<TreeReducer.Row> one : reader.rowsPerKey(db, sig, viewId, q)) {
-                groups.add(Views.reduce(one, reducer, plan.groupLevel(), q.descending()));
+                groups.add(Views.reduce(one, reducer, plan.groupLevel(), q.descending(), view.collation()));
             }
             rows = Views.concat(groups);
         } else {
-            rows = Views.reduce(reader.reduceRows(db, sig, viewId, q), reducer, plan.groupLevel(), q.descending());
+            rows = Views.reduce(reader.reduceRows(db, sig, viewId, q), reducer, plan.groupLevel(), q.descending(), view.collation());
         }
         return new Result(true, null, null, seq, lazyUpdate(Views.skipLimit(rows, q.skip(), q.limit()), q, db, ddoc), program);
     }

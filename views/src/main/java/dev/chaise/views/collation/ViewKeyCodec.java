@@ -89,12 +89,7 @@ public final class ViewKeyCodec {
      * {@link #ENCODED_SIZE_LIMIT} (ICU sort keys can be longer than the UTF-8 they come from).
      */
     public static byte[] encodeChecked(JsonNode key) {
-        checkKeySize(key);
-        byte[] encoded = encode(key);
-        if (encoded.length > ENCODED_SIZE_LIMIT) {
-            throw new ViewKeyTooLargeException(encoded.length, ENCODED_SIZE_LIMIT, true);
-        }
-        return encoded;
+        return Collation.DEFAULT.encodeChecked(key);
     }
 
     /** Fails with {@link ViewKeyTooLargeException} if the key's compact JSON exceeds {@link #KEY_SIZE_LIMIT}. */
@@ -146,7 +141,8 @@ public final class ViewKeyCodec {
         out.writeBytes(ViewCollation.COLLATOR.getCollationKey(s).toByteArray());
     }
 
-    private static void writeNumber(ByteArrayOutputStream out, JsonNode n) {
+    /** Also {@link RawKeyCodec}'s numbers: Erlang compares them by exact value too. */
+    static void writeNumber(ByteArrayOutputStream out, JsonNode n) {
         BigDecimal v = encodingValue(n);
         int sign = v.signum();
         if (sign == 0) {

@@ -7,7 +7,7 @@ import dev.chaise.kv.TupleBytes;
 import dev.chaise.storage.Database;
 import dev.chaise.storage.DbHandle;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.collation.ViewKeyCodec;
+import dev.chaise.views.collation.Collation;
 import dev.chaise.views.index.MapIndexSubspace;
 import dev.chaise.views.index.ReduceTree;
 import dev.chaise.views.index.TreeReducer;
@@ -40,6 +40,7 @@ final class TreeGroups implements Iterator<ViewRow> {
     private final byte[] lo;
     private final byte[] hi;
     private final List<JsonNode> keys;
+    private final Collation collation;
     /** Groups computed, each finished only when handed out: a failure stops the stream at its own group. */
     private final ArrayDeque<Group> ready = new ArrayDeque<>();
     /** Ascending: the next group starts here; descending: the next group ends before here (null: the end). */
@@ -49,8 +50,9 @@ final class TreeGroups implements Iterator<ViewRow> {
     private int batch = 4;
 
     @SuppressWarnings("unchecked")
-    TreeGroups(Database db, String sig, int viewId, Reducer<?> reducer, ViewQuery q, long level, byte[][] bounds) {
+    TreeGroups(Database db, String sig, int viewId, Reducer<?> reducer, ViewQuery q, long level, Collation collation, byte[][] bounds) {
         this.db = db;
+        this.collation = collation;
         DbHandle h = db.handle();
         this.tree = new ReduceTree(h, sig, viewId, reducer);
         this.reducer = (Reducer<Object>) reducer;
@@ -122,7 +124,7 @@ final class TreeGroups implements Iterator<ViewRow> {
         int k = nextKey;
         long start = System.nanoTime();
         for (; k < keys.size() && out.size() < want && System.nanoTime() - start < BATCH_NANOS; k++) {
-            byte[] from = exactKey(TupleBytes.pack(ViewKeyCodec.encode(keys.get(k))));
+            byte[] from = exactKey(TupleBytes.pack(collation.encode(keys.get(k))));
             byte[] to = Keys.strinc(from);
             List<TreeReducer.Row> first = tree.rows(tx, from, to, 1, descending);
             if (first.isEmpty()) continue;
@@ -190,7 +192,7 @@ final class TreeGroups implements Iterator<ViewRow> {
         JsonNode key = row.key();
         byte[] from;
         if (level != ViewQuery.EXACT && key.isArray() && key.size() >= level) {
-            byte[] encoded = ViewKeyCodec.encode(groupKey);
+            byte[] encoded = collation.encode(groupKey);
             byte[] prefix = Arrays.copyOf(encoded, encoded.length - 1); // without the array's end
             byte[] element = TupleBytes.pack((Object) prefix);
             from = Arrays.copyOf(element, element.length - 1); // without the byte string's terminator

@@ -13,7 +13,7 @@ import dev.chaise.storage.ScanProperties;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.collation.ViewKeyCodec;
+import dev.chaise.views.collation.Collation;
 import dev.chaise.views.index.MapIndexSubspace;
 import dev.chaise.views.index.ReduceTree;
 import dev.chaise.views.index.TreeReducer;
@@ -27,9 +27,14 @@ import java.util.NoSuchElementException;
 /**
  * Reads one view's rows for a query: key ranges or key lists over RFC E's map range, each a
  * {@link Cursor} that may span transactions; {@code include_docs} reads each document in the
- * transaction that read its row.
+ * transaction that read its row. Keys are encoded as the view's {@link Collation} stores them.
  */
 public final class ViewReader {
+    private final Collation collation;
+
+    public ViewReader(Collation collation) {
+        this.collation = collation;
+    }
 
     /** Map rows in query order, before skip and limit. */
     public Iterator<ViewRow> mapRows(Database db, String sig, int viewId, ViewQuery q, boolean withDocs) {
@@ -80,7 +85,7 @@ public final class ViewReader {
         if (start == null) return 0;
         String startDocId = q.keys() == null ? q.startDocId() : null;
         DbHandle db0 = db.handle();
-        byte[] sk = ViewKeyCodec.encode(start);
+        byte[] sk = collation.encode(start);
         byte[][] all = MapIndexSubspace.viewRange(db0, sig, viewId);
         byte[] lo = q.descending() ? MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, startDocId) : all[0];
         byte[] hi = q.descending() ? all[1] : MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, startDocId);
@@ -110,7 +115,7 @@ public final class ViewReader {
 
     /** A reduce query from the view's tree, group by group (see {@link TreeGroups}). */
     public Iterator<ViewRow> treeGroups(Database db, String sig, int viewId, Reducer<?> reducer, ViewQuery q, long groupLevel) {
-        return new TreeGroups(db, sig, viewId, reducer, q, groupLevel, q.keys() == null ? bounds(db.handle(), sig, viewId, q) : null);
+        return new TreeGroups(db, sig, viewId, reducer, q, groupLevel, collation, q.keys() == null ? bounds(db.handle(), sig, viewId, q) : null);
     }
 
     /** Map rows in query order as reducers see them, for reducing while a tree is being built. */
@@ -130,7 +135,7 @@ public final class ViewReader {
         DbHandle db0 = db.handle();
         List<Iterator<TreeReducer.Row>> out = new ArrayList<>();
         for (JsonNode k : q.keys()) {
-            byte[] sk = ViewKeyCodec.encode(k);
+            byte[] sk = collation.encode(k);
             byte[] lo = MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, null);
             byte[] hi = MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, null);
             out.add(lazy(() -> cursor(db, lo, hi, q.descending(), 0, mapper)));
@@ -144,7 +149,7 @@ public final class ViewReader {
     }
 
     /** [begin, end) of a key range query, or null when it is empty. */
-    static byte[][] bounds(DbHandle db, String sig, int viewId, ViewQuery q) {
+    byte[][] bounds(DbHandle db, String sig, int viewId, ViewQuery q) {
         byte[][] all = MapIndexSubspace.viewRange(db, sig, viewId);
         byte[] lo = all[0];
         byte[] hi = all[1];
@@ -155,11 +160,11 @@ public final class ViewReader {
         boolean lowInclusive = !q.descending() || q.inclusiveEnd();
         boolean highInclusive = q.descending() || q.inclusiveEnd();
         if (low != null) {
-            byte[] sk = ViewKeyCodec.encode(low);
+            byte[] sk = collation.encode(low);
             lo = max(lo, lowInclusive ? MapIndexSubspace.rowsFrom(db, sig, viewId, sk, lowId) : MapIndexSubspace.rowsThrough(db, sig, viewId, sk, lowId));
         }
         if (high != null) {
-            byte[] sk = ViewKeyCodec.encode(high);
+            byte[] sk = collation.encode(high);
             hi = min(hi, highInclusive ? MapIndexSubspace.rowsThrough(db, sig, viewId, sk, highId) : MapIndexSubspace.rowsFrom(db, sig, viewId, sk, highId));
         }
         return Keys.compare(lo, hi) >= 0 ? null : new byte[][] {lo, hi};

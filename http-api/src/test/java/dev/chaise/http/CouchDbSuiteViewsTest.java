@@ -100,6 +100,45 @@ class CouchDbSuiteViewsTest {
         assertEquals("\"ba\"", rows.get(rows.size() - 1).path("key").toString());
     }
 
+    @Test
+    void aMapFunctionThatNeverReturnsFailsTheQuery() throws Exception {
+        // view_errors_test.exs "infinite loop": couch_os_process gives up on couchjs after
+        // [couchdb] os_process_timeout, the index update fails, and the query answers 500.
+        s.asAdmin("PUT", "/svloop", null).status(201);
+        s.asAdmin("PUT", "/svloop/d", "{\"integer\":1}").status(201);
+        s.asAdmin("PUT", "/svloop/_design/infinite", "{\"views\":{\"loop\":{\"map\":\"function(doc) {while(true){emit(doc,doc);}};\"}}}").status(201);
+        s.asAdmin("PUT", "/svloop/_design/fine", "{\"views\":{\"v\":{\"map\":\"function(doc) {emit(doc.integer, null);}\"}}}").status(201);
+        HttpTestServer.Resp r = s.asAdmin("GET", "/svloop/_design/infinite/_view/loop", null).error(500, "os_process_error", null);
+        String reason = r.json().path("reason").asText();
+        assertTrue(reason.equals("OS process timed out.") || reason.startsWith("the function allocated more than"), r.text());
+        // The engine serves the next function.
+        assertEquals("[1]", keys(s.asAdmin("GET", "/svloop/_design/fine/_view/v", null).status(200).json().path("rows")));
+    }
+
+    @Test
+    void aReduceThatGrowsTooFastIsAnOverflowRow() throws Exception {
+        // view_errors_test.exs "reduce overflow error": views.js's reduce_limit check, written by
+        // fabric_view_row/couch_mrview_http as a row {"key":null,"error":...,"reason":...}.
+        s.asAdmin("PUT", "/svbig", null).status(201);
+        s.asAdmin("PUT", "/svbig/d", "{\"integer\":1}").status(201);
+        s.asAdmin("PUT", "/svbig/_design/big", "{\"views\":{\"big\":{\"map\":\"function (doc) {emit(doc.integer, doc.integer)};\","
+                + "\"reduce\":\"function (keys, values) { var chars = []; for (var i=0; i < 1000; i++) {chars.push('wazzap');};return chars; };\"}}}").status(201);
+        com.fasterxml.jackson.databind.JsonNode rows = s.asAdmin("GET", "/svbig/_design/big/_view/big", null).status(200).json().path("rows");
+        assertEquals(1, rows.size(), rows.toString());
+        assertTrue(rows.get(0).path("key").isNull(), rows.toString());
+        assertEquals("reduce_overflow_error", rows.get(0).path("error").asText(), rows.toString());
+        assertTrue(rows.get(0).path("reason").asText().matches("Reduce output must shrink more rapidly: input size: \\d+ output size: 9001"), rows.toString());
+        // [query_server_config] reduce_limit = false lets it through.
+        config("query_server_config", "reduce_limit", "false");
+        try {
+            s.asAdmin("PUT", "/svbig/d2", "{\"integer\":2}").status(201); // a new reduce, not the stored one
+            rows = s.asAdmin("GET", "/svbig/_design/big/_view/big?group=true", null).status(200).json().path("rows");
+            assertEquals(1000, rows.get(1).path("value").size(), rows.toString());
+        } finally {
+            config("query_server_config", "reduce_limit", null);
+        }
+    }
+
     private static String keys(com.fasterxml.jackson.databind.JsonNode rows) {
         com.fasterxml.jackson.databind.node.ArrayNode out = dev.chaise.storage.json.Json.NODES.arrayNode();
         rows.forEach(r -> out.add(r.path("key")));

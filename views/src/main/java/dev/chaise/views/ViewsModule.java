@@ -15,6 +15,7 @@ import java.time.Duration;
  * Storage never calls back into views except through the hooks registered here.
  */
 public final class ViewsModule implements AutoCloseable {
+    private final JsEngine js;
     private final DesignDocChecks checks;
     private final IndexBuilds builds;
     private final InteractiveIndexes interactive;
@@ -44,6 +45,7 @@ public final class ViewsModule implements AutoCloseable {
     }
 
     public ViewsModule(Storage storage, JsEngine js, Options options) {
+        this.js = js;
         DesignDocs designs = new DesignDocs();
         IndexPrograms programs = new IndexPrograms(js);
         this.checks = new DesignDocChecks(js);
@@ -55,6 +57,11 @@ public final class ViewsModule implements AutoCloseable {
         this.functions = new DesignFunctions(js);
         this.maintenance = new IndexMaintenance(designs, builds);
         storage.addPurgeHook(new PurgedDocs(programs::reducers)); // purged documents leave every index with the purge
+    }
+
+    /** {@code [query_server_config] reduce_limit} as the configuration says now ({@link JsEngine#reduceLimit}). */
+    public void reduceLimit(boolean on) {
+        if (js != null) js.reduceLimit(on);
     }
 
     /** Documents written from now on index themselves into interactive indexes (RFC E). */

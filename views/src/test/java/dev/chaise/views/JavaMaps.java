@@ -63,6 +63,9 @@ public final class JavaMaps implements JsEngine {
     }
 
     @Override
+    public void reduceLimit(boolean on) {}
+
+    @Override
     public void checkCompiles(String source) throws JsFunctionException {
         if (!functions.containsKey(source)) throw new JsFunctionException("compilation_error", "no function " + source);
     }

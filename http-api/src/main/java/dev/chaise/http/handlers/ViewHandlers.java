@@ -106,6 +106,7 @@ public final class ViewHandlers {
 
     private static ObjectNode row(ViewRow r, SecuredDb db) {
         ObjectNode o = Json.NODES.objectNode();
+        if (r.overflow() != null) return o.putNull("key").put("error", "reduce_overflow_error").put("reason", r.overflow());
         if (r.id() != null) o.put("id", r.id());
         o.set("key", r.key());
         o.set("value", r.value());

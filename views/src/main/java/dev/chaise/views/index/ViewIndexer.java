@@ -18,6 +18,7 @@ import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.collation.ViewCollation;
 import dev.chaise.views.collation.Collation;
+import dev.chaise.views.js.JsEngine;
 import dev.chaise.views.collation.ViewKeyTooLargeException;
 import dev.chaise.views.js.MapOutcome;
 import dev.chaise.views.js.MapProgram;
@@ -556,6 +557,8 @@ public final class ViewIndexer {
         for (int v = 0; v < out.length; v++) {
             MapOutcome o = outcomes.get(v);
             out[v] = switch (o) {
+                // As couchjs timing out fails CouchDB's index update: the query that waits for it answers 500.
+                case MapOutcome.Failed f when JsEngine.stoppedByEngine(f.error()) -> throw ViewException.engineStopped(f.error(), f.reason());
                 case MapOutcome.Failed f -> new Emitted(List.of(), f.error(), f.reason());
                 case MapOutcome.Rows r -> encodeRows(r.rows(), views.get(v).collation());
             };

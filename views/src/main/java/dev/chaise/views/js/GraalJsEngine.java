@@ -76,6 +76,7 @@ public final class GraalJsEngine implements JsEngine {
      * only, and the allocation limit needs that count.
      */
     private final java.util.concurrent.ExecutorService platform;
+    private volatile boolean reduceLimit = true;
 
     private GraalJsEngine(Options options) {
         this.options = options;
@@ -384,6 +385,14 @@ public final class GraalJsEngine implements JsEngine {
     // ---------------------------------------------------------------- reduce
 
     @Override
+    public void reduceLimit(boolean on) {
+        reduceLimit = on;
+    }
+
+    /** CouchDB's views.js: an output over 4096 bytes must be under half the input's size. */
+    static final int REDUCE_LIMIT_BYTES = 4096;
+
+    @Override
     public ReduceProgram reduceProgram(ReduceSource source) throws JsFunctionException {
         String rootJson = viewsLibRoot(source.lib());
         String reduces = Json.write(source.reduces());
@@ -401,6 +410,11 @@ public final class GraalJsEngine implements JsEngine {
                     if (out.startsWith("\u0000")) {
                         log.info("{} reduce function {} raised exception {}", source.ddocId(), index, out.substring(1));
                         return NullNode.getInstance();
+                    }
+                    int input = (rereduce ? 0 : k.length()) + v.length();
+                    if (reduceLimit && out.length() > REDUCE_LIMIT_BYTES && out.length() * 2L > input) {
+                        throw new JsFunctionException("reduce_overflow_error",
+                                "Reduce output must shrink more rapidly: input size: " + input + " output size: " + out.length());
                     }
                     return parse(out);
                 } catch (PolyglotException e) {

@@ -41,6 +41,13 @@ public interface JsEngine extends AutoCloseable {
      */
     void checkCompiles(String source) throws JsFunctionException;
 
+    /**
+     * {@code [query_server_config] reduce_limit} (on unless {@code false}): a JavaScript reduce
+     * whose output is over 4096 bytes and more than half its input fails with
+     * {@code reduce_overflow_error}, as CouchDB's views.js checks it.
+     */
+    void reduceLimit(boolean on);
+
     @Override
     void close();
 

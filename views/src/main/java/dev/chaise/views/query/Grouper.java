@@ -59,6 +59,6 @@ final class Grouper implements Iterator<ViewRow> {
             }
             acc.add(r);
         }
-        return new ViewRow(key, null, acc.result(), null);
+        return acc.row(key);
     }
 }

@@ -90,7 +90,7 @@ final class TreeGroups implements Iterator<ViewRow> {
     public ViewRow next() {
         if (!hasNext()) throw new NoSuchElementException();
         Group g = ready.poll();
-        return new ViewRow(g.key, null, reducer.finish(g.partial), null);
+        return reducer.row(g.key, g.partial);
     }
 
     private record Group(JsonNode key, Object partial) {}

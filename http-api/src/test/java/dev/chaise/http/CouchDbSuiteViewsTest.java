@@ -139,6 +139,40 @@ class CouchDbSuiteViewsTest {
         }
     }
 
+    @Test
+    void attEncodingInfoShowsHowStubsAreStoredInEveryListing() throws Exception {
+        // changes_test.exs "COUCHDB-1923", attachment_views_test.exs: att_encoding_info=true in
+        // _changes, _all_docs and views with include_docs (their doc_options) adds encoding and
+        // encoded_length to the stubs of compressible attachments, which are stored gzipped.
+        s.asAdmin("PUT", "/svenc", null).status(201);
+        String text = "This is a base64 encoded text".repeat(20);
+        String b64 = java.util.Base64.getEncoder().encodeToString(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        s.asAdmin("PUT", "/svenc/a", "{\"_attachments\":{\"foo.txt\":{\"content_type\":\"text/plain\",\"data\":\"" + b64 + "\"},"
+                + "\"bar.bin\":{\"content_type\":\"application/octet-stream\",\"data\":\"" + b64 + "\"}}}").status(201);
+        s.asAdmin("PUT", "/svenc/_design/v", "{\"views\":{\"all\":{\"map\":\"function(doc){emit(doc._id, null);}\"}}}").status(201);
+        String[] urls = {"/svenc/_changes?include_docs=true", "/svenc/_all_docs?include_docs=true", "/svenc/_design/v/_view/all?include_docs=true"};
+        for (String url : urls) {
+            com.fasterxml.jackson.databind.JsonNode doc = docA(s.asAdmin("GET", url, null).status(200).json());
+            assertTrue(doc.path("_attachments").path("foo.txt").path("stub").asBoolean(), url + " " + doc);
+            assertTrue(doc.path("_attachments").path("foo.txt").path("encoding").isMissingNode(), url + " " + doc);
+            doc = docA(s.asAdmin("GET", url + "&att_encoding_info=true", null).status(200).json());
+            com.fasterxml.jackson.databind.JsonNode foo = doc.path("_attachments").path("foo.txt");
+            assertEquals("gzip", foo.path("encoding").asText(), url + " " + doc);
+            assertEquals(text.length(), foo.path("length").asInt(), url + " " + doc);
+            assertTrue(foo.path("encoded_length").asInt() < text.length(), url + " " + doc);
+            // Not a compressible type: stored as sent, nothing to say.
+            assertTrue(doc.path("_attachments").path("bar.bin").path("encoding").isMissingNode(), url + " " + doc);
+        }
+    }
+
+    /** The document "a" of a listing's rows or results. */
+    private static com.fasterxml.jackson.databind.JsonNode docA(com.fasterxml.jackson.databind.JsonNode listing) {
+        for (com.fasterxml.jackson.databind.JsonNode r : listing.has("results") ? listing.path("results") : listing.path("rows")) {
+            if (r.path("id").asText().equals("a")) return r.path("doc");
+        }
+        throw new AssertionError("no document a in " + listing);
+    }
+
     private static String keys(com.fasterxml.jackson.databind.JsonNode rows) {
         com.fasterxml.jackson.databind.node.ArrayNode out = dev.chaise.storage.json.Json.NODES.arrayNode();
         rows.forEach(r -> out.add(r.path("key")));

@@ -59,11 +59,11 @@ public final class ViewQueries implements ViewIndexes {
 
     /** Runs a view query: updates the index as {@code update} asks, then streams the rows. */
     public Result query(Database db, String ddocId, String viewName, ViewQuery q) {
-        return query(db, ddocId, viewName, q, false);
+        return query(db, ddocId, viewName, q, ViewReader.DocAttachments.STUBS);
     }
 
-    /** @param attachments with {@code include_docs}: attachment bodies inline, as {@code attachments=true} asks */
-    public Result query(Database db, String ddocId, String viewName, ViewQuery q, boolean attachments) {
+    /** @param atts with {@code include_docs}: what the documents' attachments show */
+    public Result query(Database db, String ddocId, String viewName, ViewQuery q, ViewReader.DocAttachments atts) {
         DesignDoc ddoc = designs.get(db, ddocId);
         int viewId = ddoc.viewIndex(viewName);
         if (viewId < 0) throw new ViewException(ViewException.Kind.NOT_FOUND, "not_found", "missing_named_view");
@@ -77,7 +77,7 @@ public final class ViewQueries implements ViewIndexes {
         if (!plan.reduce()) {
             long total = db.read(r -> MapIndexSubspace.rowCount(r.tx(), r.handle(), sig, viewId));
             long rowLimit = q.limit() == Long.MAX_VALUE ? 0 : q.skip() + q.limit();
-            Iterator<ViewRow> rows = Views.skipLimit(reader.mapRows(db, sig, viewId, q, q.includeDocs(), rowLimit, attachments), q.skip(), q.limit());
+            Iterator<ViewRow> rows = Views.skipLimit(reader.mapRows(db, sig, viewId, q, q.includeDocs(), rowLimit, atts), q.skip(), q.limit());
             long offset = reader.offset(db, sig, viewId, q, ddoc.reduceTrees()) + q.skip();
             return new Result(false, total, Math.min(offset, total), seq, lazyUpdate(rows, q, db, ddoc), null);
         }

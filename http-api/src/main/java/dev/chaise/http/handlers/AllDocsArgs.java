@@ -17,7 +17,8 @@ import java.util.List;
  * @param limit {@link Long#MAX_VALUE} if not given
  */
 record AllDocsArgs(List<JsonNode> keys, JsonNode startKey, JsonNode endKey, boolean inclusiveEnd, long limit, long skip,
-                   boolean descending, boolean includeDocs, boolean conflicts, boolean updateSeq, boolean attachments) {
+                   boolean descending, boolean includeDocs, boolean conflicts, boolean updateSeq, boolean attachments,
+                   boolean attEncodingInfo) {
 
     static AllDocsArgs parse(Request req, ObjectNode body) {
         return parse(req, body, false);
@@ -31,8 +32,8 @@ record AllDocsArgs(List<JsonNode> keys, JsonNode startKey, JsonNode endKey, bool
         q.validate(false);
         JsonNode s = q.startKey() != null ? q.startKey() : q.startDocId() == null ? null : TextNode.valueOf(q.startDocId());
         JsonNode e = q.endKey() != null ? q.endKey() : q.endDocId() == null ? null : TextNode.valueOf(q.endDocId());
-        boolean attachments = "true".equals(req.query("attachments")) || (body != null && body.path("attachments").asBoolean(false));
         return new AllDocsArgs(q.keys(), s, e, q.keyGiven() || q.inclusiveEnd(), q.limit(), q.skip(), q.descending(), q.includeDocs(),
-                Boolean.TRUE.equals(q.conflicts()), q.updateSeq(), attachments);
+                Boolean.TRUE.equals(q.conflicts()), q.updateSeq(), ViewHandlers.flag(req, body, "attachments"),
+                ViewHandlers.flag(req, body, "att_encoding_info"));
     }
 }

@@ -18,6 +18,7 @@ import dev.chaise.views.IndexMaintenance;
 import dev.chaise.views.ViewQueries;
 import dev.chaise.views.index.MapIndexSubspace;
 import dev.chaise.views.query.ViewQuery;
+import dev.chaise.views.query.ViewReader;
 import dev.chaise.views.query.ViewRow;
 import java.util.ArrayList;
 import java.util.List;
@@ -77,8 +78,8 @@ public final class ViewHandlers {
         SecuredDb adb = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         Database db = adb.database();
         ViewQuery q = ViewArgs.parse(req, body);
-        boolean attachments = "true".equals(req.query("attachments")) || (body != null && body.path("attachments").asBoolean(false));
-        ViewQueries.Result result = views.query(db, ddocId(req), req.param("view"), q, attachments);
+        ViewQueries.Result result = views.query(db, ddocId(req), req.param("view"), q,
+                new ViewReader.DocAttachments(flag(req, body, "attachments"), flag(req, body, "att_encoding_info")));
         return Response.jsonStream(200, out -> {
             try (result) {
                 writeResult(out, result, q, adb);
@@ -172,5 +173,10 @@ public final class ViewHandlers {
         vi.put("waiting_clients", 0);
         vi.put("waiting_commit", false);
         return Response.json(200, out);
+    }
+
+    /** A document option of couch_mrview_http's parse_params, from the query string or the body. */
+    static boolean flag(Request req, ObjectNode body, String name) {
+        return "true".equals(req.query(name)) || (body != null && body.path(name).asBoolean(false));
     }
 }

@@ -36,28 +36,28 @@ public final class ViewReader {
         this.collation = collation;
     }
 
-    /** Map rows in query order, before skip and limit. */
-    public Iterator<ViewRow> mapRows(Database db, String sig, int viewId, ViewQuery q, boolean withDocs) {
-        return mapRows(db, sig, viewId, q, withDocs, 0);
+    /**
+     * How {@code include_docs} documents carry their attachments: bodies inline
+     * ({@code attachments=true}), and stubs saying how bodies are stored ({@code att_encoding_info=true}).
+     */
+    public record DocAttachments(boolean inline, boolean encodingInfo) {
+        public static final DocAttachments STUBS = new DocAttachments(false, false);
     }
 
     /**
+     * Map rows in query order, before skip and limit.
+     *
      * @param rowLimit at most this many rows per cursor (skip + limit of a map query, so
      *     {@code limit=10} reads ten rows, not a transaction's worth); 0 for no bound
      */
-    public Iterator<ViewRow> mapRows(Database db, String sig, int viewId, ViewQuery q, boolean withDocs, long rowLimit) {
-        return mapRows(db, sig, viewId, q, withDocs, rowLimit, false);
-    }
-
-    /** @param attachments inline attachment bodies into included documents */
-    public Iterator<ViewRow> mapRows(Database db, String sig, int viewId, ViewQuery q, boolean withDocs, long rowLimit, boolean attachments) {
+    public Iterator<ViewRow> mapRows(Database db, String sig, int viewId, ViewQuery q, boolean withDocs, long rowLimit, DocAttachments atts) {
         DbHandle db0 = db.handle();
         boolean conflicts = Boolean.TRUE.equals(q.conflicts());
         Cursor.RowMapper<ViewRow> mapper = (reader, row) -> {
             MapIndexSubspace.Row r = MapIndexSubspace.decodeRow(reader.handle(), row);
             JsonNode key = parse(r.keyJson());
             JsonNode value = parse(r.valueJson());
-            return new ViewRow(key, r.docId(), value, withDocs ? linkedDoc(reader, r.docId(), value, conflicts, attachments) : null);
+            return new ViewRow(key, r.docId(), value, withDocs ? linkedDoc(reader, r.docId(), value, conflicts, atts) : null);
         };
         if (q.keys() != null) {
             List<Iterator<ViewRow>> parts = new ArrayList<>();
@@ -174,7 +174,7 @@ public final class ViewReader {
      * The document of an {@code include_docs} row: the one a value's {@code _id} (and {@code _rev})
      * names, as CouchDB's linked documents, else the row's own; JSON null if missing or deleted.
      */
-    private static JsonNode linkedDoc(DbReader reader, String docId, JsonNode value, boolean conflicts, boolean attachments) {
+    private static JsonNode linkedDoc(DbReader reader, String docId, JsonNode value, boolean conflicts, DocAttachments atts) {
         String id = docId;
         RevId rev = null;
         if (value.isObject() && value.get("_id") != null && value.get("_id").isTextual()) {
@@ -191,7 +191,8 @@ public final class ViewReader {
         try {
             StoredDoc d = reader.get(id, rev, conflicts); // the cursor reads at snapshot already
             ObjectNode out = DocumentJson.renderWithConflicts(d); // branches were read only if conflicts was asked for
-            if (attachments) reader.inlineAttachments(d, out, 0);
+            if (atts.inline()) reader.inlineAttachments(d, out, 0);
+            if (atts.encodingInfo()) DocumentJson.showEncoding(d, out);
             return out;
         } catch (StorageException e) {
             if (e.kind() == StorageException.Kind.NOT_FOUND) return Json.NODES.nullNode();

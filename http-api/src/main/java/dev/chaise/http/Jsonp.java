@@ -24,7 +24,8 @@ final class Jsonp {
         if (!"true".equals(config.get("chttpd", "allow_jsonp").map(String::strip).orElse("false"))) return resp;
         if (!valid(callback)) return ErrorMapper.map(HttpError.badRequest("invalid_callback"), req).toResponse();
         String type = resp.header("Content-Type");
-        if (type == null || !type.startsWith(Response.JSON)) return resp;
+        // Only JSON answers; a body sent with its length is an attachment's bytes, which CouchDB never frames.
+        if (type == null || !type.startsWith(Response.JSON) || resp.header("Content-Length") != null) return resp;
         byte[] start = ("/* CouchDB */" + callback + "(").getBytes(StandardCharsets.UTF_8);
         byte[] end = ");\n".getBytes(StandardCharsets.UTF_8);
         return switch (resp) {

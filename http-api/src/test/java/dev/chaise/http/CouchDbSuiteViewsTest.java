@@ -165,6 +165,62 @@ class CouchDbSuiteViewsTest {
         }
     }
 
+    @Test
+    void attachmentBodiesAreSentWithTheirLength() throws Exception {
+        // attachment_ranges_test.exs: couch_httpd's start_response_length, whole or a range.
+        s.asAdmin("PUT", "/svlen", null).status(201);
+        s.asAdmin("PUT", "/svlen/bin_doc", "{\"_attachments\":{\"foo.txt\":{\"content_type\":\"application/octet-stream\","
+                + "\"data\":\"VGhpcyBpcyBhIGJhc2U2NCBlbmNvZGVkIHRleHQ=\"}}}").status(201);
+        HttpTestServer.Resp r = s.get("/svlen/bin_doc/foo.txt", "Authorization", ADMIN, "Range", "bytes=0-28").status(206);
+        assertEquals("29", r.header("Content-Length"));
+        assertEquals("bytes 0-28/29", r.header("Content-Range"));
+        assertEquals(null, r.header("Transfer-Encoding"));
+        r = s.get("/svlen/bin_doc/foo.txt", "Authorization", ADMIN, "Range", "bytes=2-").status(206);
+        assertEquals("27", r.header("Content-Length"));
+        assertEquals("is is a base64 encoded text", r.text());
+        r = s.get("/svlen/bin_doc/foo.txt", "Authorization", ADMIN).status(200);
+        assertEquals("29", r.header("Content-Length"));
+        // Stored gzipped: the length of what is sent, decoded or as stored.
+        String text = "compressible ".repeat(100);
+        s.send("PUT", "/svlen/gz/t.txt", text, "Authorization", ADMIN, "Content-Type", "text/plain").status(201);
+        r = s.get("/svlen/gz/t.txt", "Authorization", ADMIN).status(200);
+        assertEquals(String.valueOf(text.length()), r.header("Content-Length"));
+        assertEquals(text, r.text());
+        // A JSON attachment is its bytes, never a JSONP frame.
+        s.send("PUT", "/svlen/js/a.json", "{\"a\":1}", "Authorization", ADMIN, "Content-Type", "application/json").status(201);
+        config("chttpd", "allow_jsonp", "true");
+        try {
+            assertEquals("{\"a\":1}", s.get("/svlen/js/a.json?callback=cb", "Authorization", ADMIN).status(200).text());
+        } finally {
+            config("chttpd", "allow_jsonp", null);
+        }
+    }
+
+    @Test
+    void openRevsAsMultipartSendsBodiesAsStored() throws Exception {
+        // attachments_multipart_test.exs "manages compressed attachments successfully": chttpd_db's
+        // send_docs_multipart adds attachments, follows and att_encoding_info, with no parameter asking.
+        s.asAdmin("PUT", "/svmp", null).status(201);
+        String rev = s.asAdmin("PUT", "/svmp/foobar", "{}").status(201).json().path("rev").asText();
+        rev = s.send("PUT", "/svmp/foobar/data.bin?rev=" + rev, "hello world", "Authorization", ADMIN, "Content-Type", "application/binary")
+                .status(201).json().path("rev").asText();
+        String second = rev;
+        rev = s.send("PUT", "/svmp/foobar/lorem.txt?rev=" + rev, "lorem ipsum ".repeat(50), "Authorization", ADMIN, "Content-Type", "text/plain")
+                .status(201).json().path("rev").asText();
+        String q = "/svmp/foobar?open_revs=" + java.net.URLEncoder.encode("[\"" + rev + "\"]", "UTF-8");
+        HttpTestServer.Resp r = s.get(q, "Authorization", ADMIN, "Accept", "multipart/mixed", "X-CouchDB-Send-Encoded-Atts", "true").status(200);
+        assertTrue(r.text().contains("\r\nContent-Type: multipart/related; boundary="), r.text());
+        assertTrue(r.text().contains("\"lorem.txt\":{\"content_type\":\"text/plain\""), r.text());
+        assertTrue(r.text().contains("\"follows\":true,\"encoding\":\"gzip\""), r.text());
+        assertTrue(r.text().contains("hello world"), r.text());
+        // With atts_since, only the newer body follows.
+        r = s.get(q + "&atts_since=" + java.net.URLEncoder.encode("[\"" + second + "\"]", "UTF-8"), "Authorization", ADMIN,
+                "Accept", "multipart/mixed").status(200);
+        assertTrue(r.text().contains("\"data.bin\":{\"content_type\":\"application/binary\",\"digest\""), r.text());
+        assertTrue(!r.text().contains("hello world"), r.text());
+        assertTrue(r.text().contains("\"follows\":true,\"encoding\":\"gzip\""), r.text());
+    }
+
     /** The document "a" of a listing's rows or results. */
     private static com.fasterxml.jackson.databind.JsonNode docA(com.fasterxml.jackson.databind.JsonNode listing) {
         for (com.fasterxml.jackson.databind.JsonNode r : listing.has("results") ? listing.path("results") : listing.path("rows")) {

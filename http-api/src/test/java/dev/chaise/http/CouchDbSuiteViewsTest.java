@@ -221,6 +221,24 @@ class CouchDbSuiteViewsTest {
         assertTrue(r.text().contains("\"follows\":true,\"encoding\":\"gzip\""), r.text());
     }
 
+    @Test
+    void runtimeCodeEvaluationIsPreventedAndVersionsSaySo() throws Exception {
+        // view_sandboxing_test.exs "runtime code evaluation can be prevented": couchjs refuses code
+        // from strings unless started with --eval (csp_allows), so the map fails on the document.
+        com.fasterxml.jackson.databind.JsonNode v = s.asAdmin("GET", "/_node/_local/_versions", null).status(200).json();
+        assertEquals("graaljs", v.path("javascript_engine").path("name").asText(), v.toString());
+        assertTrue(!v.path("javascript_engine").path("version").asText().isEmpty(), v.toString());
+        assertEquals("icu4j", v.path("collation_driver").path("name").asText(), v.toString());
+        assertTrue(v.path("collation_driver").path("collator_version").asText().matches("[0-9.]+"), v.toString());
+        s.get("/_node/_local/_versions").error(401, "unauthorized", null);
+        s.asAdmin("PUT", "/sveval", null).status(201);
+        s.asAdmin("PUT", "/sveval/d", "{}").status(201);
+        s.asAdmin("PUT", "/sveval/_design/e", "{\"views\":{\"v\":{\"map\":\"function(doc) { var glob = emit.constructor('return this')(); emit(doc._id, null); }\"},"
+                + "\"w\":{\"map\":\"function(doc) { emit(eval('1'), null); }\"}}}").status(201);
+        assertEquals(0, s.asAdmin("GET", "/sveval/_design/e/_view/v", null).status(200).json().path("total_rows").asInt());
+        assertEquals(0, s.asAdmin("GET", "/sveval/_design/e/_view/w", null).status(200).json().path("total_rows").asInt());
+    }
+
     /** The document "a" of a listing's rows or results. */
     private static com.fasterxml.jackson.databind.JsonNode docA(com.fasterxml.jackson.databind.JsonNode listing) {
         for (com.fasterxml.jackson.databind.JsonNode r : listing.has("results") ? listing.path("results") : listing.path("rows")) {

@@ -59,6 +59,17 @@ public final class ViewsModule implements AutoCloseable {
         storage.addPurgeHook(new PurgedDocs(programs::reducers)); // purged documents leave every index with the purge
     }
 
+    /**
+     * What {@code /_node/_local/_versions} says of views, in chttpd_node's shape:
+     * {@code collation_driver} (ICU, here icu4j) and {@code javascript_engine}.
+     */
+    public java.util.Map<String, Object> versions() {
+        java.util.Map<String, Object> out = new java.util.LinkedHashMap<>();
+        out.put("collation_driver", dev.chaise.views.collation.ViewCollation.driver());
+        if (js != null) out.put("javascript_engine", java.util.Map.of("name", js.name(), "version", js.version()));
+        return out;
+    }
+
     /** {@code [query_server_config] reduce_limit} as the configuration says now ({@link JsEngine#reduceLimit}). */
     public void reduceLimit(boolean on) {
         if (js != null) js.reduceLimit(on);

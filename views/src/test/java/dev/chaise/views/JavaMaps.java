@@ -66,6 +66,16 @@ public final class JavaMaps implements JsEngine {
     public void reduceLimit(boolean on) {}
 
     @Override
+    public String name() {
+        return "java";
+    }
+
+    @Override
+    public String version() {
+        return "test";
+    }
+
+    @Override
     public void checkCompiles(String source) throws JsFunctionException {
         if (!functions.containsKey(source)) throw new JsFunctionException("compilation_error", "no function " + source);
     }

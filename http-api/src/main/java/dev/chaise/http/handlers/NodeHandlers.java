@@ -34,17 +34,20 @@ public final class NodeHandlers {
     private final ConfigStore store;
     private final Metrics metrics;
     private final java.util.function.Supplier<Map<String, Object>> system;
+    private final Map<String, Object> versions;
 
     /**
      * @param metrics what {@code _stats} and {@code _prometheus} show
      * @param system what {@code _system} shows
+     * @param versions what {@code _versions} shows
      */
     public NodeHandlers(java.util.function.Supplier<HttpConfig> config, ConfigStore store, Metrics metrics,
-                        java.util.function.Supplier<Map<String, Object>> system) {
+                        java.util.function.Supplier<Map<String, Object>> system, Map<String, Object> versions) {
         this.config = config;
         this.store = store;
         this.metrics = metrics;
         this.system = system;
+        this.versions = versions;
     }
 
     public void register(Router r) {
@@ -87,6 +90,11 @@ public final class NodeHandlers {
         r.add("GET", "/_node/{node}/_system", req -> {
             admin(req);
             return Response.json(200, system.get());
+        });
+        // chttpd_node's get_versions, for what Chaise has: the collation library and the JavaScript engine (no Erlang).
+        r.add("GET", "/_node/{node}/_versions", req -> {
+            admin(req);
+            return Response.json(200, versions);
         });
         r.add("POST", "/_node/{node}/_config/_reload", req -> {
             admin(req);

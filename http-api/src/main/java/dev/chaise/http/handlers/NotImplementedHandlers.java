@@ -23,8 +23,7 @@ public final class NotImplementedHandlers {
             new Missing("/_cluster_setup", "cluster setup"),
             new Missing("/_search_analyze", "full-text search"),
             new Missing("/_nouveau_analyze", "full-text search"),
-            new Missing("/_node/{node}/_restart", "restarting a node over HTTP"),
-            new Missing("/_node/{node}/_versions", "node versions"));
+            new Missing("/_node/{node}/_restart", "restarting a node over HTTP"));
 
     static final List<Missing> DATABASE = List.of(
             new Missing("/{db}/_shards", "shards"),

@@ -115,7 +115,7 @@ public final class ChaiseHttp implements AutoCloseable {
         serverHandlers.register(router);
         new SessionHandlers(authenticator).register(router);
         new NodeHandlers(live, configStore, metrics, () -> dev.chaise.http.metrics.SystemInfo.of(openConnections(), openChangesFeeds(),
-                storage.backendName(), storage.engineFigures())).register(router);
+                storage.backendName(), storage.engineFigures()), views.versions()).register(router);
         new DatabaseHandlers(storage, access, configStore).register(router);
         new DbUpdatesHandler(storage).register(router);
         new DocumentHandlers(access, uuids).register(router);

@@ -96,4 +96,10 @@ public final class ViewCollation {
         if (!Double.isFinite(d)) throw new IllegalArgumentException("not a JSON number: " + d);
         return new BigDecimal(d);
     }
+
+    /** The collation library as chttpd_node's {@code collation_driver} describes libicu. */
+    public static java.util.Map<String, String> driver() {
+        return java.util.Map.of("name", "icu4j", "library_version", com.ibm.icu.util.VersionInfo.ICU_VERSION.toString(),
+                "collation_algorithm_version", COLLATOR.getUCAVersion().toString(), "collator_version", COLLATOR.getVersion().toString());
+    }
 }

@@ -27,6 +27,7 @@ import org.graalvm.polyglot.PolyglotException;
 import org.graalvm.polyglot.Source;
 import org.graalvm.polyglot.Value;
 import org.graalvm.polyglot.io.IOAccess;
+import org.graalvm.polyglot.proxy.ProxyExecutable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -130,7 +131,12 @@ public final class GraalJsEngine implements JsEngine {
                     .option("js.print", "false")
                     .option("js.console", "false")
                     .option("js.ecmascript-version", "2024")
+                    // As couchjs without --eval: no eval(), no Function('...'); design functions are
+                    // compiled by the host, through __compile, which the prelude keeps to itself.
+                    .option("js.allow-eval", "false")
                     .build();
+            context.getBindings("js").putMember("__compile",
+                    (ProxyExecutable) args -> context.eval(Source.newBuilder("js", args[0].asString(), "<eval>").buildLiteral()));
             context.eval(PRELUDE);
             this.api = context.getBindings("js").getMember("__chaise");
         }
@@ -383,6 +389,16 @@ public final class GraalJsEngine implements JsEngine {
     }
 
     // ---------------------------------------------------------------- reduce
+
+    @Override
+    public String name() {
+        return "graaljs";
+    }
+
+    @Override
+    public String version() {
+        return engine.getVersion();
+    }
 
     @Override
     public void reduceLimit(boolean on) {

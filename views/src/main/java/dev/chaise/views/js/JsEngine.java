@@ -41,6 +41,11 @@ public interface JsEngine extends AutoCloseable {
      */
     void checkCompiles(String source) throws JsFunctionException;
 
+    /** The engine's name, as {@code _versions}' {@code javascript_engine} names couchjs' ({@code spidermonkey}, {@code quickjs}). */
+    String name();
+
+    String version();
+
     /**
      * {@code [query_server_config] reduce_limit} (on unless {@code false}): a JavaScript reduce
      * whose output is over 4096 bytes and more than half its input fails with

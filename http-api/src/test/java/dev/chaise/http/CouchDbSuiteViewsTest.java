@@ -239,6 +239,38 @@ class CouchDbSuiteViewsTest {
         assertEquals(0, s.asAdmin("GET", "/sveval/_design/e/_view/w", null).status(200).json().path("total_rows").asInt());
     }
 
+    @Test
+    void aListRunsForOptionsAsForGet() throws Exception {
+        // list_views_test.exs "standard OPTIONS": chttpd_show:handle_view_list_req takes GET and OPTIONS alike.
+        s.asAdmin("PUT", "/svlist", null).status(201);
+        s.asAdmin("POST", "/svlist/_bulk_docs", "{\"docs\":[{\"_id\":\"0\",\"n\":0},{\"_id\":\"1\",\"n\":1}]}").status(201);
+        s.asAdmin("PUT", "/svlist/_design/lists", "{\"views\":{\"v\":{\"map\":\"function(doc){emit(doc.n, null);}\"}},"
+                + "\"lists\":{\"basic\":\"function(head, req){ send('head'); var row; while (row = getRow()) send(row.key); return 'tail'; }\"}}").status(201);
+        assertEquals("head01tail", s.send("OPTIONS", "/svlist/_design/lists/_list/basic/v", null, "Authorization", ADMIN).status(200).text());
+        assertEquals("head01tail", s.get("/svlist/_design/lists/_list/basic/v", "Authorization", ADMIN).status(200).text());
+    }
+
+    @Test
+    void coffeeScriptDesignDocumentsRun() throws Exception {
+        // coffee_test.exs: couchjs compiles each function with CoffeeScript.compile(src, {bare: true}).
+        s.asAdmin("PUT", "/svcoffee", null).status(201);
+        s.asAdmin("POST", "/svcoffee/_bulk_docs", "{\"docs\":[{\"_id\":\"a\",\"foo\":100},{\"foo\":1},{\"foo\":1},{\"foo\":2},{\"foo\":2},"
+                + "{\"bar\":1},{\"bar\":1},{\"bar\":2},{\"bar\":2}]}").status(201);
+        String ddoc = "{\"language\":\"coffeescript\",\"views\":{\"myview\":{\"map\":\"(doc) -> if doc.foo\\n  emit(doc.foo, 1)\","
+                + "\"reduce\":\"(keys, values, rereduce) ->\\n  sum = 0\\n  for x in values\\n    sum = sum + x\\n  sum\"}},"
+                + "\"shows\":{\"myshow\":\"(doc) ->\\n  \\\"Foo #{doc.foo}\\\"\"},"
+                + "\"lists\":{\"mylist\":\"(head, req) ->\\n  while row = getRow()\\n    send(toJSON({\\\"resp\\\": \\\"Foo #{row.value}\\\"}))\\n  return\"},"
+                + "\"filters\":{\"filter\":\"(doc) ->\\n  doc.foo\"}}";
+        s.asAdmin("PUT", "/svcoffee/_design/coffee", ddoc).status(201);
+        assertEquals(5, s.asAdmin("GET", "/svcoffee/_design/coffee/_view/myview", null).status(200).json().path("rows").get(0).path("value").asInt());
+        assertEquals("Foo 100", s.asAdmin("GET", "/svcoffee/_design/coffee/_show/myshow/a", null).status(200).text());
+        assertEquals("Foo 5", s.asAdmin("GET", "/svcoffee/_design/coffee/_list/mylist/myview", null).status(200).json().path("resp").asText());
+        assertEquals(5, s.asAdmin("GET", "/svcoffee/_changes?filter=coffee/filter", null).status(200).json().path("results").size());
+        // A CoffeeScript syntax error is the map's compilation_error.
+        s.asAdmin("PUT", "/svcoffee/_design/bad", "{\"language\":\"coffeescript\",\"views\":{\"v\":{\"map\":\"(doc) -> emit(\"}}}").status(201);
+        s.asAdmin("GET", "/svcoffee/_design/bad/_view/v", null).error(400, "compilation_error", null);
+    }
+
     /** The document "a" of a listing's rows or results. */
     private static com.fasterxml.jackson.databind.JsonNode docA(com.fasterxml.jackson.databind.JsonNode listing) {
         for (com.fasterxml.jackson.databind.JsonNode r : listing.has("results") ? listing.path("results") : listing.path("rows")) {

@@ -66,6 +66,11 @@ public final class JavaMaps implements JsEngine {
     public void reduceLimit(boolean on) {}
 
     @Override
+    public boolean speaks(String language) {
+        return JAVASCRIPT.equals(language);
+    }
+
+    @Override
     public String name() {
         return "java";
     }

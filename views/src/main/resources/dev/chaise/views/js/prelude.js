@@ -368,7 +368,36 @@
     }
   }
 
+  // CoffeeScript's compiler (npm's coffee-script lib/ modules), in contexts that only compile it.
+  let coffeeScript = null;
+
   global.__chaise = {
+    loadCoffee: function (modulesJson) {
+      const files = JSON.parse(modulesJson);
+      const loaded = {};
+      // What it requires of node's modules is only used by its run/eval/register, never by compile.
+      const stubs = { fs: {}, vm: {}, path: {}, module: {}, '../../package.json': { version: files.version } };
+      function load(name) {
+        if (Object.prototype.hasOwnProperty.call(stubs, name)) return stubs[name];
+        const file = name.replace(/^\.\//, '');
+        if (Object.prototype.hasOwnProperty.call(loaded, file)) return loaded[file].exports;
+        const src = files[file + '.js'];
+        if (typeof src !== 'string') throw new Error('coffee-script: no module ' + name);
+        const module = { exports: {} };
+        loaded[file] = module;
+        compileSource('(function (exports, require, module, __filename, __dirname) {' + src + '\n})')(module.exports, load, module, file, '.');
+        return module.exports;
+      }
+      coffeeScript = load('./coffee-script');
+    },
+    // CouchDB's util.js: CoffeeScript.compile(source, {bare: true}), then evaluated as a function.
+    coffee: function (src) {
+      try {
+        return JSON.stringify({ js: coffeeScript.compile(String(src), { bare: true }) });
+      } catch (e) {
+        return JSON.stringify({ error: message(e) });
+      }
+    },
     init: function (rootJson) {
       global.require = makeRequire(JSON.parse(rootJson));
     },

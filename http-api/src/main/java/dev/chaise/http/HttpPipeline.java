@@ -25,7 +25,7 @@ public final class HttpPipeline {
     private volatile RequestSettings settings;
 
     public HttpPipeline(Router router, Authenticator authenticator, ConfigStore config) {
-        this(router, authenticator, config, new dev.chaise.http.metrics.Metrics(java.time.Duration.ofSeconds(10)), "chaise@127.0.0.1");
+        this(router, authenticator, config, dev.chaise.http.metrics.Metrics.standalone(), "chaise@127.0.0.1");
     }
 
     /** @param metrics where each request is counted and timed; @param node the node name the access log shows */
@@ -53,7 +53,7 @@ public final class HttpPipeline {
      */
     public void completed(java.net.SocketAddress remote, String host, String method, String uri, int status, boolean sent, long nanos,
                           String user, String requestId) {
-        metrics.request(method, status, nanos);
+        metrics.request(method, status, sent, nanos);
         if (!"false".equals(config.get("chaise", "access_log").map(String::strip).orElse("true"))) {
             AccessLog.log(node, remote, host, method, uri, status, sent, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(nanos), user, requestId);
         }

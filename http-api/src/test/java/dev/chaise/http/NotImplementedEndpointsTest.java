@@ -23,7 +23,7 @@ class NotImplementedEndpointsTest {
     @Test
     void serverEndpoints() throws Exception {
         for (String path : new String[] {"/_reshard", "/_reshard/jobs",
-                "/_cluster_setup", "/_search_analyze"}) {
+                "/_cluster_setup", "/_search_analyze", "/_node/_local/_restart"}) {
             s.asAdmin("GET", path, null).error(501, "not_implemented", null);
             s.asAdmin("POST", path, "{}").error(501, "not_implemented", null);
         }

@@ -66,9 +66,11 @@ final class HttpPeer implements Peer {
     private final int retries;
     private final String authorization;
     private boolean bulkGetMissing;
+    private final ReplicatorMetrics metrics;
 
-    HttpPeer(HttpClient client, Endpoint.Remote ep, long timeoutMs, int retries) {
+    HttpPeer(HttpClient client, Endpoint.Remote ep, long timeoutMs, int retries, ReplicatorMetrics metrics) {
         this.client = client;
+        this.metrics = metrics;
         this.ep = ep;
         this.timeout = Duration.ofMillis(timeoutMs);
         this.retries = retries;
@@ -154,11 +156,16 @@ final class HttpPeer implements Peer {
      * answers {@link #retries} times with doubling waits, as couch_replicator_httpc does.
      */
     private Resp send(String method, String url, byte[] body, String contentType, String accept) {
+        return send(method, url, body, contentType, accept, false);
+    }
+
+    /** @param stream whether the answer is read as it arrives (a feed, a multipart document): counted as CouchDB's stream responses */
+    private Resp send(String method, String url, byte[] body, String contentType, String accept, boolean stream) {
         long wait = 250;
         for (int attempt = 0; ; attempt++) {
             try {
                 HttpRequest req = request(method, url, body == null ? null : HttpRequest.BodyPublishers.ofByteArray(body), contentType, accept).build();
-                HttpResponse<InputStream> r = client.send(req, HttpResponse.BodyHandlers.ofInputStream());
+                HttpResponse<InputStream> r = counted(req, stream);
                 int status = r.statusCode();
                 if ((status >= 500 || status == 408 || status == 429) && attempt < retries) {
                     new Resp(status, null, r.body()).discard();
@@ -178,6 +185,26 @@ final class HttpPeer implements Peer {
                 throw failed(method, url, e);
             }
         }
+    }
+
+    /**
+     * One request sent, counted as couch_replicator_httpc counts it: a response under 500 (not a
+     * redirect, 408 or 429) is a success, 408 and 5xx a failure; a stream that breaks is a failure
+     * too, where a plain request that got no answer is only retried.
+     */
+    private HttpResponse<InputStream> counted(HttpRequest req, boolean stream) throws IOException, InterruptedException {
+        metrics.requests.increment();
+        HttpResponse<InputStream> r;
+        try {
+            r = client.send(req, HttpResponse.BodyHandlers.ofInputStream());
+        } catch (IOException e) {
+            if (stream) metrics.streamResponsesFailure.increment();
+            throw e;
+        }
+        int status = r.statusCode();
+        if (status == 408 || status >= 500) (stream ? metrics.streamResponsesFailure : metrics.responsesFailure).increment();
+        else if (status >= 200 && status < 300 || status >= 400 && status != 429) (stream ? metrics.streamResponsesSuccess : metrics.responsesSuccess).increment();
+        return r;
     }
 
     private static void sleep(long ms) {
@@ -334,7 +361,7 @@ final class HttpPeer implements Peer {
             qs.put("filter", q.filter());
             q.queryParams().properties().forEach(e -> qs.putIfAbsent(e.getKey(), e.getValue().asText()));
         }
-        Resp r = send(body == null ? "GET" : "POST", url("_changes", qs), body, body == null ? null : "application/json", null);
+        Resp r = send(body == null ? "GET" : "POST", url("_changes", qs), body, body == null ? null : "application/json", null, true);
         if (r.status() != 200) {
             if (r.status() == 404) {
                 JsonNode j = r.json();
@@ -517,7 +544,7 @@ final class HttpPeer implements Peer {
             qs.put("atts_since", a.toString());
         }
         qs.put("attachments", "true");
-        Resp r = send("GET", url(docPath(w.id()), qs), null, null, "multipart/mixed");
+        Resp r = send("GET", url(docPath(w.id()), qs), null, null, "multipart/mixed", true);
         if (r.status() == 404) {
             r.discard();
             return; // gone from the source: nothing to copy
@@ -658,7 +685,7 @@ final class HttpPeer implements Peer {
         HttpRequest req = request("PUT", url(docPath(id), qs), pub, "multipart/related; boundary=\"" + boundary + "\"", null).build();
         HttpResponse<InputStream> r;
         try {
-            r = client.send(req, HttpResponse.BodyHandlers.ofInputStream()); // a stream cannot be sent twice: no retry here
+            r = counted(req, false); // a stream cannot be sent twice: no retry here
         } catch (IOException e) {
             throw failed("PUT", req.uri().toString(), e);
         } catch (InterruptedException e) {

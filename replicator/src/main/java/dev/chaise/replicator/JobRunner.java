@@ -37,8 +37,12 @@ final class JobRunner {
     volatile String crashReason;
 
     /** @param closing true once this server is stopping: the job is then given back, not finished */
-    JobRunner(JobQueue.Lease lease, ReplicatorConfig config, JobQueue queue, Peers peers, Completed completed, BooleanSupplier closing) {
+    private final ReplicatorMetrics metrics;
+
+    JobRunner(JobQueue.Lease lease, ReplicatorConfig config, JobQueue queue, Peers peers, Completed completed, BooleanSupplier closing,
+              ReplicatorMetrics metrics) {
         this.lease = lease;
+        this.metrics = metrics;
         this.data = ((ObjectNode) lease.data()).deepCopy();
         this.config = config;
         this.queue = queue;
@@ -133,13 +137,14 @@ final class JobRunner {
             state = "running";
             crashReason = null;
             event("started", null);
+            metrics.starts.increment();
             heartbeat();
             Peer source = null;
             Peer target = null;
             try {
                 source = peers.peer(spec.source(), spec);
                 target = peers.peer(spec.target(), spec);
-                Replication r = new Replication(spec, data.path("base").asText(), source, target, stats, x -> {});
+                Replication r = new Replication(spec, data.path("base").asText(), source, target, stats, x -> {}, metrics);
                 replication = r;
                 ObjectNode history = r.run();
                 heartbeat();
@@ -152,10 +157,15 @@ final class JobRunner {
                 log.info("Replication `{}` completed", id());
                 return;
             } catch (Replication.Stopped | InterruptedException e) {
+                metrics.stops.increment();
                 if (closing.getAsBoolean()) giveBack();
                 return;
             } catch (RuntimeException e) {
-                if (stopped || closing.getAsBoolean()) return;
+                if (stopped || closing.getAsBoolean()) {
+                    metrics.stops.increment();
+                    return;
+                }
+                metrics.crashes.increment();
                 ReplicationException re = e instanceof ReplicationException x ? x
                         : new ReplicationException(500, "unknown_error", e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage()), e);
                 if (!(e instanceof ReplicationException)) log.warn("replication {} failed", id(), e);

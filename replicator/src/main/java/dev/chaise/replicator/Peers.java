@@ -21,8 +21,11 @@ final class Peers implements AutoCloseable {
     private final DocFilters filters;
     private final HttpClient http;
 
-    Peers(LocalAccess access, DocFilters filters, ReplicatorConfig config) {
+    private final ReplicatorMetrics metrics;
+
+    Peers(LocalAccess access, DocFilters filters, ReplicatorConfig config, ReplicatorMetrics metrics) {
         this.access = access;
+        this.metrics = metrics;
         this.filters = filters;
         this.http = client(config);
     }
@@ -31,7 +34,7 @@ final class Peers implements AutoCloseable {
     Peer peer(Endpoint e, ReplicationSpec spec) {
         return switch (e) {
             case Endpoint.Local l -> new LocalPeer(l.db(), access, filters, spec.user());
-            case Endpoint.Remote r -> new HttpPeer(http, r, spec.connectionTimeoutMs(), spec.retries());
+            case Endpoint.Remote r -> new HttpPeer(http, r, spec.connectionTimeoutMs(), spec.retries(), metrics);
         };
     }
 

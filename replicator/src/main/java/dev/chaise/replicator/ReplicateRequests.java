@@ -21,8 +21,11 @@ public final class ReplicateRequests {
     private final ReplicationIds ids;
     private final Scheduler scheduler;
 
-    ReplicateRequests(ReplicatorConfig config, JobQueue queue, ReplicationIds ids, Scheduler scheduler) {
+    private final ReplicatorMetrics metrics;
+
+    ReplicateRequests(ReplicatorConfig config, JobQueue queue, ReplicationIds ids, Scheduler scheduler, ReplicatorMetrics metrics) {
         this.config = config;
+        this.metrics = metrics;
         this.queue = queue;
         this.ids = ids;
         this.scheduler = scheduler;
@@ -42,6 +45,7 @@ public final class ReplicateRequests {
         String id = ids.fullId(spec);
         ObjectNode data = JobData.of(spec, id, ReplicationIds.base(id), null, null);
         queue.add(JobData.TYPE, id, data);
+        metrics.adds.increment();
         log.info("replication {} added from _replicate ({} -> {})", id, spec.source().display(), spec.target().display());
         if (spec.continuous()) return new Answer(202, Json.NODES.objectNode().put("ok", true).put("_local_id", id));
         return awaitResult(id);

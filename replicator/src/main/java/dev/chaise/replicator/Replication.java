@@ -80,8 +80,11 @@ final class Replication {
     private volatile Throwable failure;
     private volatile boolean stopping;
 
-    Replication(ReplicationSpec spec, String baseId, Peer source, Peer target, Stats stats, Progress progress) {
+    private final ReplicatorMetrics metrics;
+
+    Replication(ReplicationSpec spec, String baseId, Peer source, Peer target, Stats stats, Progress progress, ReplicatorMetrics metrics) {
         this.spec = spec;
+        this.metrics = metrics;
         this.baseId = baseId;
         this.source = source;
         this.target = target;
@@ -132,7 +135,12 @@ final class Replication {
      * the checkpoint history, CouchDB's answer to a one-shot {@code _replicate}.
      */
     ObjectNode run() throws InterruptedException {
-        init();
+        try {
+            init();
+        } catch (RuntimeException e) {
+            metrics.failedStarts.increment(); // couch_replicator_scheduler_job: init failed
+            throw e;
+        }
         refreshPendingNow();
         BlockingQueue<Object> queue = new ArrayBlockingQueue<>(Math.max(2, spec.workerBatchSize() * spec.workerProcesses() * 2));
         Object end = new Object();
@@ -147,6 +155,7 @@ final class Replication {
         }
         reader.start();
         workers.forEach(Thread::start);
+        metrics.workersStarted.add(workers.size());
         long nextCheckpoint = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(spec.checkpointIntervalMs());
         try {
             while (true) {
@@ -307,6 +316,7 @@ final class Replication {
                         }
                     });
                 } catch (ReplicationException e) {
+                    metrics.changesReadFailures.increment();
                     if (!spec.continuous() || retriesLeft-- <= 0 || e.status() < 500) throw e;
                     Thread.sleep(1000); // a live feed that broke: read again from where it was
                 }
@@ -318,6 +328,7 @@ final class Replication {
         } catch (InterruptedException | Stopped e) {
             // stopped
         } catch (Throwable t) {
+            metrics.changesReaderDeaths.increment();
             fail(t);
         }
     }
@@ -383,6 +394,7 @@ final class Replication {
         } catch (InterruptedException | Stopped e) {
             // stopped
         } catch (Throwable t) {
+            metrics.workerDeaths.increment();
             fail(t);
         }
     }
@@ -477,14 +489,26 @@ final class Replication {
 
     // ---------------------------------------------------------------- checkpoints
 
-    /** do_checkpoint: the same history on both sides, so either may be asked later where to resume. */
+    /** do_checkpoint, counted as CouchDB counts it: recorded, or failed. */
     synchronized void checkpoint() {
+        boolean recorded;
+        try {
+            recorded = record();
+        } catch (RuntimeException e) {
+            metrics.checkpointsFailure.increment();
+            throw e;
+        }
+        if (recorded) metrics.checkpointsSuccess.increment();
+    }
+
+    /** The same history on both sides, so either may be asked later where to resume; false if there was nothing to record. */
+    private boolean record() {
         if (!spec.useCheckpoints()) {
             checkpointHistory = Json.NODES.objectNode().put("use_checkpoints", false);
-            return;
+            return false;
         }
         JsonNode seq = throughSeq;
-        if (seq == null || seq.equals(committedSeq)) return;
+        if (seq == null || seq.equals(committedSeq)) return false;
         String src = source.ensureFullCommit();
         String tgt = target.ensureFullCommit();
         if (!src.equals(srcStartTime) && !src.equals("0") && !srcStartTime.equals("0")) {
@@ -537,6 +561,7 @@ final class Replication {
         checkpointHistory = rec;
         committedSeq = seq;
         log.debug("recorded a checkpoint for {} -> {} at source update_seq {}", source.uri(), target.uri(), seq);
+        return true;
     }
 
     private static byte[] randomBytes() {

@@ -60,8 +60,12 @@ public final class ReplicatorDocs {
     private final Map<String, DocState> states = new ConcurrentHashMap<>();
 
     /** @param serverAdmin whether a user name is a server admin's: their documents run as server admins */
-    ReplicatorDocs(Storage storage, ReplicatorConfig config, JobQueue queue, ReplicationIds ids, Scheduler scheduler, Predicate<String> serverAdmin) {
+    private final ReplicatorMetrics metrics;
+
+    ReplicatorDocs(Storage storage, ReplicatorConfig config, JobQueue queue, ReplicationIds ids, Scheduler scheduler, Predicate<String> serverAdmin,
+                   ReplicatorMetrics metrics) {
         this.storage = storage;
+        this.metrics = metrics;
         this.config = config;
         this.queue = queue;
         this.ids = ids;
@@ -164,7 +168,10 @@ public final class ReplicatorDocs {
         Database db = null;
         while (!Thread.currentThread().isInterrupted()) {
             try {
-                if (db == null) db = database();
+                if (db == null) {
+                    db = database();
+                    if (db != null) metrics.dbsFound.increment();
+                }
                 if (db == null) { // not there (yet, or deleted): look again now and then
                     Thread.sleep(Math.min(2_000, config.docsRescan().toMillis()));
                     continue;
@@ -184,6 +191,7 @@ public final class ReplicatorDocs {
                 return;
             } catch (StorageException e) {
                 if (e.kind() == StorageException.Kind.NOT_FOUND) { // deleted: its jobs go
+                    metrics.dbsDeleted.increment();
                     db = null;
                     since = null;
                     for (String docId : List.copyOf(states.keySet())) removed(docId);
@@ -231,6 +239,7 @@ public final class ReplicatorDocs {
 
     private void process(Database db, String docId) {
         if (docId.startsWith(DocumentJson.DESIGN_PREFIX)) return;
+        metrics.dbChanges.increment();
         StoredDoc d;
         try {
             d = db.get(docId, null, false);
@@ -284,7 +293,10 @@ public final class ReplicatorDocs {
         String base = ReplicationIds.base(id);
         if (existing.isEmpty() || existing.get().state() == JobQueue.State.FINISHED) {
             if (queue.addIfAbsent(JobData.TYPE, id, JobData.of(spec, id, base, DB, docId))) {
+                metrics.adds.increment();
                 log.info("Document `{}` triggered replication `{}`", docId, id);
+            } else {
+                metrics.duplicateAdds.increment();
             }
         }
         states.put(docId, new DocState("scheduled", id, null, 0, JobData.now(), start(prev), 0));
@@ -319,6 +331,7 @@ public final class ReplicatorDocs {
         log.error("Error processing replication doc `{}` from `{}`: {}", docId, DB, reason);
         if (prev != null && prev.repId() != null) removeOwned(prev.repId(), docId);
         states.remove(docId);
+        metrics.failedStateUpdates.increment();
         updateDoc(db, docId, body -> {
             body.put("_replication_state", "failed");
             body.remove("_replication_stats");
@@ -332,6 +345,7 @@ public final class ReplicatorDocs {
         if (db == null) return;
         ObjectNode stats = info.deepCopy();
         stats.put("start_time", startTime);
+        metrics.completedStateUpdates.increment();
         updateDoc(db, docId, body -> {
             body.put("_replication_state", "completed");
             body.remove("_replication_state_reason");

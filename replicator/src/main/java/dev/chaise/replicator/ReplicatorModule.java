@@ -32,13 +32,15 @@ public final class ReplicatorModule implements AutoCloseable {
      */
     public ReplicatorModule(Storage storage, DocFilters filters, JobQueue queue, LocalAccess access, ReplicatorConfig config,
                             Predicate<String> serverAdmin) {
-        this.peers = new Peers(access, filters, config);
+        ReplicatorMetrics metrics = new ReplicatorMetrics(storage.stats());
+        this.peers = new Peers(access, filters, config, metrics);
         ReplicationIds ids = new ReplicationIds(config.serverUuid(), peers);
         // The scheduler and the watcher need each other: a document's one-shot job records its
         // completion in the document, and the watcher stops the jobs of deleted documents.
-        this.scheduler = new Scheduler(config, queue, peers, this::documentCompleted);
-        this.docs = new ReplicatorDocs(storage, config, queue, ids, scheduler, serverAdmin);
-        this.requests = new ReplicateRequests(config, queue, ids, scheduler);
+        this.scheduler = new Scheduler(config, queue, peers, this::documentCompleted, metrics);
+        this.docs = new ReplicatorDocs(storage, config, queue, ids, scheduler, serverAdmin, metrics);
+        this.requests = new ReplicateRequests(config, queue, ids, scheduler, metrics);
+        metrics.gauges(storage.stats(), scheduler, queue);
         this.pages = new SchedulerPages(config, queue, scheduler, docs);
         this.tasks = new ReplicationTasks(config, scheduler);
     }

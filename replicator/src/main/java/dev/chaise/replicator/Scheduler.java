@@ -32,8 +32,11 @@ final class Scheduler implements AutoCloseable {
     private final List<Thread> threads = new ArrayList<>();
     private volatile boolean closed;
 
-    Scheduler(ReplicatorConfig config, JobQueue queue, Peers peers, JobRunner.Completed completed) {
+    private final ReplicatorMetrics metrics;
+
+    Scheduler(ReplicatorConfig config, JobQueue queue, Peers peers, JobRunner.Completed completed, ReplicatorMetrics metrics) {
         this.config = config;
+        this.metrics = metrics;
         this.queue = queue;
         this.peers = peers;
         this.completed = completed;
@@ -62,6 +65,7 @@ final class Scheduler implements AutoCloseable {
     /** Removes a job from the queue; its runner stops at once here, or at its next heartbeat on another server. */
     void removeJob(String id) {
         queue.remove(JobData.TYPE, id);
+        metrics.removes.increment();
         JobRunner r = running.get(id);
         if (r != null) r.stop();
     }
@@ -76,7 +80,7 @@ final class Scheduler implements AutoCloseable {
                 Optional<JobQueue.Lease> lease = queue.accept(JobData.TYPE, Duration.ofSeconds(30));
                 if (lease.isEmpty()) continue;
                 slots.decrementAndGet();
-                JobRunner r = new JobRunner(lease.get(), config, queue, peers, completed, () -> closed);
+                JobRunner r = new JobRunner(lease.get(), config, queue, peers, completed, () -> closed, metrics);
                 running.put(lease.get().jobId(), r);
                 r.thread = Thread.ofVirtual().name("replication-" + lease.get().jobId()).start(() -> {
                     try {

@@ -95,6 +95,7 @@ public final class Main {
                 .maxDocumentSize(longOf(live, "couchdb", "max_document_size", Storage.DEFAULT_MAX_DOCUMENT_SIZE))
                 .maxAttachmentSize(longOf(live, "couchdb", "max_attachment_size", Storage.DEFAULT_MAX_ATTACHMENT_SIZE))
                 .attachmentCompression(compressionOf(live));
+        LogCounts.attach(storage.stats());
         live.addListener((section, key, value) -> applyLive(live, storage, section, key));
         long jsTimeout = config.get("couchdb", "os_process_timeout").map(Long::parseLong).orElse(5000L);
         GraalJsEngine js = GraalJsEngine.create(new GraalJsEngine.Options(Duration.ofMillis(jsTimeout), GraalJsEngine.Options.defaults().poolSize()));

@@ -116,12 +116,17 @@ final class BatchWriter {
     private List<UpdateResult> guarded(Database db, List<DocUpdate> docs, boolean newEdits, boolean atomic, Set<String> succeeded,
                                        Map<ObjectNode, Long> sizes, DocumentValidator validator) {
         int[] attempts = {0};
+        DocumentWriter.Context[] last = {null};
         List<UpdateResult> results = db.runGuarded((Transaction tx, DbHandle h) -> {
             if (attempts[0]++ > 0) storage.timer().increment(StorageCounts.WRITE_ATTEMPTS_RETRIED);
             try (DocumentValidator.Checks checks = validator.open(DbReader.of(tx.snapshot(), h, storage.timer()))) {
-                return storage.writer().writeAll(tx, h, docs, newEdits, atomic, succeeded, new DocumentWriter.Context(sizes, checks));
+                DocumentWriter.Context ctx = new DocumentWriter.Context(sizes, checks);
+                last[0] = ctx;
+                return storage.writer().writeAll(tx, h, docs, newEdits, atomic, succeeded, ctx);
             }
         }, r -> WriteResults.encode(r, newEdits), b -> WriteResults.decode(b, docs, newEdits));
+        // The attempt that committed is the last that ran (a retry after 1021 that finds it committed runs none).
+        if (last[0] != null) storage.counts.documentInserts.add(last[0].inserts);
         return results;
     }
 
@@ -146,6 +151,9 @@ final class BatchWriter {
         }
         storage.timer().add(StorageCounts.DOCUMENTS_WRITTEN, written);
         storage.timer().add(StorageCounts.DOCUMENT_CONFLICTS, conflicts);
+        storage.counts.databaseWrites.increment();
+        // fabric_doc_update's errors: a document whose update failed (on one node, every copy alike)
+        storage.counts.docUpdateErrors.add(results.size() - written);
         return results;
     }
 }

@@ -50,12 +50,15 @@ final class DatabaseDirectory {
 
     private final KvStore kv;
     private final String defaultSecurityJson;
+    /** CouchDB's {@code db_open_time}: reading a database's metadata when no handle is cached. */
+    private final dev.chaise.stats.Histogram openTime;
     private final ConcurrentHashMap<String, DbHandle> cache = new ConcurrentHashMap<>();
 
     /** @param defaultSecurityJson the {@code _security} object of a new database */
-    DatabaseDirectory(KvStore kv, String defaultSecurityJson) {
+    DatabaseDirectory(KvStore kv, String defaultSecurityJson, dev.chaise.stats.Histogram openTime) {
         this.kv = kv;
         this.defaultSecurityJson = defaultSecurityJson;
+        this.openTime = openTime;
     }
 
     /** Handles cached now: CouchDB's open_databases. */
@@ -139,7 +142,9 @@ final class DatabaseDirectory {
         }
         DbHandle h = cache.get(name);
         if (h != null && Arrays.equals(h.entry(), entry)) return h;
+        long start = System.nanoTime();
         h = readMetadata(tx, name, entry);
+        openTime.recordNanos(System.nanoTime() - start); // CouchDB's db_open_time: a database not open yet
         cache.put(name, h);
         return h;
     }

@@ -187,7 +187,7 @@ public final class DocumentJson {
      * {@code _find} with {@code conflicts} see it.
      */
     public static ObjectNode renderWithConflicts(StoredDoc d) {
-        return render(d, Meta.CONFLICTS);
+        return render(d, Meta.CONFLICTS, Integer.MAX_VALUE);
     }
 
     /** What a read may add to a document ({@code GET /{db}/{doc}}'s options), in the order CouchDB writes them. */
@@ -201,8 +201,13 @@ public final class DocumentJson {
         }
     }
 
-    /** {@code _id}, {@code _rev}, the body, {@code _deleted}, then what {@code meta} asks for of a document read with its branches. */
-    public static ObjectNode render(StoredDoc d, Meta meta) {
+    /**
+     * {@code _id}, {@code _rev}, the body, {@code _deleted}, then what {@code meta} asks for of a
+     * document read with its branches. {@code _revisions} shows at most {@code revsLimit}
+     * revisions, as couch_db:make_doc cuts the path: a document written before {@code _revs_limit}
+     * was lowered keeps its longer history until its next write, but is read as stemmed.
+     */
+    public static ObjectNode render(StoredDoc d, Meta meta, int revsLimit) {
         ObjectNode out = render(d);
         List<EditBranch> branches = d.branches();
         if (branches != null) {
@@ -212,7 +217,7 @@ public final class DocumentJson {
                     ObjectNode r = out.putObject("_revisions");
                     r.put("start", h.start());
                     ArrayNode ids = r.putArray("ids");
-                    h.ids().forEach(ids::add);
+                    h.ids().subList(0, Math.min(h.ids().size(), Math.max(1, revsLimit))).forEach(ids::add);
                 }
             }
             if (meta.revsInfo()) {

@@ -32,6 +32,8 @@ final class DocumentWriter {
         final Map<ObjectNode, Long> sizes;
         final DocumentValidator.Checks checks;
         int userVersion;
+        /** Documents this transaction writes that did not exist: CouchDB's document_inserts. */
+        long inserts;
         final long[] deltas = new long[DbStats.Counter.values().length];
 
         Context(Map<ObjectNode, Long> sizes, DocumentValidator.Checks checks) {
@@ -359,6 +361,7 @@ final class DocumentWriter {
         boolean existed = oldWinner != null;
         boolean wasLive = existed && !oldWinner.branch().deleted();
         boolean isLive = !newWinner.deleted();
+        if (!existed) ctx.inserts++;
         if (wasLive != isLive || !existed) {
             if (existed) ctx.add(wasLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, -1);
             ctx.add(isLive ? DbStats.Counter.DOC_COUNT : DbStats.Counter.DOC_DEL_COUNT, 1);

@@ -37,7 +37,9 @@ final class PurgeWriter {
     }
 
     List<Purged> purge(Database db, List<PurgeRequest> requests) {
-        return db.runGuarded((tx, h) -> purge(tx, h, requests), PurgeWriter::encode, bytes -> decode(bytes, requests));
+        List<Purged> out = db.runGuarded((tx, h) -> purge(tx, h, requests), PurgeWriter::encode, bytes -> decode(bytes, requests));
+        storage.counts.databasePurges.increment();
+        return out;
     }
 
     private List<Purged> purge(Transaction tx, DbHandle db, List<PurgeRequest> requests) {

@@ -144,12 +144,12 @@ public final class SecuredDb {
 
     /** A stored document rendered with {@code meta}, as this user may see it. */
     public ObjectNode render(StoredDoc doc, DocumentJson.Meta meta) {
-        return visible(DocumentJson.render(doc, meta));
+        return visible(DocumentJson.render(doc, meta, database().revsLimit()));
     }
 
     /** {@link #render}, or null for a document this user may not see. */
     public ObjectNode renderOrNull(StoredDoc doc, DocumentJson.Meta meta) {
-        return visibleOrNull(DocumentJson.render(doc, meta));
+        return visibleOrNull(DocumentJson.render(doc, meta, database().revsLimit()));
     }
 
     // ---------------------------------------------------------------- writes

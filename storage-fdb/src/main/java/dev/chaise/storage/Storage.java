@@ -36,17 +36,25 @@ public final class Storage implements AutoCloseable {
     private volatile long maxDocumentSize = DEFAULT_MAX_DOCUMENT_SIZE;
     private volatile long maxAttachmentSize = DEFAULT_MAX_ATTACHMENT_SIZE;
     private volatile AttachmentCompression compression = AttachmentCompression.DEFAULT;
+    private final dev.chaise.stats.Stats stats = new dev.chaise.stats.Stats();
+    final StorageStats counts;
 
     /** @param defaultSecurityJson the {@code _security} object of a new database */
     public Storage(KvStore kv, String defaultSecurityJson) {
         this.kv = kv;
-        this.directory = new DatabaseDirectory(kv, defaultSecurityJson);
+        this.counts = new StorageStats(stats, kv.timer(), this::openDatabases);
+        this.directory = new DatabaseDirectory(kv, defaultSecurityJson, counts.dbOpenTime);
         this.txIds = new TxIds(kv);
         this.dbUpdates = new DbUpdates(kv);
         this.attachments = new AttachmentStore(this);
         this.writer = new DocumentWriter(this);
         this.batches = new BatchWriter(this);
         this.purges = new PurgeWriter(this);
+    }
+
+    /** The server's metrics registry: storage counts in it, and so do the layers above. */
+    public dev.chaise.stats.Stats stats() {
+        return stats;
     }
 
     /** {@code [couchdb] max_document_size}: larger documents get 413 document_too_large. May change at runtime. */

@@ -13,4 +13,9 @@ public record StoredDoc(String id, RevId rev, boolean deleted, ObjectNode body, 
     public StoredDoc withBranches(List<EditBranch> b) {
         return new StoredDoc(id, rev, deleted, body, b, seq);
     }
+
+    /** {@code _conflicts}: the other live leaves, for a document read with its branches (else none known). */
+    public List<RevId> conflicts() {
+        return branches == null ? List.of() : EditBranches.conflicts(branches);
+    }
 }

@@ -18,10 +18,13 @@ public final class DesignDocChecks {
     private final JsEngine js;
     private final ValidateDocUpdate validation;
 
-    /** @param js the engine, or null: no design document is compiled, and no function validates */
-    public DesignDocChecks(JsEngine js) {
+    /**
+     * @param js the engine, or null: no design document is compiled, and no function validates
+     * @param stats where validations are counted
+     */
+    public DesignDocChecks(JsEngine js, dev.chaise.stats.Stats stats) {
         this.js = js;
-        this.validation = new ValidateDocUpdate(js);
+        this.validation = new ValidateDocUpdate(js, stats);
     }
 
     /** CouchDB's validate_doc_update for a write made by {@code userName} (null: anonymous) with {@code roles}. */

@@ -19,6 +19,14 @@ public final class DesignDocs {
     private record Key(long db, String id, String rev) {}
 
     private final ConcurrentHashMap<Key, DesignDoc> parsed = new ConcurrentHashMap<>();
+    /** CouchDB's ddoc_cache.hit and .miss: this is the cache of design documents views and Mango read. */
+    private final dev.chaise.stats.Counter hits;
+    private final dev.chaise.stats.Counter misses;
+
+    public DesignDocs(dev.chaise.stats.Stats stats) {
+        hits = stats.counter("ddoc_cache.hit", "number of design documents found parsed at their current revision");
+        misses = stats.counter("ddoc_cache.miss", "number of design documents read and parsed");
+    }
 
     /** The design document {@code _design/name}; 404 {@code missing}/{@code deleted} as for any document. */
     public DesignDoc get(Database db, String ddocId) {
@@ -28,7 +36,11 @@ public final class DesignDocs {
         if (w.deleted()) throw StorageException.notFound("deleted");
         Key k = new Key(db.handle().id(), ddocId, w.rev().toString());
         DesignDoc cached = parsed.get(k);
-        if (cached != null) return cached;
+        if (cached != null) {
+            hits.increment();
+            return cached;
+        }
+        misses.increment();
         var d = db.get(ddocId, w.rev(), false);
         DesignDoc ddoc = DesignDoc.parse(ddocId, d.body());
         if (parsed.size() > 1000) parsed.clear();

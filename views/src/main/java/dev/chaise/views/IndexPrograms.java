@@ -8,6 +8,7 @@ import dev.chaise.views.index.ViewException;
 import dev.chaise.views.js.JsEngine;
 import dev.chaise.views.js.JsFunctionException;
 import dev.chaise.views.js.MapProgram;
+import dev.chaise.views.js.MapOutcome;
 import dev.chaise.views.js.ReduceProgram;
 import dev.chaise.views.mango.MangoMapProgram;
 import dev.chaise.views.query.BuiltinReducers;
@@ -26,8 +27,11 @@ public final class IndexPrograms {
     private final ConcurrentHashMap<String, MapProgram> mangoPrograms = new ConcurrentHashMap<>();
 
     /** @param js the engine, or null: only Mango's indexes can be built */
-    public IndexPrograms(JsEngine js) {
+    private final dev.chaise.stats.Counter emits;
+
+    public IndexPrograms(JsEngine js, dev.chaise.stats.Stats stats) {
         this.js = js;
+        this.emits = stats.counter("couchdb.mrview.emits", "number of rows map functions emitted, for index builds and interactive indexes");
     }
 
     /** False for a JavaScript design document when there is no engine: interactive writes then leave it alone. */
@@ -37,6 +41,10 @@ public final class IndexPrograms {
 
     /** The design document's map functions as one program; close it on the thread that used it. */
     MapProgram mapProgram(DesignDoc ddoc) {
+        return new Emitting(program(ddoc), emits);
+    }
+
+    private MapProgram program(DesignDoc ddoc) {
         if (DesignDoc.QUERY.equals(ddoc.language())) return mangoProgram(ddoc); // Mango's JSON indexes, in Java
         if (js == null) throw noEngine();
         if (!js.speaks(ddoc.language())) {
@@ -90,5 +98,45 @@ public final class IndexPrograms {
 
     static StorageException noEngine() {
         return new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "No JavaScript engine is configured.");
+    }
+
+    /** A map program whose emitted rows are counted: CouchDB's {@code mrview.emits}. */
+    private record Emitting(MapProgram program, dev.chaise.stats.Counter emits) implements MapProgram {
+        @Override
+        public List<MapOutcome> map(String docJson) {
+            return counted(program.map(docJson));
+        }
+
+        @Override
+        public List<MapOutcome> map(com.fasterxml.jackson.databind.JsonNode doc) {
+            return counted(program.map(doc));
+        }
+
+        @Override
+        public List<List<MapOutcome>> mapAll(List<String> docsJson) {
+            List<List<MapOutcome>> out = program.mapAll(docsJson);
+            out.forEach(this::counted);
+            return out;
+        }
+
+        @Override
+        public List<List<MapOutcome>> mapAllDocs(List<? extends com.fasterxml.jackson.databind.JsonNode> docs) {
+            List<List<MapOutcome>> out = program.mapAllDocs(docs);
+            out.forEach(this::counted);
+            return out;
+        }
+
+        private List<MapOutcome> counted(List<MapOutcome> outcomes) {
+            if (outcomes == null) return null;
+            long n = 0;
+            for (MapOutcome o : outcomes) if (o instanceof MapOutcome.Rows r) n += r.rows().size();
+            emits.add(n);
+            return outcomes;
+        }
+
+        @Override
+        public void close() {
+            program.close();
+        }
     }
 }

@@ -15,7 +15,6 @@ import java.time.Duration;
  * Storage never calls back into views except through the hooks registered here.
  */
 public final class ViewsModule implements AutoCloseable {
-    private final JsEngine js;
     private final DesignDocChecks checks;
     private final IndexBuilds builds;
     private final InteractiveIndexes interactive;
@@ -24,6 +23,7 @@ public final class ViewsModule implements AutoCloseable {
     private final DocFilters filters;
     private final DesignFunctions functions;
     private final IndexMaintenance maintenance;
+    private final JsEngine js;
 
     /**
      * @param workers threads for a first build; {@code segmentDocs} changes each one takes at a time
@@ -46,9 +46,10 @@ public final class ViewsModule implements AutoCloseable {
 
     public ViewsModule(Storage storage, JsEngine js, Options options) {
         this.js = js;
-        DesignDocs designs = new DesignDocs();
-        IndexPrograms programs = new IndexPrograms(js);
-        this.checks = new DesignDocChecks(js);
+        if (js != null) js.countInto(storage.stats());
+        DesignDocs designs = new DesignDocs(storage.stats());
+        IndexPrograms programs = new IndexPrograms(js, storage.stats());
+        this.checks = new DesignDocChecks(js, storage.stats());
         this.builds = new IndexBuilds(storage, designs, programs, options.workers(), options.segmentDocs(), options.treeOrder());
         this.interactive = new InteractiveIndexes(storage, programs, builds, options.treeOrder());
         this.autoUpdate = new AutoUpdate(storage, designs, builds);
@@ -57,17 +58,6 @@ public final class ViewsModule implements AutoCloseable {
         this.functions = new DesignFunctions(js);
         this.maintenance = new IndexMaintenance(designs, builds);
         storage.addPurgeHook(new PurgedDocs(programs::reducers)); // purged documents leave every index with the purge
-    }
-
-    /**
-     * What {@code /_node/_local/_versions} says of views, in chttpd_node's shape:
-     * {@code collation_driver} (ICU, here icu4j) and {@code javascript_engine}.
-     */
-    public java.util.Map<String, Object> versions() {
-        java.util.Map<String, Object> out = new java.util.LinkedHashMap<>();
-        out.put("collation_driver", dev.chaise.views.collation.ViewCollation.driver());
-        if (js != null) out.put("javascript_engine", java.util.Map.of("name", js.name(), "version", js.version()));
-        return out;
     }
 
     /** {@code [query_server_config] reduce_limit} as the configuration says now ({@link JsEngine#reduceLimit}). */
@@ -115,6 +105,11 @@ public final class ViewsModule implements AutoCloseable {
 
     public DesignFunctions functions() {
         return functions;
+    }
+
+    /** The JavaScript engine's name and version; empty without one. */
+    public java.util.Optional<JsEngine.About> javascriptEngine() {
+        return java.util.Optional.ofNullable(js).map(JsEngine::about);
     }
 
     public IndexMaintenance maintenance() {

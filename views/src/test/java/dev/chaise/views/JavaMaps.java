@@ -71,13 +71,8 @@ public final class JavaMaps implements JsEngine {
     }
 
     @Override
-    public String name() {
-        return "java";
-    }
-
-    @Override
-    public String version() {
-        return "test";
+    public About about() {
+        return new About("java-test-maps", null);
     }
 
     @Override

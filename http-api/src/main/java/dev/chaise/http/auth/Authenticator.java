@@ -52,11 +52,18 @@ public final class Authenticator {
     private static final ExecutorService HASHING = Executors.newFixedThreadPool(Math.max(1, Runtime.getRuntime().availableProcessors() / 2),
             Thread.ofPlatform().name("pbkdf2-", 0).daemon().factory());
     private final byte[] cacheSalt = new byte[16];
+    /** CouchDB's password_hashing_fast and _slow: checks of a remembered password, and PBKDF2 computations. */
+    private final dev.chaise.stats.Counter fastHashes;
+    private final dev.chaise.stats.Counter slowHashes;
 
-    public Authenticator(List<UserDirectory> directories, SessionCookies cookies, dev.chaise.http.config.ConfigStore config) {
+    /** @param stats where password checks are counted */
+    public Authenticator(List<UserDirectory> directories, SessionCookies cookies, dev.chaise.http.config.ConfigStore config,
+                         dev.chaise.stats.Stats stats) {
         this.directories = List.copyOf(directories);
         this.cookies = cookies;
         this.config = config;
+        this.fastHashes = stats.counter("couchdb.password_hashing_fast", "number of passwords checked against the remembered fast hash");
+        this.slowHashes = stats.counter("couchdb.password_hashing_slow", "number of PBKDF2 password hashes computed");
         this.lockout = new Lockout(config, System::currentTimeMillis);
         new SecureRandom().nextBytes(cacheSalt);
         for (AuthenticationHandler h : List.of(new JwtHandler(config, () -> System.currentTimeMillis() / 1000), new ProxyHandler(config),
@@ -162,20 +169,32 @@ public final class Authenticator {
         return Optional.empty();
     }
 
+    /**
+     * Counted as CouchDB counts {@code password_hashing_fast} and {@code _slow}: a password the
+     * cache knows is one fast hash; one it does not is a slow hash, and one fast hash more when it
+     * matches (the cache's entry).
+     */
     private boolean matches(Credentials c, String password) {
         String key = c.name() + '\0' + c.password().toAdminString();
         byte[] fast = fastHash(password);
         byte[] known = verified.get(key);
-        if (known != null) return MessageDigest.isEqual(known, fast);
+        if (known != null) {
+            fastHashes.increment();
+            return MessageDigest.isEqual(known, fast);
+        }
         if (!slowCheck(c, password, key + '\0' + HexFormat.of().formatHex(fast))) return false;
         if (verified.size() >= CACHE_LIMIT) verified.clear();
+        fastHashes.increment(); // remembered, as couch_passwords_cache:insert hashes it
         verified.put(key, fast);
         return true;
     }
 
     /** The PBKDF2 check, on {@link #HASHING}; one computation for concurrent checks of the same {@code key}. */
     private boolean slowCheck(Credentials c, String password, String key) {
-        CompletableFuture<Boolean> f = checking.computeIfAbsent(key, k -> CompletableFuture.supplyAsync(() -> c.password().matches(password), HASHING));
+        CompletableFuture<Boolean> f = checking.computeIfAbsent(key, k -> CompletableFuture.supplyAsync(() -> {
+            slowHashes.increment();
+            return c.password().matches(password);
+        }, HASHING));
         try {
             return f.get();
         } catch (InterruptedException e) {

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JWSObject;
 import com.nimbusds.jose.JWSVerifier;
-import com.nimbusds.jose.crypto.ECDSAVerifier;
 import com.nimbusds.jose.crypto.RSASSAVerifier;
 import dev.chaise.http.config.ConfigStore;
 import dev.chaise.storage.json.Json;
@@ -42,9 +41,9 @@ import javax.crypto.spec.SecretKeySpec;
  * 400 {@code bad_request} for a token that is malformed or does not verify, 401 for one that has
  * expired ({@code exp not in future}) or is not yet valid, or names no {@code sub}.
  *
- * <p>Nimbus parses the token and verifies RS and ES signatures. HS signatures are checked here,
- * with the JDK's HMAC: Nimbus refuses secrets under 256 bits (RFC 7518), which CouchDB accepts
- * (its own example key is "hello").
+ * <p>Nimbus parses the token and verifies RS signatures. HS signatures are checked here, with
+ * the JDK's HMAC: Nimbus refuses secrets under 256 bits (RFC 7518), which CouchDB accepts (its own
+ * example key is "hello"); ES signatures too, as jwtf pairs curves and hashes ({@link #verifyEc}).
  */
 final class JwtHandler implements AuthenticationHandler {
     private static final Set<String> ALGORITHMS = Set.of("RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "HS256", "HS384", "HS512");
@@ -168,12 +167,72 @@ final class JwtHandler implements AuthenticationHandler {
             return;
         }
         PublicKey key = publicKey(encoded, kty);
+        if (kty.equals("ec")) {
+            verifyEc(parts, alg, (ECPublicKey) key);
+            return;
+        }
         try {
-            JWSVerifier v = kty.equals("rsa") ? new RSASSAVerifier((RSAPublicKey) key) : new ECDSAVerifier((ECPublicKey) key);
+            JWSVerifier v = new RSASSAVerifier((RSAPublicKey) key);
             if (!JWSObject.parse(token).verify(v)) throw bad("Bad signature");
         } catch (java.text.ParseException | JOSEException | IllegalStateException e) {
             throw bad("Bad signature");
         }
+    }
+
+    /**
+     * An ES signature as jwtf checks it: R and S are the two halves of the signature, whatever
+     * their length, and the hash is the algorithm's whatever the key's curve. So ES384 and ES512
+     * tokens signed with a P-256 key verify (jwtf signs them so, each half padded to 384 or 512
+     * bits), which Nimbus, holding to RFC 7518's pairing of curve and algorithm, refuses.
+     */
+    private static void verifyEc(String[] parts, String alg, ECPublicKey key) {
+        byte[] sig;
+        try {
+            sig = Base64.getUrlDecoder().decode(parts[2]);
+        } catch (IllegalArgumentException e) {
+            throw bad("Bad signature");
+        }
+        if (sig.length == 0 || sig.length % 2 != 0) throw bad("Bad signature");
+        int half = sig.length / 2;
+        byte[] der = derSequence(derInteger(java.util.Arrays.copyOfRange(sig, 0, half)), derInteger(java.util.Arrays.copyOfRange(sig, half, sig.length)));
+        try {
+            java.security.Signature v = java.security.Signature.getInstance("SHA" + alg.substring(2) + "withECDSA");
+            v.initVerify(key);
+            v.update((parts[0] + "." + parts[1]).getBytes(StandardCharsets.US_ASCII));
+            if (!v.verify(der)) throw bad("Bad signature");
+        } catch (GeneralSecurityException e) {
+            throw bad("Bad signature");
+        }
+    }
+
+    /** A DER INTEGER of an unsigned big-endian number. */
+    private static byte[] derInteger(byte[] unsigned) {
+        byte[] v = new java.math.BigInteger(1, unsigned).toByteArray();
+        return derTlv(0x02, v);
+    }
+
+    private static byte[] derSequence(byte[] a, byte[] b) {
+        byte[] both = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, both, a.length, b.length);
+        return derTlv(0x30, both);
+    }
+
+    private static byte[] derTlv(int tag, byte[] value) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        out.write(tag);
+        int n = value.length;
+        if (n < 0x80) {
+            out.write(n);
+        } else if (n < 0x100) {
+            out.write(0x81);
+            out.write(n);
+        } else {
+            out.write(0x82);
+            out.write(n >> 8);
+            out.write(n & 0xff);
+        }
+        out.writeBytes(value);
+        return out.toByteArray();
     }
 
     /** A PEM public key (SubjectPublicKeyInfo), its newlines written {@code \n} as [jwt_keys] values hold them. */

@@ -34,8 +34,12 @@ final class ProxyHandler implements AuthenticationHandler {
         return "proxy";
     }
 
-    /** chttpd_util:get_chttpd_auth_config: {@code [chttpd_auth]}, then the older {@code [couch_httpd_auth]}. */
     private Optional<String> setting(String key) {
+        return chttpdAuth(config, key);
+    }
+
+    /** chttpd_util:get_chttpd_auth_config: {@code [chttpd_auth]}, then the older {@code [couch_httpd_auth]}. */
+    static Optional<String> chttpdAuth(ConfigStore config, String key) {
         return config.get("chttpd_auth", key).or(() -> config.get("couch_httpd_auth", key));
     }
 

@@ -27,9 +27,10 @@ import java.util.function.Supplier;
  *
  * <ul>
  *   <li>A {@link UserDirectory}: a user document with a password hash signs its user in, with its
- *       roles. A database that does not exist knows no one.
- *   <li>Writes: a plaintext {@code password} is stored as its PBKDF2 hash ({@code [chttpd_auth]}
- *       iterations and PRF), never as given.
+ *       roles; while it has conflicts, 401 (unless {@code [chttpd_auth] allow_conflicted_user_docs}).
+ *       A database that does not exist knows no one.
+ *   <li>Writes: a plaintext {@code password} must match {@code password_regexp} ({@link PasswordRules})
+ *       and is stored as its PBKDF2 hash ({@code [chttpd_auth]} iterations and PRF), never as given.
  *   <li>Access: the database's {@code _security} first, as for any database (CouchDB 3.5 makes
  *       {@code _users} admin-only); then {@link #checkOwnDocument} and {@link #forReader}, CouchDB's
  *       {@code couch_users_db} rules, and no password hash or salt to anyone but an admin.
@@ -46,6 +47,8 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
     private static final Set<String> PASSWORD_FIELDS =
             Set.of("password", "password_scheme", "password_sha", "pbkdf2_prf", "salt", "iterations", "derived_key", "preserve_salt");
     private static final Set<String> SCHEMES = Set.of("simple", "pbkdf2", "simple+pbkdf2");
+
+    static final String CONFLICTED = "User document conflicts must be resolved before the document is used for authentication purposes.";
 
     private final Storage storage;
     private final Supplier<HttpConfig.Auth> auth;
@@ -78,8 +81,13 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
     public Optional<Credentials> lookup(String name) {
         ObjectNode d;
         try {
-            StoredDoc stored = storage.open(authenticationDb()).get(PREFIX + name, null, false);
+            StoredDoc stored = storage.open(authenticationDb()).get(PREFIX + name, null, true);
             d = stored.body();
+            // chttpd_auth_cache:maybe_validate_user_creds: which of two edits holds the password is not for the server to guess.
+            if (!stored.conflicts().isEmpty()
+                    && !config.get("chttpd_auth", "allow_conflicted_user_docs").map(v -> v.strip().equals("true")).orElse(false)) {
+                throw AuthException.unauthorized(CONFLICTED);
+            }
         } catch (StorageException e) {
             if (e.kind() == StorageException.Kind.NOT_FOUND) return Optional.empty(); // no such user, or no _users database
             throw e;
@@ -176,6 +184,7 @@ public final class UsersDatabase implements UserDirectory, DbPolicy {
         if (!isUsersDb(db) || !body.has("password") || body.get("password").isNull()) return body;
         JsonNode password = body.get("password");
         if (!password.isTextual()) throw StorageException.badRequest("password must be a string");
+        PasswordRules.check(ProxyHandler.chttpdAuth(config, "password_regexp").orElse(null), password.textValue());
         PasswordHash h = PasswordHash.create(password.textValue(), auth.get().pbkdf2Prf(), auth.get().iterations());
         ObjectNode out = body.deepCopy();
         out.remove(PASSWORD_FIELDS);

@@ -22,6 +22,11 @@ public final class Access {
         this.storage = storage;
     }
 
+    /** The server's metrics registry, for handlers that count. */
+    public dev.chaise.stats.Stats stats() {
+        return storage.stats();
+    }
+
     public static void requireServerAdmin(Request req) {
         SecuredDb.requireServerAdmin(req.user());
     }

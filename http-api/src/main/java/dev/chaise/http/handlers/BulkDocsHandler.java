@@ -30,8 +30,11 @@ public final class BulkDocsHandler {
 
     private final Uuids uuids;
 
+    private final dev.chaise.http.metrics.HttpdStats counts;
+
     public BulkDocsHandler(Access access, Uuids uuids) {
         this.access = access;
+        this.counts = dev.chaise.http.metrics.HttpdStats.of(access.stats());
         this.uuids = uuids;
     }
 
@@ -43,6 +46,7 @@ public final class BulkDocsHandler {
     private record Item(String id, String rev, DocUpdate update, DocumentJson.LocalUpdate local) {}
 
     private Response bulkDocs(Request req) {
+        counts.bulkRequests().increment();
         SecuredDb db = access.database(req, SecuredDb.Level.MEMBER);
         Bodies.requireContentType(req, Response.JSON);
         ObjectNode body = Bodies.jsonObject(req);
@@ -52,6 +56,7 @@ public final class BulkDocsHandler {
         JsonNode ne = body.get("new_edits");
         if (ne != null && !ne.isBoolean()) throw HttpError.badRequest("`new_edits` parameter must be a boolean.");
         boolean newEdits = ne == null || ne.booleanValue();
+        counts.bulkDocs().record(list.size());
         boolean allOrNothing = body.path("all_or_nothing").isBoolean() && body.get("all_or_nothing").booleanValue();
 
         List<Item> items = new ArrayList<>(list.size());

@@ -25,16 +25,24 @@ public final class DatabaseHandlers {
     private final Storage storage;
     private final Access access;
     private final dev.chaise.http.config.ConfigStore config;
+    private final dev.chaise.stats.Histogram dbinfo;
 
     public DatabaseHandlers(Storage storage, Access access, dev.chaise.http.config.ConfigStore config) {
         this.storage = storage;
         this.access = access;
         this.config = config;
+        this.dbinfo = dev.chaise.http.metrics.HttpdStats.of(access.stats()).dbinfo();
     }
 
     public void register(Router r) {
         r.add("PUT", "/{db}", this::create);
-        r.add("GET", "/{db}", req -> Response.json(200, info(db(req, SecuredDb.Level.MEMBER).database().info())));
+        r.add("GET", "/{db}", req -> {
+            dev.chaise.storage.Database db = db(req, SecuredDb.Level.MEMBER).database();
+            long start = System.nanoTime();
+            var info = db.info();
+            dbinfo.recordNanos(System.nanoTime() - start); // chttpd_db: the time of fabric:get_db_info
+            return Response.json(200, info(info));
+        });
         r.add("DELETE", "/{db}", this::delete);
         r.add("GET", "/{db}/_security", req -> Response.json(200, db(req, SecuredDb.Level.MEMBER).security().json()));
         r.add("PUT", "/{db}/_security", this::putSecurity);

@@ -27,7 +27,7 @@ public final class MangoHandlers {
 
     public MangoHandlers(ViewQueries queries, Access access) {
         this.access = access;
-        this.mango = new Mango(queries);
+        this.mango = new Mango(queries, access.stats());
     }
 
     public void register(Router r) {

@@ -10,12 +10,14 @@ import dev.chaise.http.Response;
 import dev.chaise.http.Router;
 import dev.chaise.http.auth.ServerAdmins;
 import dev.chaise.http.metrics.Metrics;
+import dev.chaise.views.collation.ViewCollation;
+import dev.chaise.views.js.JsEngine;
 import java.util.Map;
 import java.util.Set;
 
 /**
- * {@code /_node/{node}}: its {@code _config}, and {@code _stats}, {@code _prometheus} and
- * {@code _system} (admins only, as in CouchDB). As in CouchDB every key may be read and changed
+ * {@code /_node/{node}}: its {@code _config}, and {@code _stats}, {@code _prometheus},
+ * {@code _system} and {@code _versions} (admins only, as in CouchDB). As in CouchDB every key may be read and changed
  * except in the blacklisted sections; unknown keys are kept. A change takes effect at once where
  * Chaise reads the key at run time (default.ini marks those "live"), otherwise at the next start,
  * as CouchDB's port or storage settings do. {@code POST _config/_reload} reads the files again.
@@ -34,20 +36,20 @@ public final class NodeHandlers {
     private final ConfigStore store;
     private final Metrics metrics;
     private final java.util.function.Supplier<Map<String, Object>> system;
-    private final Map<String, Object> versions;
+    private final java.util.Optional<JsEngine.About> javascript;
 
     /**
      * @param metrics what {@code _stats} and {@code _prometheus} show
      * @param system what {@code _system} shows
-     * @param versions what {@code _versions} shows
+     * @param javascript the engine that runs design documents' functions, for {@code _versions}
      */
     public NodeHandlers(java.util.function.Supplier<HttpConfig> config, ConfigStore store, Metrics metrics,
-                        java.util.function.Supplier<Map<String, Object>> system, Map<String, Object> versions) {
+                        java.util.function.Supplier<Map<String, Object>> system, java.util.Optional<JsEngine.About> javascript) {
         this.config = config;
         this.store = store;
         this.metrics = metrics;
         this.system = system;
-        this.versions = versions;
+        this.javascript = javascript;
     }
 
     public void register(Router r) {
@@ -91,11 +93,16 @@ public final class NodeHandlers {
             admin(req);
             return Response.json(200, system.get());
         });
-        // chttpd_node's get_versions, for what Chaise has: the collation library and the JavaScript engine (no Erlang).
         r.add("GET", "/_node/{node}/_versions", req -> {
             admin(req);
-            return Response.json(200, versions);
+            return Response.json(200, versions());
         });
+        for (String method : java.util.List.of("PUT", "POST", "DELETE")) {
+            r.add(method, "/_node/{node}/_versions", req -> {
+                admin(req);
+                throw HttpError.methodNotAllowed("GET");
+            });
+        }
         r.add("POST", "/_node/{node}/_config/_reload", req -> {
             admin(req);
             try {
@@ -114,6 +121,31 @@ public final class NodeHandlers {
         }
         r.add("PUT", "/_node/{node}/_config/{section}/{key}", this::put);
         r.add("DELETE", "/_node/{node}/_config/{section}/{key}", this::delete);
+    }
+
+    /**
+     * chttpd_node:get_versions, with what runs here: the JavaScript engine ({@code graaljs}, where
+     * CouchDB names {@code quickjs} or {@code spidermonkey}), the collation library ({@code icu4j},
+     * ICU for Java, where CouchDB links {@code libicu}) with its three versions, and, as there is no
+     * Erlang, the Java runtime's version under {@code java} instead of {@code erlang}.
+     */
+    private Map<String, Object> versions() {
+        Map<String, Object> out = new java.util.LinkedHashMap<>();
+        javascript.ifPresent(js -> {
+            Map<String, Object> engine = new java.util.LinkedHashMap<>();
+            engine.put("name", js.name());
+            if (js.version() != null) engine.put("version", js.version());
+            out.put("javascript_engine", engine);
+        });
+        out.put("java", Map.of("version", Runtime.version().toString()));
+        ViewCollation.Versions icu = ViewCollation.versions();
+        Map<String, Object> collation = new java.util.LinkedHashMap<>();
+        collation.put("name", "icu4j");
+        collation.put("library_version", icu.library());
+        collation.put("collator_version", icu.collator());
+        collation.put("collation_algorithm_version", icu.algorithm());
+        out.put("collation_driver", collation);
+        return out;
     }
 
     private void admin(Request req) {

@@ -30,8 +30,11 @@ public final class PurgeHandlers {
     private final Access access;
     private final ConfigStore config;
 
+    private final dev.chaise.http.metrics.HttpdStats counts;
+
     public PurgeHandlers(Access access, ConfigStore config) {
         this.access = access;
+        this.counts = dev.chaise.http.metrics.HttpdStats.of(access.stats());
         this.config = config;
     }
 
@@ -58,6 +61,7 @@ public final class PurgeHandlers {
 
     private Response purge(Request req) {
         SecuredDb db = db(req, SecuredDb.Level.SERVER_ADMIN); // chttpd_auth_request: require_admin
+        counts.purgeRequests().increment();
         Bodies.requireContentType(req, Response.JSON);
         ObjectNode body = Bodies.jsonObject(req);
         List<PurgeRequest> requests = new ArrayList<>(body.size());
@@ -75,7 +79,15 @@ public final class PurgeHandlers {
         }
         if (requests.size() > setting("max_document_id_number", 100)) throw HttpError.badRequest("Exceeded maximum number of documents.");
         if (revs > setting("max_revisions_number", 1000)) throw HttpError.badRequest("Exceeded maximum number of revisions.");
-        List<Purged> results = requests.isEmpty() ? List.of() : db.purge(requests);
+        counts.purgesTotal().add(requests.size());
+        List<Purged> results;
+        try {
+            results = requests.isEmpty() ? List.of() : db.purge(requests);
+        } catch (RuntimeException e) {
+            counts.purgesFailure().add(requests.size()); // one transaction: none of them was purged
+            throw e;
+        }
+        counts.purgesSuccess().add(results.size());
         ObjectNode out = Json.NODES.objectNode();
         out.putNull("purge_seq");
         ObjectNode purged = out.putObject("purged");

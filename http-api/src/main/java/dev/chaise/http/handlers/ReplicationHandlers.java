@@ -32,8 +32,11 @@ public final class ReplicationHandlers {
 
     private final Access access;
 
+    private final dev.chaise.stats.Counter bulkRequests;
+
     public ReplicationHandlers(Access access) {
         this.access = access;
+        this.bulkRequests = dev.chaise.http.metrics.HttpdStats.of(access.stats()).bulkRequests();
     }
 
     public void register(Router r) {
@@ -97,6 +100,7 @@ public final class ReplicationHandlers {
      * multipart, as CouchDB decides (the CouchDB replicator and PouchDB ask for JSON).
      */
     private Response bulkGet(Request req) throws Exception {
+        bulkRequests.increment();
         SecuredDb db = access.database(req, SecuredDb.Level.MEMBER);
         Bodies.requireContentType(req, Response.JSON);
         ObjectNode body = Bodies.jsonObject(req);

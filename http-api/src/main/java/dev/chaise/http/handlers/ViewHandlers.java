@@ -34,11 +34,13 @@ public final class ViewHandlers {
     private final ViewQueries views;
     private final IndexMaintenance maintenance;
     private final Access access;
+    private final dev.chaise.stats.Counter viewReads;
 
     public ViewHandlers(ViewQueries views, IndexMaintenance maintenance, Access access) {
         this.views = views;
         this.maintenance = maintenance;
         this.access = access;
+        this.viewReads = dev.chaise.http.metrics.HttpdStats.of(access.stats()).viewReads();
     }
 
     public void register(Router r) {
@@ -75,6 +77,7 @@ public final class ViewHandlers {
     }
 
     private Response view(Request req, ObjectNode body) {
+        viewReads.increment();
         SecuredDb adb = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         Database db = adb.database();
         ViewQuery q = ViewArgs.parse(req, body);
@@ -128,6 +131,7 @@ public final class ViewHandlers {
             if (!one.isObject()) throw HttpError.badRequest("Each query must be an object.");
             parsed.add(ViewArgs.parse(req, (ObjectNode) one, true));
         }
+        viewReads.add(parsed.size()); // couch_mrview_http: one per query
         List<ViewQueries.Result> results = new ArrayList<>();
         try {
             for (ViewQuery q : parsed) results.add(views.query(db, ddocId(req), req.param("view"), q));
@@ -172,6 +176,8 @@ public final class ViewHandlers {
         vi.put("compact_running", false);
         vi.put("waiting_clients", 0);
         vi.put("waiting_commit", false);
+        // The signature covers the collator's version, so an index was built by this one only.
+        vi.putArray("collator_versions").add(dev.chaise.views.collation.ViewCollation.versions().collator());
         return Response.json(200, out);
     }
 

@@ -106,7 +106,8 @@ public final class ChaiseHttp implements AutoCloseable {
         });
         usersDb.ensureAuthDesigns(); // a users database made before its _design/_auth was kept gets one now
         this.access = new Access(storage);
-        this.authenticator = new Authenticator(dirs, new SessionCookies(secret, () -> live.get().auth(), () -> System.currentTimeMillis() / 1000), configStore);
+        this.authenticator = new Authenticator(dirs, new SessionCookies(secret, () -> live.get().auth(), () -> System.currentTimeMillis() / 1000), configStore,
+                storage.stats());
         this.probe = new StorageProbe(storage);
         this.metrics = metrics(configStore, storage, views.builds().tasks());
         this.uuid = uuid;
@@ -115,7 +116,7 @@ public final class ChaiseHttp implements AutoCloseable {
         serverHandlers.register(router);
         new SessionHandlers(authenticator).register(router);
         new NodeHandlers(live, configStore, metrics, () -> dev.chaise.http.metrics.SystemInfo.of(openConnections(), openChangesFeeds(),
-                storage.backendName(), storage.engineFigures()), views.versions()).register(router);
+                storage.backendName(), storage.engineFigures()), views.javascriptEngine()).register(router);
         new DatabaseHandlers(storage, access, configStore).register(router);
         new DbUpdatesHandler(storage).register(router);
         new DocumentHandlers(access, uuids).register(router);
@@ -123,7 +124,7 @@ public final class ChaiseHttp implements AutoCloseable {
         new AllDocsHandlers(access).register(router);
         changes = new ChangesHandler(views.filters(), access);
         changes.register(router);
-        metrics.gauge("couchdb.httpd.clients_requesting_changes", "number of clients for continuous _changes", changes::openFeeds);
+        storage.stats().gauge("couchdb.httpd.clients_requesting_changes", "number of clients for continuous _changes", changes::openFeeds);
         new ReplicationHandlers(access).register(router);
         new ViewHandlers(views.queries(), views.maintenance(), access).register(router);
         new DesignFunctionHandlers(views.functions(), views.queries(), access, configStore).register(router);
@@ -135,19 +136,18 @@ public final class ChaiseHttp implements AutoCloseable {
         new MangoHandlers(views.queries(), access).register(router);
     }
 
-    /** CouchDB's metrics that Chaise has, and every wait and count of the store's timer under chaise.store. */
+    /** The HTTP side of the server's metrics registry (storage's), and Chaise's own gauges. */
     private dev.chaise.http.metrics.Metrics metrics(ConfigStore configStore, Storage storage, dev.chaise.views.ActiveTasks builds) {
         long window = configStore.get("stats", "interval").map(String::strip).filter(v -> v.matches("[1-9][0-9]{0,5}")).map(Long::parseLong).orElse(10L);
-        var m = new dev.chaise.http.metrics.Metrics(java.time.Duration.ofSeconds(window));
+        dev.chaise.stats.Stats stats = storage.stats();
+        stats.window(java.time.Duration.ofSeconds(window));
+        var m = new dev.chaise.http.metrics.Metrics(stats);
         m.bindTimings(storage::timings);
-        m.storeCount("couchdb.database_reads", "number of times a document was read from a database", dev.chaise.storage.StorageCounts.DOCUMENTS_READ.name());
-        m.storeCount("couchdb.database_writes", "number of times a database was changed", dev.chaise.storage.StorageCounts.DOCUMENTS_WRITTEN.name());
-        m.gauge("couchdb.open_databases", "number of open databases (database handles cached)", storage::openDatabases);
-        m.counter("chaise.mrview.builds.started", "number of index builds started", () -> builds.totals().started());
-        m.counter("chaise.mrview.builds.finished", "number of index builds finished, done or failed", () -> builds.totals().finished());
-        m.counter("couchdb.mrview.map_doc", "number of changes fed to map functions by index builds", () -> builds.totals().changesIndexed());
-        m.gauge("chaise.mrview.builds.running", "number of index builds running", () -> builds.list().size());
-        m.gauge("chaise.open_connections", "number of open HTTP connections", this::openConnections);
+        stats.counter("chaise.mrview.builds.started", null, "number of index builds started", () -> builds.totals().started());
+        stats.counter("chaise.mrview.builds.finished", null, "number of index builds finished, done or failed", () -> builds.totals().finished());
+        stats.counter("couchdb.mrview.map_doc", null, "number of changes fed to map functions by index builds", () -> builds.totals().changesIndexed());
+        stats.gauge("chaise.mrview.builds.running", "number of index builds running", () -> builds.list().size());
+        stats.gauge("chaise.open_connections", "number of open HTTP connections", this::openConnections);
         return m;
     }
 

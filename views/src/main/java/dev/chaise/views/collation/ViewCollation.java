@@ -3,6 +3,7 @@ package dev.chaise.views.collation;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.ibm.icu.text.Collator;
 import com.ibm.icu.util.ULocale;
+import com.ibm.icu.util.VersionInfo;
 import java.math.BigDecimal;
 import java.util.Iterator;
 import java.util.Map;
@@ -32,6 +33,26 @@ public final class ViewCollation {
     static final Collator COLLATOR = rootCollator();
 
     private ViewCollation() {}
+
+    /**
+     * The versions of what collates strings, as CouchDB's {@code _versions} names them: the ICU
+     * library's, its collation algorithm's (UCA) and the root collator's.
+     */
+    public record Versions(String library, String algorithm, String collator) {}
+
+    public static Versions versions() {
+        return new Versions(couchVersion(VersionInfo.ICU_VERSION), couchVersion(COLLATOR.getUCAVersion()), couchVersion(COLLATOR.getVersion()));
+    }
+
+    /** couch_util:version_to_binary: the parts joined with dots, trailing zeros dropped ({@code 153.120}). */
+    static String couchVersion(VersionInfo v) {
+        int[] parts = {v.getMajor(), v.getMinor(), v.getMilli(), v.getMicro()};
+        int n = parts.length;
+        while (n > 0 && parts[n - 1] == 0) n--;
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < n; i++) b.append(i == 0 ? "" : ".").append(parts[i]);
+        return b.toString();
+    }
 
     private static Collator rootCollator() {
         Collator c = Collator.getInstance(ULocale.ROOT);
@@ -95,11 +116,5 @@ public final class ViewCollation {
         double d = n.doubleValue();
         if (!Double.isFinite(d)) throw new IllegalArgumentException("not a JSON number: " + d);
         return new BigDecimal(d);
-    }
-
-    /** The collation library as chttpd_node's {@code collation_driver} describes libicu. */
-    public static java.util.Map<String, String> driver() {
-        return java.util.Map.of("name", "icu4j", "library_version", com.ibm.icu.util.VersionInfo.ICU_VERSION.toString(),
-                "collation_algorithm_version", COLLATOR.getUCAVersion().toString(), "collator_version", COLLATOR.getVersion().toString());
     }
 }

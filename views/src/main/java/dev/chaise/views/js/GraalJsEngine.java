@@ -79,6 +79,14 @@ public final class GraalJsEngine implements JsEngine {
     private final java.util.concurrent.ExecutorService platform;
     private volatile boolean reduceLimit = true;
 
+    /** Counted into a registry of its own until the server's is given ({@link #countInto}). */
+    private volatile QueryServerStats counts = new QueryServerStats(new dev.chaise.stats.Stats());
+
+    @Override
+    public void countInto(dev.chaise.stats.Stats stats) {
+        counts = new QueryServerStats(stats);
+    }
+
     private GraalJsEngine(Options options) {
         this.options = options;
         this.engine = Engine.newBuilder("js")
@@ -141,8 +149,23 @@ public final class GraalJsEngine implements JsEngine {
             this.api = context.getBindings("js").getMember("__chaise");
         }
 
+        /** Runs {@code body} under the watchdog and counts it as {@code n} calls of {@code kind}. */
+        <T> T call(QueryServerStats.Kind kind, int n, java.util.function.Supplier<T> body) {
+            QueryServerStats c = counts;
+            c.prompts.increment();
+            long start = System.nanoTime();
+            try {
+                return call(body);
+            } catch (RuntimeException e) {
+                c.errors.increment();
+                throw e;
+            } finally {
+                c.called(kind, n, System.nanoTime() - start);
+            }
+        }
+
         /** Runs {@code body} under the watchdog, on a platform thread; a cancelled call marks the slot dead. */
-        <T> T call(java.util.function.Supplier<T> body) {
+        private <T> T call(java.util.function.Supplier<T> body) {
             if (!Thread.currentThread().isVirtual()) return watched(body);
             try {
                 return java.util.concurrent.CompletableFuture.supplyAsync(() -> watched(body), platform).join();
@@ -213,6 +236,7 @@ public final class GraalJsEngine implements JsEngine {
         }
 
         void close() {
+            (cancelled ? counts.errorExits : counts.exits).increment();
             try {
                 context.close(true);
             } catch (RuntimeException e) {
@@ -242,14 +266,22 @@ public final class GraalJsEngine implements JsEngine {
     }
 
     /** Borrows a context for {@code key}, creating (and initializing) one if the pool is empty. */
-    private Slot borrow(String key, java.util.function.Consumer<Slot> init) throws JsFunctionException {
+    private Slot borrow(String key, QueryServerStats.Kind compile, java.util.function.Consumer<Slot> init) throws JsFunctionException {
+        QueryServerStats c = counts;
+        c.acquired.increment();
         BlockingQueue<Slot> pool = pools.computeIfAbsent(key, k -> new ArrayBlockingQueue<>(options.poolSize()));
         Slot s = pool.poll();
         if (s != null) return s;
+        long start = System.nanoTime();
         s = new Slot(key);
+        c.starts.increment();
+        c.called(QueryServerStats.Kind.SPAWN_PROC, 1, System.nanoTime() - start);
+        start = System.nanoTime();
         try {
             init.accept(s);
+            c.called(compile, 1, System.nanoTime() - start);
         } catch (PolyglotException e) {
+            c.errors.increment();
             s.close();
             throw new JsFunctionException("compilation_error", message(e));
         }
@@ -327,7 +359,7 @@ public final class GraalJsEngine implements JsEngine {
         if (COFFEE_MODULES == null) throw new JsFunctionException("compilation_error", "CoffeeScript is not bundled in this build");
         String done = coffeeCache.get(source);
         if (done != null) return done;
-        Slot slot = borrow(COFFEESCRIPT, s -> s.api.invokeMember("loadCoffee", COFFEE_MODULES));
+        Slot slot = borrow(COFFEESCRIPT, QueryServerStats.Kind.ADD_FUN, s -> s.api.invokeMember("loadCoffee", COFFEE_MODULES));
         JsonNode r;
         // The compiler is the build's code, not the design document's: no time limit (its first
         // run, in a fresh context, takes seconds while the interpreter warms up).
@@ -364,7 +396,7 @@ public final class GraalJsEngine implements JsEngine {
             s.api.invokeMember("init", rootJson);
             s.api.invokeMember("compileMaps", maps);
         };
-        Slot first = borrow(key, init);
+        Slot first = borrow(key, QueryServerStats.Kind.ADD_FUN, init);
         int views = source.maps().size();
         return new MapProgram() {
             Slot slot = first;
@@ -373,7 +405,7 @@ public final class GraalJsEngine implements JsEngine {
             private Slot live() {
                 if (slot.cancelled) {
                     try {
-                        slot = borrow(key, init);
+                        slot = borrow(key, QueryServerStats.Kind.ADD_FUN, init);
                     } catch (JsFunctionException e) {
                         throw new IllegalStateException("compiled before, so it compiles again", e);
                     }
@@ -386,7 +418,7 @@ public final class GraalJsEngine implements JsEngine {
                 Slot slot = live();
                 String out;
                 try {
-                    out = slot.call(() -> slot.api.invokeMember("map", docJson).asString());
+                    out = slot.call(QueryServerStats.Kind.MAP, 1, () -> slot.api.invokeMember("map", docJson).asString());
                 } catch (PolyglotException e) {
                     Failure why = slot.failure(e, "runtime_error");
                     List<MapOutcome> failed = new ArrayList<>(views);
@@ -411,7 +443,7 @@ public final class GraalJsEngine implements JsEngine {
                 String out;
                 Slot slot = live();
                 try {
-                    out = slot.call(() -> slot.api.invokeMember("mapAll", all).asString());
+                    out = slot.call(QueryServerStats.Kind.MAP, docsJson.size(), () -> slot.api.invokeMember("mapAll", all).asString());
                 } catch (PolyglotException e) {
                     if (!e.isCancelled()) throw e;
                     return MapProgram.super.mapAll(docsJson); // each alone: see which one runs away
@@ -448,10 +480,15 @@ public final class GraalJsEngine implements JsEngine {
     private static final String CHECK_POOL = "check";
 
     @Override
+    public About about() {
+        return new About("graaljs", engine.getVersion());
+    }
+
+    @Override
     public void checkCompiles(String source) throws JsFunctionException {
-        Slot slot = borrow(CHECK_POOL, s -> {});
+        Slot slot = borrow(CHECK_POOL, QueryServerStats.Kind.ADD_FUN, s -> {});
         try {
-            slot.call(() -> slot.api.invokeMember("check", source));
+            slot.call(QueryServerStats.Kind.ADD_FUN, 1, () -> slot.api.invokeMember("check", source));
         } catch (PolyglotException e) {
             throw new JsFunctionException("compilation_error", slot.failure(e, "compilation_error").reason());
         } finally {
@@ -460,16 +497,6 @@ public final class GraalJsEngine implements JsEngine {
     }
 
     // ---------------------------------------------------------------- reduce
-
-    @Override
-    public String name() {
-        return "graaljs";
-    }
-
-    @Override
-    public String version() {
-        return engine.getVersion();
-    }
 
     @Override
     public void reduceLimit(boolean on) {
@@ -484,7 +511,7 @@ public final class GraalJsEngine implements JsEngine {
         String rootJson = viewsLibRoot(source.lib());
         String reduces = Json.write(inJavaScript(source.language(), source.reduces()));
         String key = "reduce\u0000" + source.ddocId() + "\u0000" + reduces + "\u0000" + rootJson;
-        Slot slot = borrow(key, s -> {
+        Slot slot = borrow(key, QueryServerStats.Kind.ADD_FUN, s -> {
             s.api.invokeMember("init", rootJson);
             s.api.invokeMember("compileReduces", reduces);
         });
@@ -493,7 +520,7 @@ public final class GraalJsEngine implements JsEngine {
                 try {
                     String k = rereduce ? "null" : Json.write(keys);
                     String v = Json.write(values);
-                    String out = slot.call(() -> slot.api.invokeMember("reduce", index, k, v, rereduce).asString());
+                    String out = slot.call(QueryServerStats.Kind.REDUCE, 1, () -> slot.api.invokeMember("reduce", index, k, v, rereduce).asString());
                     if (out.startsWith("\u0000")) {
                         log.info("{} reduce function {} raised exception {}", source.ddocId(), index, out.substring(1));
                         return NullNode.getInstance();
@@ -535,20 +562,20 @@ public final class GraalJsEngine implements JsEngine {
         JsonNode filters = inJavaScript(source.ddoc()).get("filters");
         String filtersJson = filters == null ? "null" : Json.write(filters);
         String key = "filter\u0000" + source.ddocId() + "\u0000" + rootJson;
-        Slot slot = borrow(key, s -> {
+        Slot slot = borrow(key, QueryServerStats.Kind.DDOC_NEW, s -> {
             s.api.invokeMember("init", rootJson);
             s.api.invokeMember("setFilters", filtersJson);
         });
         return new FilterProgram() {
             @Override
             public boolean has(String name) {
-                return slot.call(() -> slot.api.invokeMember("hasFilter", name).asBoolean());
+                return slot.call(QueryServerStats.Kind.DDOC_FILTER, 1, () -> slot.api.invokeMember("hasFilter", name).asBoolean());
             }
 
             @Override
             public void compile(String name) throws JsFunctionException {
                 try {
-                    slot.call(() -> slot.api.invokeMember("compileFilter", name));
+                    slot.call(QueryServerStats.Kind.ADD_FUN, 1, () -> slot.api.invokeMember("compileFilter", name));
                 } catch (PolyglotException e) {
                     throw new JsFunctionException("compilation_error", message(e));
                 }
@@ -560,7 +587,7 @@ public final class GraalJsEngine implements JsEngine {
                 try {
                     // One call per document: from a virtual thread each call is a hand-off.
                     record Filtered(boolean pass, String logs) {}
-                    Filtered f = slot.call(() -> {
+                    Filtered f = slot.call(QueryServerStats.Kind.DDOC_FILTER, 1, () -> {
                         slot.api.invokeMember("compileFilter", name);
                         boolean pass = slot.api.invokeMember("filter", name, docJson, r).asBoolean();
                         return new Filtered(pass, slot.api.invokeMember("logs").asString());
@@ -585,7 +612,7 @@ public final class GraalJsEngine implements JsEngine {
     @Override
     public ValidateProgram validateProgram(DesignSource source) throws JsFunctionException {
         String rootJson = Json.write(inJavaScript(source.ddoc()));
-        Slot slot = borrow("validate\u0000" + source.ddocId() + "\u0000" + rootJson, s -> {
+        Slot slot = borrow("validate\u0000" + source.ddocId() + "\u0000" + rootJson, QueryServerStats.Kind.DDOC_NEW, s -> {
             s.api.invokeMember("init", rootJson);
             s.api.invokeMember("compileValidate", rootJson);
         });
@@ -594,7 +621,7 @@ public final class GraalJsEngine implements JsEngine {
             public JsonNode validate(String newDocJson, String oldDocJson, String userCtxJson, String secObjJson) throws JsFunctionException {
                 try {
                     record Verdict(String thrown, String logs) {}
-                    Verdict v = slot.call(() -> new Verdict(
+                    Verdict v = slot.call(QueryServerStats.Kind.DDOC_VDU, 1, () -> new Verdict(
                             slot.api.invokeMember("validate", newDocJson, oldDocJson, userCtxJson, secObjJson).asString(),
                             slot.api.invokeMember("logs").asString()));
                     logLines(source.ddocId(), parse(v.logs()));
@@ -617,7 +644,7 @@ public final class GraalJsEngine implements JsEngine {
     @Override
     public RenderProgram renderProgram(DesignSource source) throws JsFunctionException {
         String rootJson = Json.write(inJavaScript(source.ddoc()));
-        Slot slot = borrow("render\u0000" + source.ddocId() + "\u0000" + rootJson, s -> {
+        Slot slot = borrow("render\u0000" + source.ddocId() + "\u0000" + rootJson, QueryServerStats.Kind.DDOC_NEW, s -> {
             s.api.invokeMember("init", rootJson);
             s.api.invokeMember("setDesign", rootJson);
         });
@@ -627,7 +654,7 @@ public final class GraalJsEngine implements JsEngine {
                 record Outcome(String result, String logs) {}
                 Outcome o;
                 try {
-                    o = slot.call(() -> new Outcome(call.get().asString(), slot.api.invokeMember("logs").asString()));
+                    o = slot.call(QueryServerStats.Kind.DDOC_OTHER, 1, () -> new Outcome(call.get().asString(), slot.api.invokeMember("logs").asString()));
                 } catch (PolyglotException e) {
                     Failure why = slot.failure(e, "render_error");
                     throw new JsFunctionException(why.error(), why.reason());

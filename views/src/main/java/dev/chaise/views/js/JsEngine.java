@@ -51,17 +51,21 @@ public interface JsEngine extends AutoCloseable {
      */
     boolean speaks(String language);
 
-    /** The engine's name, as {@code _versions}' {@code javascript_engine} names couchjs' ({@code spidermonkey}, {@code quickjs}). */
-    String name();
-
-    String version();
-
     /**
      * {@code [query_server_config] reduce_limit} (on unless {@code false}): a JavaScript reduce
      * whose output is over 4096 bytes and more than half its input fails with
      * {@code reduce_overflow_error}, as CouchDB's views.js checks it.
      */
     void reduceLimit(boolean on);
+
+    /** Which engine this is, as {@code GET /_node/_local/_versions} shows it ({@code javascript_engine}). */
+    About about();
+
+    /** @param version null when the engine has none to tell */
+    record About(String name, String version) {}
+
+    /** Counts calls into the engine as CouchDB's query server metrics, in the server's registry from now on. */
+    default void countInto(dev.chaise.stats.Stats stats) {}
 
     @Override
     void close();

@@ -48,10 +48,32 @@ public final class Mango {
 
     private final ViewIndexes views;
     private final MangoIndexes indexes = new MangoIndexes();
+    private final MangoStats counts;
 
-    /** @param views design documents and index readiness, from the views package */
-    public Mango(ViewIndexes views) {
+    /**
+     * @param views design documents and index readiness, from the views package
+     * @param stats where queries are counted
+     */
+    public Mango(ViewIndexes views, dev.chaise.stats.Stats stats) {
         this.views = views;
+        this.counts = new MangoStats(stats);
+    }
+
+    /** CouchDB's {@code mango.*} metrics (mango_cursor, mango_cursor_view, mango_execution_stats, mango_selector). */
+    private record MangoStats(dev.chaise.stats.Counter unindexed, dev.chaise.stats.Counter invalidIndex, dev.chaise.stats.Counter tooManyScanned,
+                              dev.chaise.stats.Counter keys, dev.chaise.stats.Counter docs, dev.chaise.stats.Counter quorumDocs,
+                              dev.chaise.stats.Counter results, dev.chaise.stats.Counter evaluated, dev.chaise.stats.Histogram time) {
+        MangoStats(dev.chaise.stats.Stats s) {
+            this(s.counter("mango.unindexed_queries", "number of _find queries that read no index but _all_docs"),
+                    s.counter("mango.query_invalid_index", "number of _find queries whose use_index could not be used"),
+                    s.counter("mango.too_many_docs_scanned", "number of _find queries that examined more than 10 documents per result"),
+                    s.counter("mango.keys_examined", "number of index keys _find queries examined"),
+                    s.counter("mango.docs_examined", "number of documents _find queries read"),
+                    s.counter("mango.quorum_docs_examined", "number of documents _find queries with r above 1 read"),
+                    s.counter("mango.results_returned", "number of rows _find queries answered"),
+                    s.counter("mango.evaluate_selector", "number of times a _find selector was matched against a document"),
+                    s.histogram("mango.query_time", "milliseconds a _find query took"));
+        }
     }
 
     public MangoIndexes indexes() {
@@ -83,13 +105,26 @@ public final class Mango {
             warnings.add(q.useIndex().name() == null
                     ? "_design/" + q.useIndex().ddoc() + " was not used because it does not contain a valid index for this query."
                     : "_design/" + q.useIndex().ddoc() + ", " + q.useIndex().name() + " was not used because it is not a valid index for this query.");
+            counts.invalidIndex().increment();
         }
-        if (index.special()) warnings.add(Find.NO_INDEX_WARNING);
+        if (index.special()) {
+            warnings.add(Find.NO_INDEX_WARNING);
+            counts.unindexed().increment();
+        }
         long examined = run.docs + run.quorumDocs;
         double ratio = run.out.isEmpty() ? examined : (double) examined / run.out.size();
-        if (ratio > 10) warnings.add(Find.SCAN_WARNING);
+        if (ratio > 10) {
+            warnings.add(Find.SCAN_WARNING);
+            counts.tooManyScanned().increment();
+        }
         String next = run.last != null ? run.last.encode() : q.bookmark() != null ? q.bookmark() : "nil";
         Find.Stats stats = new Find.Stats(run.keys, run.docs, run.quorumDocs, run.out.size(), (System.nanoTime() - start) / 1e6);
+        counts.keys().add(run.keys);
+        counts.docs().add(run.docs);
+        counts.quorumDocs().add(run.quorumDocs);
+        counts.results().add(run.out.size());
+        counts.evaluated().add(run.evaluated);
+        counts.time().record(stats.millis());
         return new Find.Result(run.out, next, warnings, stats);
     }
 
@@ -108,6 +143,8 @@ public final class Mango {
         long keys;
         long docs;
         long quorumDocs;
+        /** Selector matches run. */
+        long evaluated;
         int matched;
         Bookmark last;
 
@@ -267,6 +304,7 @@ public final class Mango {
             else docs++;
             // With conflicts asked for, the selector sees _conflicts, as in CouchDB.
             ObjectNode doc = q.conflicts() ? DocumentJson.renderWithConflicts(d) : DocumentJson.render(d);
+            evaluated++;
             if (!q.selector().matches(doc)) return null;
             return q.fields() == null ? doc : Find.project(doc, q.fields());
         }
@@ -283,6 +321,7 @@ public final class Mango {
             ObjectNode doc = Json.NODES.objectNode();
             doc.put("_id", row.docId());
             for (int i = 0; i < ji.columns().size() && i < key.size(); i++) Find.set(doc, Selector.parseField(ji.columns().get(i)), key.get(i));
+            evaluated++;
             if (!q.selector().matches(doc)) return null;
             return Find.project(doc, q.fields());
         }

@@ -44,9 +44,14 @@ public final class ValidateDocUpdate {
     /** @param ddoc the design document as {@code this}, or null if it has no validate_doc_update */
     private record Seen(RevId rev, ObjectNode ddoc) {}
 
+    private final dev.chaise.stats.Counter rejects;
+    private final dev.chaise.stats.Histogram processTime;
+
     /** @param js null: a database with validate_doc_update functions then refuses writes (500) */
-    public ValidateDocUpdate(JsEngine js) {
+    public ValidateDocUpdate(JsEngine js, dev.chaise.stats.Stats stats) {
         this.js = js;
+        this.rejects = stats.counter("couchdb.query_server.vdu_rejects", "number of documents a validate_doc_update function refused");
+        this.processTime = stats.histogram("couchdb.query_server.vdu_process_time", "milliseconds to run a document's validate_doc_update functions");
     }
 
     /** The checks of one request, made by {@code name} (null: anonymous) with {@code roles}. */
@@ -72,6 +77,15 @@ public final class ValidateDocUpdate {
             @Override
             public void check(ObjectNode newDoc, Supplier<ObjectNode> oldDoc) {
                 if (js == null) throw failed("validate_doc_update functions need the JavaScript engine, which this server runs without");
+                long begin = System.nanoTime();
+                try {
+                    run(newDoc, oldDoc);
+                } finally {
+                    processTime.recordNanos(System.nanoTime() - begin); // couch_db: every function of one document
+                }
+            }
+
+            private void run(ObjectNode newDoc, Supplier<ObjectNode> oldDoc) {
                 String newJson = newDoc.toString();
                 String oldJson = null;
                 for (int i = 0; i < ddocs.size(); i++) {
@@ -90,7 +104,10 @@ public final class ValidateDocUpdate {
                             nanos += System.nanoTime() - start;
                         }
                         if (nanos > BUDGET_NANOS) throw overBudget();
-                        if (thrown != null) throw verdict(thrown);
+                        if (thrown != null) {
+                            rejects.increment();
+                            throw verdict(thrown);
+                        }
                     } catch (JsFunctionException e) {
                         if (JsEngine.stoppedByEngine(e.error())) {
                             throw new ViewException(ViewException.Kind.OS_PROCESS_ERROR,

@@ -48,7 +48,7 @@ public final class MangoBench {
             Database db = store.create("bench");
             load(db, docs, 0);
             ViewsModule views = new ViewsModule(store, null);
-            Mango mango = new Mango(views.queries());
+            Mango mango = new Mango(views.queries(), new dev.chaise.stats.Stats());
             mango.indexes().create(db.openFor(dev.chaise.storage.UserCtx.server("test"), dev.chaise.storage.SecuredDb.Level.MEMBER), json("{\"index\":{\"fields\":[\"type\",\"score\"]},\"name\":\"ts\",\"ddoc\":\"benchfind\",\"type\":\"json\"}"));
             long cpu = cpu();
             long t0 = System.nanoTime();
@@ -80,7 +80,7 @@ public final class MangoBench {
             }
             if (bulk) {
                 ViewsModule interactiveViews = new ViewsModule(store, null).enableInteractiveViews(); // one write hook for the store
-                Mango m = new Mango(interactiveViews.queries());
+                Mango m = new Mango(interactiveViews.queries(), new dev.chaise.stats.Stats());
                 for (int indexes : new int[] {0, 3, 0, 3}) {
                     Database d = store.create("bulk" + indexes + "-" + System.nanoTime());
                     if (indexes > 0) {

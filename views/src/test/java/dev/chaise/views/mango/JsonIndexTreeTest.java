@@ -54,7 +54,7 @@ class JsonIndexTreeTest {
             // Segments of 7 changes and 2 workers: the first builds of 60 documents run in parallel.
             ViewsModule views = new ViewsModule(store, js, new ViewsModule.Options(2, 7));
             if (interactive) views.enableInteractiveViews();
-            Mango mango = new Mango(views.queries());
+            Mango mango = new Mango(views.queries(), new dev.chaise.stats.Stats());
             Random rnd = new Random(7);
             for (int i = 0; i < 60; i++) MangoModelTest.write(db, "d" + i, doc(rnd));
 

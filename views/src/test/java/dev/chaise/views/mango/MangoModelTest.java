@@ -69,7 +69,7 @@ class MangoModelTest {
             Database db = store.open("m");
             ViewsModule views = new ViewsModule(store, null);
             if (interactive) views.enableInteractiveViews();
-            Mango mango = new Mango(views.queries());
+            Mango mango = new Mango(views.queries(), new dev.chaise.stats.Stats());
             Random rnd = new Random(seed);
             for (int i = 0; i < 120; i++) write(db, id(i), randomDoc(rnd));
             createIndexes(mango, db, interactive);
@@ -427,7 +427,7 @@ class MangoModelTest {
              Storage store = new Storage(kv, "{}")) {
             Database db = store.create("c");
             ViewsModule views = new ViewsModule(store, null);
-            Mango mango = new Mango(views.queries());
+            Mango mango = new Mango(views.queries(), new dev.chaise.stats.Stats());
             Random rnd = new Random(5);
             for (int i = 0; i < 120; i++) write(db, id(i), randomDoc(rnd));
             createIndexes(mango, db, false);

@@ -3,7 +3,6 @@ package dev.chaise.views.collation;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
-import java.util.Map;
 
 /**
  * Encodes a key of a view with {@code options.collation: "raw"} to bytes whose unsigned order is
@@ -35,42 +34,15 @@ final class RawKeyCodec {
     static final byte ARRAY = 0x0C;
     static final byte STRING = 0x0D;
 
+    private static final ViewKeyCodec.Scheme RAW = new ViewKeyCodec.Scheme(NULL, FALSE, TRUE, STRING, ARRAY, OBJECT, MEMBER, RawKeyCodec::writeUtf8);
+
     private RawKeyCodec() {}
 
     static byte[] encode(JsonNode key) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(32);
-        write(out, key);
-        return out.toByteArray();
+        return ViewKeyCodec.encode(key, RAW);
     }
 
-    private static void write(ByteArrayOutputStream out, JsonNode n) {
-        switch (n.getNodeType()) {
-            case NULL -> out.write(NULL);
-            case BOOLEAN -> out.write(n.booleanValue() ? TRUE : FALSE);
-            case NUMBER -> ViewKeyCodec.writeNumber(out, n);
-            case STRING -> {
-                out.write(STRING);
-                writeString(out, n.textValue());
-            }
-            case ARRAY -> {
-                out.write(ARRAY);
-                for (JsonNode e : n) write(out, e);
-                out.write(END);
-            }
-            case OBJECT -> {
-                out.write(OBJECT);
-                for (Map.Entry<String, JsonNode> e : n.properties()) {
-                    out.write(MEMBER);
-                    writeString(out, e.getKey());
-                    write(out, e.getValue());
-                }
-                out.write(END);
-            }
-            default -> throw new IllegalArgumentException("not a JSON value: " + n.getNodeType());
-        }
-    }
-
-    private static void writeString(ByteArrayOutputStream out, String s) {
+    private static void writeUtf8(ByteArrayOutputStream out, String s) {
         for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
             out.write(b);
             if (b == 0) out.write(0xFF);

@@ -502,7 +502,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(resp.status()));
             if (!exchange.in.body().complete()) exchange.keepAlive = false;
             headers(head.headers(), resp, requestId, exchange.keepAlive);
-            HttpUtil.setTransferEncodingChunked(head, true);
+            // A body whose length the handler knows (an attachment) is sent with it, as CouchDB does, not chunked.
+            if (!head.headers().contains(HttpHeaderNames.CONTENT_LENGTH)) HttpUtil.setTransferEncodingChunked(head, true);
             // Only now: headers that failed to build leave the error answer possible.
             started = true;
             exchange.wrote = true;

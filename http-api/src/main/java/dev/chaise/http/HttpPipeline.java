@@ -81,6 +81,7 @@ public final class HttpPipeline {
             if (t instanceof VirtualMachineError vme) throw vme;
             resp = ErrorMapper.map(t, req).toResponse();
         }
+        resp = Jsonp.apply(req, resp, config);
         if (resp.status() == 401) {
             String www = authenticator.wwwAuthenticate();
             if (www != null) resp = resp.withHeader("WWW-Authenticate", www);

@@ -167,4 +167,21 @@ class PartitionedViewsTest {
     private static String rows(HttpTestServer.Resp r) {
         return r.status(200).json().path("rows").toString();
     }
+
+    /** A partitioned view with {@code options.collation: "raw"}: the partition first, then Erlang term order within it. */
+    @Test
+    void rawCollationWithinAPartition() throws Exception {
+        s.asAdmin("PUT", "/pvraw?partitioned=true", null).status(201);
+        s.asAdmin("POST", "/pvraw/_bulk_docs", "{\"docs\":[{\"_id\":\"a:1\",\"k\":\"b\"},{\"_id\":\"a:2\",\"k\":\"B\"},"
+                + "{\"_id\":\"a:3\",\"k\":\"a\"},{\"_id\":\"z:1\",\"k\":\"A\"},"
+                + "{\"_id\":\"_design/raw\",\"views\":{\"v\":{\"map\":\"function(doc){emit(doc.k, null);}\",\"reduce\":\"_count\",\"options\":{\"collation\":\"raw\"}}}}]}").status(201);
+        // raw: bytes order, so uppercase first ("B" < "a" < "b"); ICU would give a, b, B
+        assertEquals(List.of("a:2", "a:3", "a:1"), ids(s.asAdmin("GET", "/pvraw/_partition/a/_design/raw/_view/v?reduce=false", null)));
+        assertEquals(List.of("a:1", "a:3", "a:2"), ids(s.asAdmin("GET", "/pvraw/_partition/a/_design/raw/_view/v?reduce=false&descending=true", null)));
+        assertEquals(List.of("a:3", "a:1"), ids(s.asAdmin("GET", "/pvraw/_partition/a/_design/raw/_view/v?reduce=false&start_key=%22a%22", null)));
+        assertEquals(List.of("a:1"), ids(s.asAdmin("GET", "/pvraw/_partition/a/_design/raw/_view/v?reduce=false&key=%22b%22", null)));
+        assertEquals(2, s.asAdmin("GET", "/pvraw/_partition/a/_design/raw/_view/v?start_key=%22a%22", null).status(200).json().path("rows").get(0).path("value").asInt());
+        assertEquals(List.of("z:1"), ids(s.asAdmin("GET", "/pvraw/_partition/z/_design/raw/_view/v?reduce=false", null)));
+    }
+
 }

@@ -106,7 +106,7 @@ public final class DesignFunctions {
     /** The engine stopping a call is an os_process_error, with CouchDB's reason for its query server timing out. */
     private static ViewException failed(JsFunctionException e) {
         if (JsEngine.stoppedByEngine(e.error())) {
-            return new ViewException(ViewException.Kind.OS_PROCESS_ERROR, e.error().equals("timeout") ? "OS process timed out." : e.reason());
+            return ViewException.engineStopped(e.error(), e.reason());
         }
         return new ViewException(ViewException.Kind.FUNCTION_ERROR, e.error(), e.reason());
     }

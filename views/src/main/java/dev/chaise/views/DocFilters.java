@@ -78,7 +78,7 @@ public final class DocFilters {
         MapProgram p;
         try {
             if (js == null) throw IndexPrograms.noEngine();
-            p = js.mapProgram(new JsEngine.MapSource(ddocId, List.of(view.map()), ddoc.lib()));
+            p = js.mapProgram(new JsEngine.MapSource(ddocId, List.of(view.map()), ddoc.lib(), ddoc.language()));
         } catch (JsFunctionException e) {
             throw new ViewException(ViewException.Kind.COMPILATION_ERROR, e.error(), e.reason());
         }

@@ -47,11 +47,11 @@ public final class IndexPrograms {
     private MapProgram program(DesignDoc ddoc) {
         if (DesignDoc.QUERY.equals(ddoc.language())) return mangoProgram(ddoc); // Mango's JSON indexes, in Java
         if (js == null) throw noEngine();
-        if (!"javascript".equals(ddoc.language())) {
+        if (!js.speaks(ddoc.language())) {
             throw new ViewException(ViewException.Kind.INVALID_DESIGN_DOC, "unknown_query_language", ddoc.language());
         }
         try {
-            return js.mapProgram(new JsEngine.MapSource(ddoc.id(), ddoc.maps(), ddoc.lib()));
+            return js.mapProgram(new JsEngine.MapSource(ddoc.id(), ddoc.maps(), ddoc.lib(), ddoc.language()));
         } catch (JsFunctionException e) {
             throw new ViewException(ViewException.Kind.COMPILATION_ERROR, e.error(), e.reason());
         }
@@ -66,7 +66,7 @@ public final class IndexPrograms {
     ReduceProgram reduceProgram(DesignDoc ddoc, DesignDoc.View view) {
         if (js == null) throw noEngine();
         try {
-            return js.reduceProgram(new JsEngine.ReduceSource(ddoc.id(), List.of(view.reduce()), ddoc.lib()));
+            return js.reduceProgram(new JsEngine.ReduceSource(ddoc.id(), List.of(view.reduce()), ddoc.lib(), ddoc.language()));
         } catch (JsFunctionException e) {
             throw new ViewException(ViewException.Kind.COMPILATION_ERROR, e.error(), e.reason());
         }

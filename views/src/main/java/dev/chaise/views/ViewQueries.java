@@ -28,7 +28,6 @@ public final class ViewQueries implements ViewIndexes {
     private final IndexPrograms programs;
     private final IndexBuilds builds;
     private final InteractiveIndexes interactive;
-    private final ViewReader reader = new ViewReader();
 
     ViewQueries(DesignDocs designs, IndexPrograms programs, IndexBuilds builds, InteractiveIndexes interactive) {
         this.designs = designs;
@@ -71,25 +70,26 @@ public final class ViewQueries implements ViewIndexes {
 
     /** Runs a view query: updates the index as {@code update} asks, then streams the rows. */
     public Result query(Database db, String ddocId, String viewName, ViewQuery q) {
-        return query(db, ddocId, viewName, q, false);
+        return query(db, ddocId, viewName, q, ViewReader.DocAttachments.STUBS);
     }
 
-    /** @param attachments with {@code include_docs}: attachment bodies inline, as {@code attachments=true} asks */
-    public Result query(Database db, String ddocId, String viewName, ViewQuery q, boolean attachments) {
+    /** @param atts with {@code include_docs}: what the documents' attachments show */
+    public Result query(Database db, String ddocId, String viewName, ViewQuery q, ViewReader.DocAttachments atts) {
         DesignDoc ddoc = designs.get(db, ddocId);
         int viewId = ddoc.viewIndex(viewName);
         if (viewId < 0) throw new ViewException(ViewException.Kind.NOT_FOUND, "not_found", "missing_named_view");
         DesignDoc.View view = ddoc.views().get(viewId);
         ViewQuery.Plan plan = q.validate(view.reduce() != null);
-        q.checkRange();
+        q.checkRange(view.collation());
         checkPartition(db, ddoc, q);
+        ViewReader reader = new ViewReader(view.collation());
         Sequence seq = interactive.ready(db, ddoc) ? IndexBuilds.dbSeq(db)
                 : q.update() == ViewQuery.Update.TRUE ? builds.refresh(db, ddoc) : IndexBuilds.currentSeq(db, ddoc);
         String sig = ddoc.signature();
         if (!plan.reduce()) {
             long total = db.read(r -> MapIndexSubspace.rowCount(r.tx(), r.handle(), sig, viewId));
             long rowLimit = q.limit() == Long.MAX_VALUE ? 0 : q.skip() + q.limit();
-            Iterator<ViewRow> rows = Views.skipLimit(reader.mapRows(db, sig, viewId, q, q.includeDocs(), rowLimit, attachments), q.skip(), q.limit());
+            Iterator<ViewRow> rows = Views.skipLimit(reader.mapRows(db, sig, viewId, q, q.includeDocs(), rowLimit, atts), q.skip(), q.limit());
             long offset = reader.offset(db, sig, viewId, q, ddoc.reduceTrees()) + q.skip();
             return new Result(false, total, Math.min(offset, total), seq, lazyUpdate(rows, q, db, ddoc), null);
         }
@@ -103,11 +103,11 @@ public final class ViewQueries implements ViewIndexes {
             // The tree is being built: reduce the rows as they stream by.
             List<Iterator<ViewRow>> groups = new ArrayList<>();
             for (Iterator<TreeReducer.Row> one : reader.rowsPerKey(db, sig, viewId, q)) {
-                groups.add(Views.reduce(one, reducer, plan.groupLevel(), q.descending()));
+                groups.add(Views.reduce(one, reducer, plan.groupLevel(), q.descending(), view.collation()));
             }
             rows = Views.concat(groups);
         } else {
-            rows = Views.reduce(reader.reduceRows(db, sig, viewId, q), reducer, plan.groupLevel(), q.descending());
+            rows = Views.reduce(reader.reduceRows(db, sig, viewId, q), reducer, plan.groupLevel(), q.descending(), view.collation());
         }
         return new Result(true, null, null, seq, lazyUpdate(Views.skipLimit(rows, q.skip(), q.limit()), q, db, ddoc), program);
     }

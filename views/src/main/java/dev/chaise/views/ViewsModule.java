@@ -80,6 +80,11 @@ public final class ViewsModule implements AutoCloseable {
         storage.addPurgeHook(new PurgedDocs(programs::reducers)); // purged documents leave every index with the purge
     }
 
+    /** {@code [query_server_config] reduce_limit} as the configuration says now ({@link JsEngine#reduceLimit}). */
+    public void reduceLimit(boolean on) {
+        if (js != null) js.reduceLimit(on);
+    }
+
     /** Documents written from now on index themselves into interactive indexes (RFC E). */
     public ViewsModule enableInteractiveViews() {
         interactive.enable();

@@ -63,6 +63,14 @@ public final class JavaMaps implements JsEngine {
     }
 
     @Override
+    public void reduceLimit(boolean on) {}
+
+    @Override
+    public boolean speaks(String language) {
+        return JAVASCRIPT.equals(language);
+    }
+
+    @Override
     public About about() {
         return new About("java-test-maps", null);
     }

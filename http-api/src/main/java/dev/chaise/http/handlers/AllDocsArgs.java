@@ -18,7 +18,8 @@ import java.util.List;
  * @param partition the partition a partitioned database's query keeps to, or null
  */
 record AllDocsArgs(List<JsonNode> keys, JsonNode startKey, JsonNode endKey, boolean inclusiveEnd, long limit, long skip,
-                   boolean descending, boolean includeDocs, boolean conflicts, boolean updateSeq, boolean attachments, String partition) {
+                   boolean descending, boolean includeDocs, boolean conflicts, boolean updateSeq, boolean attachments,
+                   boolean attEncodingInfo, String partition) {
 
     /** As a list function over {@code _all_docs} reads it: no partition, no query limit. */
     static AllDocsArgs parse(Request req, ObjectNode body) {
@@ -40,8 +41,8 @@ record AllDocsArgs(List<JsonNode> keys, JsonNode startKey, JsonNode endKey, bool
         if (limits != null) q = limits.apply(q);
         JsonNode s = q.startKey() != null ? q.startKey() : q.startDocId() == null ? null : TextNode.valueOf(q.startDocId());
         JsonNode e = q.endKey() != null ? q.endKey() : q.endDocId() == null ? null : TextNode.valueOf(q.endDocId());
-        boolean attachments = "true".equals(req.query("attachments")) || (body != null && body.path("attachments").asBoolean(false));
         return new AllDocsArgs(q.keys(), s, e, q.keyGiven() || q.inclusiveEnd(), q.limit(), q.skip(), q.descending(), q.includeDocs(),
-                Boolean.TRUE.equals(q.conflicts()), q.updateSeq(), attachments, q.partition());
+                Boolean.TRUE.equals(q.conflicts()), q.updateSeq(), ViewHandlers.flag(req, body, "attachments"),
+                ViewHandlers.flag(req, body, "att_encoding_info"), q.partition());
     }
 }

@@ -285,7 +285,10 @@ public final class AllDocsHandlers {
         if (a.includeDocs()) {
             StoredDoc doc = r.get(d.id(), d.rev(), a.conflicts());
             ObjectNode rendered = db.renderOrNull(doc, new Meta(false, false, a.conflicts(), false, false));
-            if (rendered != null) r.inlineAttachments(doc, rendered, a.attachments() ? 0 : -1);
+            if (rendered != null) {
+                r.inlineAttachments(doc, rendered, a.attachments() ? 0 : -1);
+                if (a.attEncodingInfo()) DocumentJson.showEncoding(doc, rendered);
+            }
             row.set("doc", rendered == null ? Json.NODES.nullNode() : rendered);
         }
         return row;

@@ -78,6 +78,7 @@ public final class AttachmentHandlers {
             long[] r = ranges.getFirst();
             headers.add(new Response.Header("Content-Range", "bytes " + r[0] + "-" + r[1] + "/" + length));
             if (req.isHead()) return new Response.Full(206, headers, new byte[0]);
+            headers.add(contentLength(r[1] + 1 - r[0]));
             return new Response.Streamed(206, headers, out -> stream(out, db.database(), id, digest, r[0], r[1] + 1));
         }
         if (ranges != null && ranges.size() < MAX_RANGES) {
@@ -97,6 +98,7 @@ public final class AttachmentHandlers {
             });
         }
         if (req.isHead()) return head(headers, length);
+        headers.add(contentLength(length));
         return new Response.Streamed(200, headers, out -> stream(out, db.database(), id, digest, 0, length));
     }
 
@@ -114,6 +116,8 @@ public final class AttachmentHandlers {
         if (asStored) headers.add(new Response.Header("Content-Encoding", encoding));
         headers.add(new Response.Header("Accept-Ranges", "none"));
         if (req.isHead()) return head(headers, length);
+        // A body that came gzipped has no known identity length (both lengths are the encoded one): chunked, as chttpd_db.
+        if (asStored || length != meta.path("encoded_length").asLong()) headers.add(contentLength(length));
         if (asStored) return new Response.Streamed(200, headers, out -> stream(out, db, id, meta.path("digest").asText(), 0, length));
         return new Response.Streamed(200, headers, out -> {
             try (java.io.InputStream in = db.attachmentStream(id, meta, true)) {
@@ -127,8 +131,13 @@ public final class AttachmentHandlers {
 
     /** A HEAD answer that announces the length a GET would send (a streamed answer's headers are kept as given). */
     private static Response head(List<Response.Header> headers, long length) {
-        headers.add(new Response.Header("Content-Length", String.valueOf(length)));
+        headers.add(contentLength(length));
         return new Response.Streamed(200, headers, out -> {});
+    }
+
+    /** A streamed body of a known length is sent with it, not chunked (couch_httpd's start_response_length). */
+    private static Response.Header contentLength(long length) {
+        return new Response.Header("Content-Length", String.valueOf(length));
     }
 
     /**

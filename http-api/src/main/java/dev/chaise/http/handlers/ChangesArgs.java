@@ -22,7 +22,8 @@ import java.util.Set;
  * @param seqInterval emit {@code seq} only every this many rows, or null for every row
  */
 record ChangesArgs(Feed feed, String since, boolean descending, long limit, boolean includeDocs, boolean conflicts,
-                   boolean allDocsStyle, Long heartbeat, long timeout, Long seqInterval, String filterName, boolean attachments) {
+                   boolean allDocsStyle, Long heartbeat, long timeout, Long seqInterval, String filterName, boolean attachments,
+                   boolean attEncodingInfo) {
     /** {@code [chttpd] changes_timeout}: the default wait, and the longest one. */
     static final long DEFAULT_TIMEOUT_MS = 60_000;
 
@@ -94,7 +95,7 @@ record ChangesArgs(Feed feed, String since, boolean descending, long limit, bool
         if (!style.equals("main_only") && !style.equals("all_docs")) throw HttpError.badRequest("`style` must be main_only or all_docs");
         return new ChangesArgs(feed, since, "true".equals(req.query("descending")), limit, "true".equals(req.query("include_docs")),
                 "true".equals(req.query("conflicts")), style.equals("all_docs"), heartbeat, timeout, seqInterval, req.query("filter"),
-                "true".equals(req.query("attachments")));
+                "true".equals(req.query("attachments")), "true".equals(req.query("att_encoding_info")));
     }
 
     private static long integer(String v, String reason) {

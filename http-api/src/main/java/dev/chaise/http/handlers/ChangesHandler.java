@@ -323,7 +323,10 @@ public final class ChangesHandler {
             if (a.includeDocs()) {
                 StoredDoc d = a.conflicts() ? r.get(id, ch.rev(), true) : winner != null ? winner : r.get(id, ch.rev(), false);
                 ObjectNode doc = secured.renderOrNull(d, new Meta(false, false, a.conflicts(), false, false));
-                if (doc != null) r.inlineAttachments(d, doc, a.attachments() ? 0 : -1);
+                if (doc != null) {
+                    r.inlineAttachments(d, doc, a.attachments() ? 0 : -1);
+                    if (a.attEncodingInfo()) DocumentJson.showEncoding(d, doc);
+                }
                 row.set("doc", doc == null ? Json.NODES.nullNode() : doc);
             }
             return row;

@@ -76,7 +76,8 @@ public final class DesignFunctionHandlers {
             r.add(m, "/{db}/_design/{ddoc}/_show/{rest...}", this::show);
             r.add(m, "/{db}/_design/{ddoc}/_list", req -> invalidPath(req, "list_error"));
         }
-        r.add("GET", "/{db}/_design/{ddoc}/_list/{rest...}", req -> list(req, null));
+        // chttpd_show:handle_view_list_req runs a list for OPTIONS as for GET.
+        for (String m : List.of("GET", "OPTIONS")) r.add(m, "/{db}/_design/{ddoc}/_list/{rest...}", req -> list(req, null));
         r.add("POST", "/{db}/_design/{ddoc}/_list/{rest...}", req -> {
             member(req);
             Bodies.requireContentType(req, Response.JSON);

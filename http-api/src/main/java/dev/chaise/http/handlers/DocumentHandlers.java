@@ -190,7 +190,8 @@ public final class DocumentHandlers {
         if (asked == null && parts.isEmpty()) throw StorageException.notFound("missing");
         if (!multipart) return Response.json(200, parts);
         String boundary = MultipartDocs.boundary();
-        MultipartDocs.Bodies bodies = MultipartDocs.stored(db, id, attsSince);
+        // send_docs_multipart always adds `attachments`: bodies follow, all of them or those after atts_since.
+        MultipartDocs.Bodies bodies = MultipartDocs.stored(db, id, Math.max(attsSince, 0));
         return new Response.Streamed(200, List.of(new Response.Header("Content-Type", "multipart/mixed; boundary=\"" + boundary + "\"")), out -> {
             try {
                 MultipartDocs.text(out, "--" + boundary);

@@ -18,6 +18,7 @@ import dev.chaise.views.IndexMaintenance;
 import dev.chaise.views.ViewQueries;
 import dev.chaise.views.index.MapIndexSubspace;
 import dev.chaise.views.query.ViewQuery;
+import dev.chaise.views.query.ViewReader;
 import dev.chaise.views.query.ViewRow;
 import java.util.ArrayList;
 import java.util.List;
@@ -83,8 +84,8 @@ public final class ViewHandlers {
         SecuredDb adb = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
         Database db = adb.database();
         ViewQuery q = limits.apply(ViewArgs.parse(req, body));
-        boolean attachments = "true".equals(req.query("attachments")) || (body != null && body.path("attachments").asBoolean(false));
-        ViewQueries.Result result = views.query(db, ddocId(req), req.param("view"), q, attachments);
+        ViewQueries.Result result = views.query(db, ddocId(req), req.param("view"), q,
+                new ViewReader.DocAttachments(flag(req, body, "attachments"), flag(req, body, "att_encoding_info")));
         return Response.jsonStream(200, out -> {
             try (result) {
                 writeResult(out, result, q, adb);
@@ -112,6 +113,7 @@ public final class ViewHandlers {
 
     private static ObjectNode row(ViewRow r, SecuredDb db) {
         ObjectNode o = Json.NODES.objectNode();
+        if (r.overflow() != null) return o.putNull("key").put("error", "reduce_overflow_error").put("reason", r.overflow());
         if (r.id() != null) o.put("id", r.id());
         o.set("key", r.key());
         o.set("value", r.value());
@@ -180,5 +182,10 @@ public final class ViewHandlers {
         // The signature covers the collator's version, so an index was built by this one only.
         vi.putArray("collator_versions").add(dev.chaise.views.collation.ViewCollation.versions().collator());
         return Response.json(200, out);
+    }
+
+    /** A document option of couch_mrview_http's parse_params, from the query string or the body. */
+    static boolean flag(Request req, ObjectNode body, String name) {
+        return "true".equals(req.query(name)) || (body != null && body.path(name).asBoolean(false));
     }
 }

@@ -102,6 +102,10 @@ public final class ChaiseHttp implements AutoCloseable {
         storage.addPolicy(usersDb);
         storage.addPolicy(new dev.chaise.replicator.ReplicatorPolicy());
         storage.addPolicy(new dev.chaise.views.DesignPolicy(views.checks()));
+        reduceLimit(views, configStore.get("query_server_config", "reduce_limit").orElse(null));
+        configStore.addListener((section, key, value) -> {
+            if (section.equals("query_server_config") && key.equals("reduce_limit")) reduceLimit(views, value);
+        });
         usersDb.ensureAuthDesigns(); // a users database made before its _design/_auth was kept gets one now
         this.access = new Access(storage);
         this.authenticator = new Authenticator(dirs, new SessionCookies(secret, () -> live.get().auth(), () -> System.currentTimeMillis() / 1000), configStore,
@@ -224,5 +228,10 @@ public final class ChaiseHttp implements AutoCloseable {
     public void close(java.time.Duration drain) {
         probe.stopping("shutting down");
         if (server != null) server.close(drain);
+    }
+
+    /** {@code [query_server_config] reduce_limit}: on unless {@code false}, as CouchDB reads it. */
+    private static void reduceLimit(ViewsModule views, String value) {
+        views.reduceLimit(value == null || !value.strip().equals("false"));
     }
 }

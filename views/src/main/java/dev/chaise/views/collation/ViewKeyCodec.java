@@ -77,10 +77,27 @@ public final class ViewKeyCodec {
 
     private ViewKeyCodec() {}
 
+    /**
+     * One order's tags, and how it writes a string's bytes after its tag; numbers and the
+     * structure (elements or members, then {@link #END}) are common to both orders.
+     *
+     * @param member written before each object member's name: the string tag here, where a name
+     *     is written as a string; {@link RawKeyCodec}'s member marker there
+     */
+    record Scheme(byte nul, byte fals, byte tru, byte string, byte array, byte object, byte member,
+                  java.util.function.BiConsumer<ByteArrayOutputStream, String> text) {}
+
+    /** CouchDB's view collation. */
+    static final Scheme COLLATED = new Scheme(NULL, FALSE, TRUE, STRING, ARRAY, OBJECT, STRING, ViewKeyCodec::writeSortKey);
+
     /** The order-preserving bytes of {@code key}; no size check. */
     public static byte[] encode(JsonNode key) {
+        return encode(key, COLLATED);
+    }
+
+    static byte[] encode(JsonNode key, Scheme scheme) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(32);
-        write(out, key);
+        write(out, key, scheme);
         return out.toByteArray();
     }
 
@@ -89,12 +106,7 @@ public final class ViewKeyCodec {
      * {@link #ENCODED_SIZE_LIMIT} (ICU sort keys can be longer than the UTF-8 they come from).
      */
     public static byte[] encodeChecked(JsonNode key) {
-        checkKeySize(key);
-        byte[] encoded = encode(key);
-        if (encoded.length > ENCODED_SIZE_LIMIT) {
-            throw new ViewKeyTooLargeException(encoded.length, ENCODED_SIZE_LIMIT, true);
-        }
-        return encoded;
+        return Collation.DEFAULT.encodeChecked(key);
     }
 
     /** Fails with {@link ViewKeyTooLargeException} if the key's compact JSON exceeds {@link #KEY_SIZE_LIMIT}. */
@@ -116,23 +128,27 @@ public final class ViewKeyCodec {
         return ViewCollation.COLLATOR.getVersion().toString();
     }
 
-    private static void write(ByteArrayOutputStream out, JsonNode n) {
+    private static void write(ByteArrayOutputStream out, JsonNode n, Scheme s) {
         switch (n.getNodeType()) {
-            case NULL -> out.write(NULL);
-            case BOOLEAN -> out.write(n.booleanValue() ? TRUE : FALSE);
+            case NULL -> out.write(s.nul());
+            case BOOLEAN -> out.write(n.booleanValue() ? s.tru() : s.fals());
             case NUMBER -> writeNumber(out, n);
-            case STRING -> writeString(out, n.textValue());
+            case STRING -> {
+                out.write(s.string());
+                s.text().accept(out, n.textValue());
+            }
             case ARRAY -> {
-                out.write(ARRAY);
-                for (JsonNode e : n) write(out, e);
+                out.write(s.array());
+                for (JsonNode e : n) write(out, e, s);
                 out.write(END);
             }
             case OBJECT -> {
-                out.write(OBJECT);
+                out.write(s.object());
                 for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
                     Map.Entry<String, JsonNode> e = it.next();
-                    writeString(out, e.getKey());
-                    write(out, e.getValue());
+                    out.write(s.member());
+                    s.text().accept(out, e.getKey());
+                    write(out, e.getValue(), s);
                 }
                 out.write(END);
             }
@@ -140,12 +156,12 @@ public final class ViewKeyCodec {
         }
     }
 
-    private static void writeString(ByteArrayOutputStream out, String s) {
-        out.write(STRING);
+    private static void writeSortKey(ByteArrayOutputStream out, String s) {
         // toByteArray() ends with the key's 0x00 terminator, the only 0x00 in an ICU sort key.
         out.writeBytes(ViewCollation.COLLATOR.getCollationKey(s).toByteArray());
     }
 
+    /** Both orders' numbers: Erlang compares them by exact value too. */
     private static void writeNumber(ByteArrayOutputStream out, JsonNode n) {
         BigDecimal v = encodingValue(n);
         int sign = v.signum();

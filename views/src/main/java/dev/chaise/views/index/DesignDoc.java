@@ -3,6 +3,7 @@ package dev.chaise.views.index;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.json.Json;
+import dev.chaise.views.collation.Collation;
 import dev.chaise.views.collation.ViewKeyCodec;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -41,8 +42,10 @@ public record DesignDoc(String id, String language, List<View> views, JsonNode l
     /**
      * One view: its map source and its reduce (a built-in name like {@code _sum}, JS source, or
      * null). For {@link #QUERY} design documents {@code map} is the whole view object as canonical JSON.
+     *
+     * @param collation how its keys sort: {@code options.collation} of the view
      */
-    public record View(String name, String map, String reduce) {
+    public record View(String name, String map, String reduce, Collation collation) {
         public boolean builtinReduce() {
             return reduce != null && reduce.startsWith("_");
         }
@@ -147,7 +150,8 @@ public record DesignDoc(String id, String language, List<View> views, JsonNode l
                     reduce = red.textValue().strip();
                     if (reduce.startsWith("_")) reduce = builtinReduce(reduce, red.textValue());
                 }
-                views.put(e.getKey(), new View(e.getKey(), mapText, reduce));
+                JsonNode viewOptions = v.get("options");
+                views.put(e.getKey(), new View(e.getKey(), mapText, reduce, Collation.of(viewOptions)));
             }
         }
         JsonNode options = body.get("options");
@@ -183,6 +187,7 @@ public record DesignDoc(String id, String language, List<View> views, JsonNode l
             ObjectNode o = vs.putObject(v.name);
             o.put("map", v.map);
             if (v.reduce != null) o.put("reduce", v.reduce);
+            if (v.collation != Collation.DEFAULT) o.put("collation", v.collation.name()); // other bytes: another index
         }
         if (lib != null) canon.set("lib", canonical(lib));
         if (options != null && !options.isNull()) canon.set("options", canonical(options));

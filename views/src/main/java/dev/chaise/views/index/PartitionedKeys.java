@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.chaise.kv.Keys;
 import dev.chaise.kv.TupleBytes;
 import dev.chaise.storage.DbHandle;
-import dev.chaise.views.collation.ViewKeyCodec;
+import dev.chaise.views.collation.Collation;
 import java.util.Arrays;
 
 /**
@@ -15,7 +15,7 @@ import java.util.Arrays;
  * is one range, and ranges, {@code group_level} and the reduce tree work within it unchanged.
  *
  * <pre>
- * (…, MAP_RANGE, ViewId, SortKey = [Tuple(Partition) ++ ViewKeyCodec(Key)], DocId, DupeId) = (KeyJson, ValueJson)
+ * (…, MAP_RANGE, ViewId, SortKey = [Tuple(Partition) ++ Collation(Key)], DocId, DupeId) = (KeyJson, ValueJson)
  * </pre>
  *
  * The row's value keeps the emitted key alone, so rows read back as the map function emitted them.
@@ -28,9 +28,9 @@ public final class PartitionedKeys {
         return Tuple.from(partition).pack();
     }
 
-    /** {@code key}'s sort key in {@code partition} (null: a view that is not partitioned). */
-    public static byte[] sortKey(String partition, JsonNode key) {
-        byte[] k = ViewKeyCodec.encode(key);
+    /** {@code key}'s sort key, in {@code collation}, in {@code partition} (null: a view that is not partitioned). */
+    public static byte[] sortKey(Collation collation, String partition, JsonNode key) {
+        byte[] k = collation.encode(key);
         return partition == null ? k : Keys.concat(prefix(partition), k);
     }
 

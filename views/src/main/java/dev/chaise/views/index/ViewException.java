@@ -19,9 +19,9 @@ public final class ViewException extends RuntimeException {
         /** 500, as in CouchDB: a filter function does not compile when a request uses it (CouchDB compiles filters only then). */
         FUNCTION_COMPILATION_ERROR("compilation_error"),
         /**
-         * 500, the whole request: a validate_doc_update function ran out of time or memory, or
-         * the functions together ran too long for the write's transaction (CouchDB fails the
-         * request when its JavaScript process times out).
+         * 500, the whole request: a function (map, validate_doc_update, show, ...) ran out of time
+         * or memory, or the functions together ran too long for the write's transaction (CouchDB
+         * fails the request when its JavaScript process times out).
          */
         OS_PROCESS_ERROR("os_process_error"),
         /**
@@ -53,6 +53,14 @@ public final class ViewException extends RuntimeException {
         super(reason, null, false, false);
         this.kind = kind;
         this.error = error;
+    }
+
+    /**
+     * The engine stopped a call ({@code timeout}, {@code memory_limit}): couch_os_process's
+     * os_process_error, with its words for a query server that did not answer in time.
+     */
+    public static ViewException engineStopped(String error, String reason) {
+        return new ViewException(Kind.OS_PROCESS_ERROR, error.equals("timeout") ? "OS process timed out." : reason);
     }
 
     public Kind kind() {

@@ -19,7 +19,8 @@ import dev.chaise.storage.StorageException;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.collation.ViewCollation;
-import dev.chaise.views.collation.ViewKeyCodec;
+import dev.chaise.views.collation.Collation;
+import dev.chaise.views.js.JsEngine;
 import dev.chaise.views.collation.ViewKeyTooLargeException;
 import dev.chaise.views.js.MapOutcome;
 import dev.chaise.views.js.MapProgram;
@@ -403,9 +404,8 @@ public final class ViewIndexer {
     private boolean write(Database database, DesignDoc ddoc, Batch b, List<List<MapOutcome>> outcomes, boolean moveSeq,
                           boolean verifyCurrent, boolean fresh) {
         String sig = ddoc.signature();
-        int views = ddoc.views().size();
         List<Emitted[]> rows = new ArrayList<>(b.docs.size());
-        for (int i = 0; i < b.docs.size(); i++) rows.add(encode(outcomes.get(i), views));
+        for (int i = 0; i < b.docs.size(); i++) rows.add(encode(outcomes.get(i), ddoc.views()));
         try (Reductions.Opened reducers = reductions.open(ddoc)) {
             // Guarded by a transaction id: a batch's counters are atomic adds, so after a 1021 the retry
             // must learn whether the first attempt committed rather than add them twice.
@@ -414,7 +414,7 @@ public final class ViewIndexer {
                 DbReader current = database.subspaces().reader(tx, db);
                 // A purge since the batch was read has removed what these rows would put back; the read makes a later one conflict.
                 if (!java.util.Objects.equals(current.purgeSeq(), b.purgeSeq())) return false;
-                MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(views);
+                MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(ddoc.views().size());
                 TreeChanges trees = fresh || !ddoc.reduceTrees() ? null : TreeChanges.read(tx, db, ddoc);
                 for (int i = 0; i < b.docs.size(); i++) {
                     Change c = b.docs.get(i).change;
@@ -489,7 +489,7 @@ public final class ViewIndexer {
                                 Reductions.Opened reducers) {
         MapIndexSubspace.Deltas deltas = new MapIndexSubspace.Deltas(ddoc.views().size());
         TreeChanges trees = ddoc.reduceTrees() ? TreeChanges.read(tx, db, ddoc) : null;
-        indexDoc(tx, db, ddoc, docId, rev, encode(outcomes, ddoc.views().size()), deltas, newDoc, trees);
+        indexDoc(tx, db, ddoc, docId, rev, encode(outcomes, ddoc.views()), deltas, newDoc, trees);
         if (trees != null) trees.apply(tx, db, ddoc, reducers);
         deltas.flush(tx, db, ddoc.signature());
     }
@@ -560,25 +560,27 @@ public final class ViewIndexer {
     private record Emitted(List<EncodedRow> rows, String error, String reason) {}
 
     /** Encodes and checks every emitted row outside the transaction; null for a doc with no map run. */
-    private static Emitted[] encode(List<MapOutcome> outcomes, int views) {
+    private static Emitted[] encode(List<MapOutcome> outcomes, List<DesignDoc.View> views) {
         if (outcomes == null) return null;
-        Emitted[] out = new Emitted[views];
-        for (int v = 0; v < views; v++) {
+        Emitted[] out = new Emitted[views.size()];
+        for (int v = 0; v < out.length; v++) {
             MapOutcome o = outcomes.get(v);
             out[v] = switch (o) {
+                // As couchjs timing out fails CouchDB's index update: the query that waits for it answers 500.
+                case MapOutcome.Failed f when JsEngine.stoppedByEngine(f.error()) -> throw ViewException.engineStopped(f.error(), f.reason());
                 case MapOutcome.Failed f -> new Emitted(List.of(), f.error(), f.reason());
-                case MapOutcome.Rows r -> encodeRows(r.rows());
+                case MapOutcome.Rows r -> encodeRows(r.rows(), views.get(v).collation());
             };
         }
         return out;
     }
 
-    private static Emitted encodeRows(List<MapOutcome.Emit> emits) {
+    private static Emitted encodeRows(List<MapOutcome.Emit> emits, Collation collation) {
         List<EncodedRow> rows = new ArrayList<>(emits.size());
         long keyBytes = 0;
         for (MapOutcome.Emit e : emits) {
             try {
-                byte[] sortKey = ViewKeyCodec.encodeChecked(e.key());
+                byte[] sortKey = collation.encodeChecked(e.key());
                 String k = Json.write(e.key());
                 String v = Json.write(e.value());
                 keyBytes += k.length();

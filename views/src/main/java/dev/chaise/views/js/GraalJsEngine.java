@@ -27,6 +27,7 @@ import org.graalvm.polyglot.PolyglotException;
 import org.graalvm.polyglot.Source;
 import org.graalvm.polyglot.Value;
 import org.graalvm.polyglot.io.IOAccess;
+import org.graalvm.polyglot.proxy.ProxyExecutable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -80,6 +81,7 @@ public final class GraalJsEngine implements JsEngine {
      * only, and the allocation limit needs that count.
      */
     private final java.util.concurrent.ExecutorService platform;
+    private volatile boolean reduceLimit = true;
 
     /** Counted into a registry of its own until the server's is given ({@link #countInto}). */
     private volatile QueryServerStats counts = new QueryServerStats(new dev.chaise.stats.Stats());
@@ -164,7 +166,12 @@ public final class GraalJsEngine implements JsEngine {
                     .option("js.print", "false")
                     .option("js.console", "false")
                     .option("js.ecmascript-version", "2024")
+                    // As couchjs without --eval: no eval(), no Function('...'); design functions are
+                    // compiled by the host, through __compile, which the prelude keeps to itself.
+                    .option("js.allow-eval", "false")
                     .build();
+            context.getBindings("js").putMember("__compile",
+                    (ProxyExecutable) args -> context.eval(Source.newBuilder("js", args[0].asString(), "<eval>").buildLiteral()));
             context.eval(PRELUDE);
             this.api = context.getBindings("js").getMember("__chaise");
         }
@@ -327,6 +334,77 @@ public final class GraalJsEngine implements JsEngine {
         if (lines != null) for (JsonNode l : lines) log.info("{}: {}", ddocId, l.asText());
     }
 
+    // ---------------------------------------------------------------- languages
+
+    private static final List<String> COFFEE_FILES = List.of("coffee-script", "lexer", "parser", "rewriter", "nodes", "scope", "helpers", "sourcemap");
+    /** CoffeeScript's compiler modules as {@code {"name.js": source}}, or null when the build left them out. */
+    private static final String COFFEE_MODULES = coffeeModules();
+    private static final String COFFEESCRIPT = "coffeescript";
+    /** Compiled CoffeeScript by source: design functions are compiled again for every program opened. */
+    private final Map<String, String> coffeeCache = new ConcurrentHashMap<>();
+
+    private static String coffeeModules() {
+        ObjectNode files = Json.NODES.objectNode().put("version", "");
+        for (String f : COFFEE_FILES) {
+            try (InputStream in = GraalJsEngine.class.getResourceAsStream("coffee-script/" + f + ".js")) {
+                if (in == null) return null;
+                files.put(f + ".js", new String(in.readAllBytes(), StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+        return Json.write(files);
+    }
+
+    @Override
+    public boolean speaks(String language) {
+        return JAVASCRIPT.equals(language) || (COFFEESCRIPT.equals(language) && COFFEE_MODULES != null);
+    }
+
+    private List<String> inJavaScript(String language, List<String> sources) throws JsFunctionException {
+        if (!COFFEESCRIPT.equals(language)) return sources;
+        List<String> out = new ArrayList<>(sources.size());
+        for (String s : sources) out.add(s.startsWith("_") ? s : coffee(s)); // built-in reduces stay
+        return out;
+    }
+
+    /** A CoffeeScript design document with its functions (shows, lists, updates, filters, validate_doc_update) compiled. */
+    private JsonNode inJavaScript(JsonNode ddoc) throws JsFunctionException {
+        if (!COFFEESCRIPT.equals(ddoc.path("language").asText()) || !(ddoc instanceof ObjectNode o)) return ddoc;
+        ObjectNode out = o.deepCopy();
+        for (String group : List.of("shows", "lists", "updates", "filters")) {
+            if (!(out.get(group) instanceof ObjectNode fns)) continue;
+            for (Map.Entry<String, JsonNode> e : fns.properties()) if (e.getValue().isTextual()) e.setValue(Json.NODES.textNode(coffee(e.getValue().textValue())));
+        }
+        JsonNode vdu = out.get("validate_doc_update");
+        if (vdu != null && vdu.isTextual()) out.put("validate_doc_update", coffee(vdu.textValue()));
+        return out;
+    }
+
+    /** couchjs' util.js: {@code CoffeeScript.compile(source, {bare: true})}; a syntax error is a compilation_error. */
+    private String coffee(String source) throws JsFunctionException {
+        if (COFFEE_MODULES == null) throw new JsFunctionException("compilation_error", "CoffeeScript is not bundled in this build");
+        String done = coffeeCache.get(source);
+        if (done != null) return done;
+        Slot slot = borrow(COFFEESCRIPT, QueryServerStats.Kind.ADD_FUN, s -> s.api.invokeMember("loadCoffee", COFFEE_MODULES));
+        JsonNode r;
+        // The compiler is the build's code, not the design document's: no time limit (its first
+        // run, in a fresh context, takes seconds while the interpreter warms up).
+        long t0 = System.nanoTime();
+        try {
+            r = parse(slot.api.invokeMember("coffee", source).asString());
+        } catch (PolyglotException e) {
+            throw new JsFunctionException("compilation_error", message(e));
+        } finally {
+            slot.release();
+        }
+        log.debug("CoffeeScript compiled in {} ms", (System.nanoTime() - t0) / 1_000_000);
+        if (r.has("error")) throw new JsFunctionException("compilation_error", r.path("error").asText() + " (" + source + ")");
+        if (coffeeCache.size() > 10_000) coffeeCache.clear();
+        coffeeCache.put(source, r.path("js").asText());
+        return r.path("js").asText();
+    }
+
     // ---------------------------------------------------------------- map
 
     /** What map and reduce functions may {@code require}: {@code views.lib} only, as in CouchDB. */
@@ -349,7 +427,7 @@ public final class GraalJsEngine implements JsEngine {
     /** @param compile the prelude's member that compiles the functions: views' maps, or Nouveau's index functions */
     private MapProgram mapProgram(MapSource source, String compile) throws JsFunctionException {
         String rootJson = viewsLibRoot(source.lib());
-        String maps = Json.write(source.maps());
+        String maps = Json.write(inJavaScript(source.language(), source.maps()));
         String key = compile + "\u0000" + source.ddocId() + "\u0000" + maps + "\u0000" + rootJson;
         java.util.function.Consumer<Slot> init = s -> {
             s.api.invokeMember("init", rootJson);
@@ -458,9 +536,17 @@ public final class GraalJsEngine implements JsEngine {
     // ---------------------------------------------------------------- reduce
 
     @Override
+    public void reduceLimit(boolean on) {
+        reduceLimit = on;
+    }
+
+    /** CouchDB's views.js: an output over 4096 bytes must be under half the input's size. */
+    static final int REDUCE_LIMIT_BYTES = 4096;
+
+    @Override
     public ReduceProgram reduceProgram(ReduceSource source) throws JsFunctionException {
         String rootJson = viewsLibRoot(source.lib());
-        String reduces = Json.write(source.reduces());
+        String reduces = Json.write(inJavaScript(source.language(), source.reduces()));
         String key = "reduce\u0000" + source.ddocId() + "\u0000" + reduces + "\u0000" + rootJson;
         Slot slot = borrow(key, QueryServerStats.Kind.ADD_FUN, s -> {
             s.api.invokeMember("init", rootJson);
@@ -475,6 +561,11 @@ public final class GraalJsEngine implements JsEngine {
                     if (out.startsWith("\u0000")) {
                         log.info("{} reduce function {} raised exception {}", source.ddocId(), index, out.substring(1));
                         return NullNode.getInstance();
+                    }
+                    int input = (rereduce ? 0 : k.length()) + v.length();
+                    if (reduceLimit && out.length() > REDUCE_LIMIT_BYTES && out.length() * 2L > input) {
+                        throw new JsFunctionException("reduce_overflow_error",
+                                "Reduce output must shrink more rapidly: input size: " + input + " output size: " + out.length());
                     }
                     return parse(out);
                 } catch (PolyglotException e) {
@@ -504,8 +595,8 @@ public final class GraalJsEngine implements JsEngine {
 
     @Override
     public FilterProgram filterProgram(DesignSource source) throws JsFunctionException {
-        String rootJson = Json.write(source.ddoc());
-        JsonNode filters = source.ddoc().get("filters");
+        String rootJson = Json.write(inJavaScript(source.ddoc()));
+        JsonNode filters = inJavaScript(source.ddoc()).get("filters");
         String filtersJson = filters == null ? "null" : Json.write(filters);
         String key = "filter\u0000" + source.ddocId() + "\u0000" + rootJson;
         Slot slot = borrow(key, QueryServerStats.Kind.DDOC_NEW, s -> {
@@ -557,7 +648,7 @@ public final class GraalJsEngine implements JsEngine {
 
     @Override
     public ValidateProgram validateProgram(DesignSource source) throws JsFunctionException {
-        String rootJson = Json.write(source.ddoc());
+        String rootJson = Json.write(inJavaScript(source.ddoc()));
         Slot slot = borrow("validate\u0000" + source.ddocId() + "\u0000" + rootJson, QueryServerStats.Kind.DDOC_NEW, s -> {
             s.api.invokeMember("init", rootJson);
             s.api.invokeMember("compileValidate", rootJson);
@@ -589,7 +680,7 @@ public final class GraalJsEngine implements JsEngine {
 
     @Override
     public RenderProgram renderProgram(DesignSource source) throws JsFunctionException {
-        String rootJson = Json.write(source.ddoc());
+        String rootJson = Json.write(inJavaScript(source.ddoc()));
         Slot slot = borrow("render\u0000" + source.ddocId() + "\u0000" + rootJson, QueryServerStats.Kind.DDOC_NEW, s -> {
             s.api.invokeMember("init", rootJson);
             s.api.invokeMember("setDesign", rootJson);

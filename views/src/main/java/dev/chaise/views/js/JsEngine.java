@@ -51,6 +51,23 @@ public interface JsEngine extends AutoCloseable {
      */
     void checkCompiles(String source) throws JsFunctionException;
 
+    String JAVASCRIPT = "javascript";
+
+    /**
+     * Whether design documents of {@code language} run here: {@code javascript}, and
+     * {@code coffeescript} when the build bundled its compiler (each function compiled to
+     * JavaScript first, as couchjs' util.js does). A design document's {@code language} decides;
+     * {@link DesignSource}s say theirs in the document.
+     */
+    boolean speaks(String language);
+
+    /**
+     * {@code [query_server_config] reduce_limit} (on unless {@code false}): a JavaScript reduce
+     * whose output is over 4096 bytes and more than half its input fails with
+     * {@code reduce_overflow_error}, as CouchDB's views.js checks it.
+     */
+    void reduceLimit(boolean on);
+
     /** Which engine this is, as {@code GET /_node/_local/_versions} shows it ({@code javascript_engine}). */
     About about();
 
@@ -79,10 +96,18 @@ public interface JsEngine extends AutoCloseable {
      * @param lib the design document's {@code views.lib} object (CommonJS modules for
      *     {@code require('views/lib/...')}), or null
      */
-    record MapSource(String ddocId, List<String> maps, JsonNode lib) {}
+    record MapSource(String ddocId, List<String> maps, JsonNode lib, String language) {
+        public MapSource(String ddocId, List<String> maps, JsonNode lib) {
+            this(ddocId, maps, lib, JAVASCRIPT);
+        }
+    }
 
     /** @param reduces the {@code reduce} source of each JS-reduced view */
-    record ReduceSource(String ddocId, List<String> reduces, JsonNode lib) {}
+    record ReduceSource(String ddocId, List<String> reduces, JsonNode lib, String language) {
+        public ReduceSource(String ddocId, List<String> reduces, JsonNode lib) {
+            this(ddocId, reduces, lib, JAVASCRIPT);
+        }
+    }
 
     /** The whole design document: filters can {@code require} any path in it. */
     record DesignSource(String ddocId, JsonNode ddoc) {}

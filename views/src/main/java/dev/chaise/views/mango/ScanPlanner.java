@@ -1,5 +1,6 @@
 package dev.chaise.views.mango;
 
+import dev.chaise.views.collation.RawOrder;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;

@@ -3,7 +3,7 @@ package dev.chaise.views.query;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.chaise.storage.json.Json;
-import dev.chaise.views.collation.ViewCollation;
+import dev.chaise.views.collation.Collation;
 import dev.chaise.views.index.TreeReducer;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
@@ -18,10 +18,12 @@ final class Grouper implements Iterator<ViewRow> {
     private final Reducer<?> reducer;
     private final long level;
     private final boolean descending;
+    private final Collation collation;
     private TreeReducer.Row pending;
 
     /** @param level 0 for one group over everything, {@link ViewQuery#EXACT} for the whole key */
-    Grouper(Iterator<TreeReducer.Row> rows, Reducer<?> reducer, long level, boolean descending) {
+    Grouper(Iterator<TreeReducer.Row> rows, Reducer<?> reducer, long level, boolean descending, Collation collation) {
+        this.collation = collation;
         this.rows = rows;
         this.reducer = reducer;
         this.level = level;
@@ -51,12 +53,12 @@ final class Grouper implements Iterator<ViewRow> {
         acc.add(start);
         while (rows.hasNext()) {
             TreeReducer.Row r = rows.next();
-            if (level != 0 && ViewCollation.compare(groupKey(r.key(), level), key) != 0) {
+            if (level != 0 && collation.compare(groupKey(r.key(), level), key) != 0) {
                 pending = r;
                 break;
             }
             acc.add(r);
         }
-        return new ViewRow(key, null, acc.result(), null);
+        return acc.row(key);
     }
 }

@@ -88,6 +88,11 @@ final class JsReducer implements Reducer<Object> {
     }
 
     @Override
+    public String overflow(Object p) {
+        return p instanceof Failure f && f.error.equals("reduce_overflow_error") ? f.reason : null;
+    }
+
+    @Override
     public JsonNode finish(Object p) {
         if (p instanceof Failure f) throw new ViewException(ViewException.Kind.REDUCE_ERROR, f.error, f.reason);
         return (JsonNode) p;

@@ -19,6 +19,17 @@ public interface Reducer<P> extends TreeReducer<P> {
     /** The group's value as CouchDB returns it; a failure kept in the partial is thrown here. */
     JsonNode finish(P partial);
 
+    /** CouchDB's reason when the partial is a reduce_overflow_error, which is a row rather than a failed query; else null. */
+    default String overflow(P partial) {
+        return null;
+    }
+
+    /** The group's row. */
+    default ViewRow row(JsonNode key, P partial) {
+        String overflow = overflow(partial);
+        return overflow != null ? ViewRow.overflowed(overflow) : new ViewRow(key, null, finish(partial), null);
+    }
+
     /** Rows per {@link #reduce} call when a group is reduced from its rows: then one {@link #rereduce}, as a tree does. */
     int CHUNK = 200;
 
@@ -53,10 +64,20 @@ public interface Reducer<P> extends TreeReducer<P> {
             chunk.clear();
         }
 
+        /** The group's value (once: it ends the accumulator). */
         public JsonNode result() {
+            return reducer.finish(partial());
+        }
+
+        /** The group's row under {@code key} (once: it ends the accumulator). */
+        public ViewRow row(JsonNode key) {
+            return reducer.row(key, partial());
+        }
+
+        private P partial() {
             flush();
             if (descending) Collections.reverse(parts);
-            return reducer.finish(parts.size() == 1 ? parts.getFirst() : reducer.rereduce(parts));
+            return parts.size() == 1 ? parts.getFirst() : reducer.rereduce(parts);
         }
     }
 }

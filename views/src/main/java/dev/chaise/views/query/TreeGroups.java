@@ -8,6 +8,7 @@ import dev.chaise.storage.Database;
 import dev.chaise.storage.DbHandle;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.index.PartitionedKeys;
+import dev.chaise.views.collation.Collation;
 import dev.chaise.views.index.MapIndexSubspace;
 import dev.chaise.views.index.ReduceTree;
 import dev.chaise.views.index.TreeReducer;
@@ -41,6 +42,7 @@ final class TreeGroups implements Iterator<ViewRow> {
     private final byte[] hi;
     private final List<JsonNode> keys;
     private final String partition;
+    private final Collation collation;
     /** Groups computed, each finished only when handed out: a failure stops the stream at its own group. */
     private final ArrayDeque<Group> ready = new ArrayDeque<>();
     /** Ascending: the next group starts here; descending: the next group ends before here (null: the end). */
@@ -50,8 +52,9 @@ final class TreeGroups implements Iterator<ViewRow> {
     private int batch = 4;
 
     @SuppressWarnings("unchecked")
-    TreeGroups(Database db, String sig, int viewId, Reducer<?> reducer, ViewQuery q, long level, byte[][] bounds) {
+    TreeGroups(Database db, String sig, int viewId, Reducer<?> reducer, ViewQuery q, long level, Collation collation, byte[][] bounds) {
         this.db = db;
+        this.collation = collation;
         DbHandle h = db.handle();
         this.tree = new ReduceTree(h, sig, viewId, reducer);
         this.reducer = (Reducer<Object>) reducer;
@@ -90,7 +93,7 @@ final class TreeGroups implements Iterator<ViewRow> {
     public ViewRow next() {
         if (!hasNext()) throw new NoSuchElementException();
         Group g = ready.poll();
-        return new ViewRow(g.key, null, reducer.finish(g.partial), null);
+        return reducer.row(g.key, g.partial);
     }
 
     private record Group(JsonNode key, Object partial) {}
@@ -124,7 +127,7 @@ final class TreeGroups implements Iterator<ViewRow> {
         int k = nextKey;
         long start = System.nanoTime();
         for (; k < keys.size() && out.size() < want && System.nanoTime() - start < BATCH_NANOS; k++) {
-            byte[] from = exactKey(TupleBytes.pack(PartitionedKeys.sortKey(partition, keys.get(k))));
+            byte[] from = exactKey(TupleBytes.pack(PartitionedKeys.sortKey(collation, partition, keys.get(k))));
             byte[] to = Keys.strinc(from);
             List<TreeReducer.Row> first = tree.rows(tx, from, to, 1, descending);
             if (first.isEmpty()) continue;
@@ -192,7 +195,7 @@ final class TreeGroups implements Iterator<ViewRow> {
         JsonNode key = row.key();
         byte[] from;
         if (level != ViewQuery.EXACT && key.isArray() && key.size() >= level) {
-            byte[] encoded = PartitionedKeys.sortKey(partition, groupKey);
+            byte[] encoded = PartitionedKeys.sortKey(collation, partition, groupKey);
             byte[] prefix = Arrays.copyOf(encoded, encoded.length - 1); // without the array's end
             byte[] element = TupleBytes.pack((Object) prefix);
             from = Arrays.copyOf(element, element.length - 1); // without the byte string's terminator

@@ -2,7 +2,7 @@ package dev.chaise.views.query;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.chaise.views.index.ViewException;
-import dev.chaise.views.collation.ViewCollation;
+import dev.chaise.views.collation.Collation;
 import java.util.List;
 
 /**
@@ -87,10 +87,12 @@ public record ViewQuery(List<JsonNode> keys, JsonNode startKey, String startDocI
     /**
      * couch_mrview_util's check_range for views: a start past the end in view collation is a
      * mistake worth a 400 ({@code _all_docs} compares raw ids and does not ask).
+     *
+     * @param collation the view's: its btree's less function decides
      */
-    public void checkRange() {
+    public void checkRange(Collation collation) {
         if (keys != null || startKey == null || endKey == null || startKey.equals(endKey)) return;
-        int c = ViewCollation.compare(startKey, endKey);
+        int c = collation.compare(startKey, endKey);
         if (c == 0) {
             String s = startDocId != null ? startDocId : descending ? "\uffff" : "";
             String e = endDocId != null ? endDocId : descending ? "" : "\uffff";

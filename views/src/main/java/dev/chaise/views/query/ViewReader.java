@@ -13,6 +13,7 @@ import dev.chaise.storage.ScanProperties;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
+import dev.chaise.views.collation.Collation;
 import dev.chaise.views.index.MapIndexSubspace;
 import dev.chaise.views.index.PartitionedKeys;
 import dev.chaise.views.index.ReduceTree;
@@ -27,32 +28,37 @@ import java.util.NoSuchElementException;
 /**
  * Reads one view's rows for a query: key ranges or key lists over RFC E's map range, each a
  * {@link Cursor} that may span transactions; {@code include_docs} reads each document in the
- * transaction that read its row.
+ * transaction that read its row. Keys are encoded as the view's {@link Collation} stores them.
  */
 public final class ViewReader {
+    private final Collation collation;
 
-    /** Map rows in query order, before skip and limit. */
-    public Iterator<ViewRow> mapRows(Database db, String sig, int viewId, ViewQuery q, boolean withDocs) {
-        return mapRows(db, sig, viewId, q, withDocs, 0);
+    public ViewReader(Collation collation) {
+        this.collation = collation;
     }
 
     /**
+     * How {@code include_docs} documents carry their attachments: bodies inline
+     * ({@code attachments=true}), and stubs saying how bodies are stored ({@code att_encoding_info=true}).
+     */
+    public record DocAttachments(boolean inline, boolean encodingInfo) {
+        public static final DocAttachments STUBS = new DocAttachments(false, false);
+    }
+
+    /**
+     * Map rows in query order, before skip and limit.
+     *
      * @param rowLimit at most this many rows per cursor (skip + limit of a map query, so
      *     {@code limit=10} reads ten rows, not a transaction's worth); 0 for no bound
      */
-    public Iterator<ViewRow> mapRows(Database db, String sig, int viewId, ViewQuery q, boolean withDocs, long rowLimit) {
-        return mapRows(db, sig, viewId, q, withDocs, rowLimit, false);
-    }
-
-    /** @param attachments inline attachment bodies into included documents */
-    public Iterator<ViewRow> mapRows(Database db, String sig, int viewId, ViewQuery q, boolean withDocs, long rowLimit, boolean attachments) {
+    public Iterator<ViewRow> mapRows(Database db, String sig, int viewId, ViewQuery q, boolean withDocs, long rowLimit, DocAttachments atts) {
         DbHandle db0 = db.handle();
         boolean conflicts = Boolean.TRUE.equals(q.conflicts());
         Cursor.RowMapper<ViewRow> mapper = (reader, row) -> {
             MapIndexSubspace.Row r = MapIndexSubspace.decodeRow(reader.handle(), row);
             JsonNode key = parse(r.keyJson());
             JsonNode value = parse(r.valueJson());
-            return new ViewRow(key, r.docId(), value, withDocs ? linkedDoc(reader, r.docId(), value, conflicts, attachments) : null);
+            return new ViewRow(key, r.docId(), value, withDocs ? linkedDoc(reader, r.docId(), value, conflicts, atts) : null);
         };
         if (q.keys() != null) {
             List<Iterator<ViewRow>> parts = new ArrayList<>();
@@ -80,7 +86,7 @@ public final class ViewReader {
         if (start == null) return 0;
         String startDocId = q.keys() == null ? q.startDocId() : null;
         DbHandle db0 = db.handle();
-        byte[] sk = PartitionedKeys.sortKey(q.partition(), start);
+        byte[] sk = PartitionedKeys.sortKey(collation, q.partition(), start);
         byte[][] all = MapIndexSubspace.viewRange(db0, sig, viewId);
         byte[] lo = q.descending() ? MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, startDocId) : all[0];
         byte[] hi = q.descending() ? all[1] : MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, startDocId);
@@ -110,7 +116,7 @@ public final class ViewReader {
 
     /** A reduce query from the view's tree, group by group (see {@link TreeGroups}). */
     public Iterator<ViewRow> treeGroups(Database db, String sig, int viewId, Reducer<?> reducer, ViewQuery q, long groupLevel) {
-        return new TreeGroups(db, sig, viewId, reducer, q, groupLevel, q.keys() == null ? bounds(db.handle(), sig, viewId, q) : null);
+        return new TreeGroups(db, sig, viewId, reducer, q, groupLevel, collation, q.keys() == null ? bounds(db.handle(), sig, viewId, q) : null);
     }
 
     /** Map rows in query order as reducers see them, for reducing while a tree is being built. */
@@ -130,7 +136,7 @@ public final class ViewReader {
         DbHandle db0 = db.handle();
         List<Iterator<TreeReducer.Row>> out = new ArrayList<>();
         for (JsonNode k : q.keys()) {
-            byte[] sk = PartitionedKeys.sortKey(q.partition(), k);
+            byte[] sk = PartitionedKeys.sortKey(collation, q.partition(), k);
             byte[] lo = MapIndexSubspace.rowsFrom(db0, sig, viewId, sk, null);
             byte[] hi = MapIndexSubspace.rowsThrough(db0, sig, viewId, sk, null);
             out.add(lazy(() -> cursor(db, lo, hi, q.descending(), 0, mapper)));
@@ -144,7 +150,7 @@ public final class ViewReader {
     }
 
     /** [begin, end) of a key range query (within its partition, if it names one), or null when it is empty. */
-    static byte[][] bounds(DbHandle db, String sig, int viewId, ViewQuery q) {
+    byte[][] bounds(DbHandle db, String sig, int viewId, ViewQuery q) {
         byte[][] all = q.partition() == null ? MapIndexSubspace.viewRange(db, sig, viewId) : PartitionedKeys.range(db, sig, viewId, q.partition());
         byte[] lo = all[0];
         byte[] hi = all[1];
@@ -155,11 +161,11 @@ public final class ViewReader {
         boolean lowInclusive = !q.descending() || q.inclusiveEnd();
         boolean highInclusive = q.descending() || q.inclusiveEnd();
         if (low != null) {
-            byte[] sk = PartitionedKeys.sortKey(q.partition(), low);
+            byte[] sk = PartitionedKeys.sortKey(collation, q.partition(), low);
             lo = max(lo, lowInclusive ? MapIndexSubspace.rowsFrom(db, sig, viewId, sk, lowId) : MapIndexSubspace.rowsThrough(db, sig, viewId, sk, lowId));
         }
         if (high != null) {
-            byte[] sk = PartitionedKeys.sortKey(q.partition(), high);
+            byte[] sk = PartitionedKeys.sortKey(collation, q.partition(), high);
             hi = min(hi, highInclusive ? MapIndexSubspace.rowsThrough(db, sig, viewId, sk, highId) : MapIndexSubspace.rowsFrom(db, sig, viewId, sk, highId));
         }
         return Keys.compare(lo, hi) >= 0 ? null : new byte[][] {lo, hi};
@@ -169,7 +175,7 @@ public final class ViewReader {
      * The document of an {@code include_docs} row: the one a value's {@code _id} (and {@code _rev})
      * names, as CouchDB's linked documents, else the row's own; JSON null if missing or deleted.
      */
-    private static JsonNode linkedDoc(DbReader reader, String docId, JsonNode value, boolean conflicts, boolean attachments) {
+    private static JsonNode linkedDoc(DbReader reader, String docId, JsonNode value, boolean conflicts, DocAttachments atts) {
         String id = docId;
         RevId rev = null;
         if (value.isObject() && value.get("_id") != null && value.get("_id").isTextual()) {
@@ -186,7 +192,8 @@ public final class ViewReader {
         try {
             StoredDoc d = reader.get(id, rev, conflicts); // the cursor reads at snapshot already
             ObjectNode out = DocumentJson.renderWithConflicts(d); // branches were read only if conflicts was asked for
-            if (attachments) reader.inlineAttachments(d, out, 0);
+            if (atts.inline()) reader.inlineAttachments(d, out, 0);
+            if (atts.encodingInfo()) DocumentJson.showEncoding(d, out);
             return out;
         } catch (StorageException e) {
             if (e.kind() == StorageException.Kind.NOT_FOUND) return Json.NODES.nullNode();

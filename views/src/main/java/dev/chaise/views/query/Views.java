@@ -11,8 +11,8 @@ public final class Views {
 
     /** Reduces rows as they stream by, group by group (while a view's tree is being built). */
     public static Iterator<ViewRow> reduce(Iterator<dev.chaise.views.index.TreeReducer.Row> rows, Reducer<?> reducer, long groupLevel,
-                                           boolean descending) {
-        return new Grouper(rows, reducer, groupLevel, descending);
+                                           boolean descending, dev.chaise.views.collation.Collation collation) {
+        return new Grouper(rows, reducer, groupLevel, descending, collation);
     }
 
     public static Reducer<?> jsReducer(ReduceProgram program, int index) {

@@ -6,6 +6,9 @@
   for (const name of ['Graal', 'Polyglot', 'Java', 'Packages', 'java', 'javax', 'load', 'loadWithNewGlobal', 'print', 'printErr', 'quit', 'read', 'readbuffer', 'console']) {
     try { delete global[name]; } catch (e) { /* not configurable: fine */ }
   }
+  // The host's compiler: the only way to turn source into code here (eval is off, as in couchjs).
+  const compileSource = global.__compile;
+  delete global.__compile;
   let emits = null;
   let logs = [];
 
@@ -99,7 +102,7 @@
         const module = { id: id, exports: {} };
         cache[id] = module;
         try {
-          const fn = (0, eval)('(function (module, exports, require) {' + src + '\n})');
+          const fn = compileSource('(function (module, exports, require) {' + src + '\n})');
           fn(module, module.exports, requireFrom(path.slice(0, -1)));
         } catch (e) {
           delete cache[id];
@@ -114,7 +117,7 @@
 
   function compile(src, what) {
     // couchjs takes a function statement followed by ';' too ("function(doc){...};").
-    const fn = (0, eval)('(' + String(src).replace(/[\s;]+$/, '') + ')');
+    const fn = compileSource('(' + String(src).replace(/[\s;]+$/, '') + ')');
     if (typeof fn !== 'function') throw new TypeError(what + ' is not a function');
     return fn;
   }
@@ -393,7 +396,36 @@
     }
   }
 
+  // CoffeeScript's compiler (npm's coffee-script lib/ modules), in contexts that only compile it.
+  let coffeeScript = null;
+
   global.__chaise = {
+    loadCoffee: function (modulesJson) {
+      const files = JSON.parse(modulesJson);
+      const loaded = {};
+      // What it requires of node's modules is only used by its run/eval/register, never by compile.
+      const stubs = { fs: {}, vm: {}, path: {}, module: {}, '../../package.json': { version: files.version } };
+      function load(name) {
+        if (Object.prototype.hasOwnProperty.call(stubs, name)) return stubs[name];
+        const file = name.replace(/^\.\//, '');
+        if (Object.prototype.hasOwnProperty.call(loaded, file)) return loaded[file].exports;
+        const src = files[file + '.js'];
+        if (typeof src !== 'string') throw new Error('coffee-script: no module ' + name);
+        const module = { exports: {} };
+        loaded[file] = module;
+        compileSource('(function (exports, require, module, __filename, __dirname) {' + src + '\n})')(module.exports, load, module, file, '.');
+        return module.exports;
+      }
+      coffeeScript = load('./coffee-script');
+    },
+    // CouchDB's util.js: CoffeeScript.compile(source, {bare: true}), then evaluated as a function.
+    coffee: function (src) {
+      try {
+        return JSON.stringify({ js: coffeeScript.compile(String(src), { bare: true }) });
+      } catch (e) {
+        return JSON.stringify({ error: message(e) });
+      }
+    },
     init: function (rootJson) {
       global.require = makeRequire(JSON.parse(rootJson));
     },

@@ -170,7 +170,7 @@ class ReduceTreeModelTest {
                 for (int v : order.subList(5, 7)) checkOffset(v, where);
                 if (s % 25 == 24) checkStructure(where);
                 if (s == 0) {
-                    for (int v = 0; v < VIEWS.length; v++) assertTrue(new ViewReader().hasTree(db, sig, v), "the tree answers " + VIEWS[v][0]);
+                    for (int v = 0; v < VIEWS.length; v++) assertTrue(new ViewReader(dev.chaise.views.collation.Collation.DEFAULT).hasTree(db, sig, v), "the tree answers " + VIEWS[v][0]);
                 }
             }
             checkStructure("seed " + run.seed + " end");

@@ -163,7 +163,7 @@ class ReduceTest {
     static String grouped(long level, String... keys) {
         List<TreeReducer.Row> rs = new ArrayList<>();
         for (int i = 0; i < keys.length; i++) rs.add(row(i, keys[i], "1"));
-        Iterator<ViewRow> it = Views.reduce(rs.iterator(), BuiltinReducers.of("_count"), level, false);
+        Iterator<ViewRow> it = Views.reduce(rs.iterator(), BuiltinReducers.of("_count"), level, false, dev.chaise.views.collation.Collation.DEFAULT);
         StringBuilder sb = new StringBuilder();
         it.forEachRemaining(r -> sb.append(r.key()).append('=').append(r.value()).append(' '));
         return sb.toString().trim();

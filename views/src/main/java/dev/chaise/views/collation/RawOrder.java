@@ -1,7 +1,6 @@
-package dev.chaise.views.mango;
+package dev.chaise.views.collation;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.chaise.views.collation.ViewCollation;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -13,13 +12,14 @@ import java.util.Map;
  * null < true} (alphabetical), then objects (one-element tuples), then arrays (lists), then
  * strings (binaries, byte by byte in UTF-8). So {@code {"_id": {"$gt": {}}}} matches every
  * document and {@code {"_id": {"$lt": {}}}} none, as PouchDB's test.issue66 shows CouchDB answers.
- * It is also the order of document ids in the special {@code _all_docs} index.
+ * It is also the order of document ids in the special {@code _all_docs} index, and of the keys of a
+ * view with {@code options.collation: "raw"} ({@link RawKeyCodec}).
  */
-final class RawOrder {
+public final class RawOrder {
     private RawOrder() {}
 
     /** Rank of a JSON type in Erlang's order. */
-    static int rank(JsonNode n) {
+    public static int rank(JsonNode n) {
         return switch (n.getNodeType()) {
             case NUMBER -> 0;
             case BOOLEAN -> n.booleanValue() ? 3 : 1;
@@ -31,7 +31,7 @@ final class RawOrder {
         };
     }
 
-    static int compare(JsonNode a, JsonNode b) {
+    public static int compare(JsonNode a, JsonNode b) {
         int ra = rank(a), rb = rank(b);
         if (ra != rb) return Integer.compare(ra, rb);
         return switch (ra) {
@@ -44,7 +44,7 @@ final class RawOrder {
     }
 
     /** UTF-8 bytes, unsigned: how Erlang compares binaries and how the by-id subspace orders ids. */
-    static int compareStrings(String a, String b) {
+    public static int compareStrings(String a, String b) {
         return Arrays.compareUnsigned(a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8));
     }
 

@@ -27,6 +27,8 @@ public final class JobWorkerPool implements AutoCloseable {
         JsonNode run(JobQueue queue, JobQueue.Lease lease) throws Exception;
     }
 
+    private static final long FIRST_BACKOFF_MS = 100;
+    private static final long MAX_BACKOFF_MS = 5_000;
     private final List<Thread> threads = new ArrayList<>();
     private final java.util.Set<JobQueue.Lease> held = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final JobQueue queue;
@@ -44,15 +46,24 @@ public final class JobWorkerPool implements AutoCloseable {
     }
 
     private void work(JobQueue queue, String type, Handler handler) {
+        long backoffMs = FIRST_BACKOFF_MS;
         while (!closed) {
             JobQueue.Lease lease;
             try {
                 lease = queue.accept(type, Duration.ofSeconds(1)).orElse(null);
             } catch (RuntimeException e) {
                 if (closed) return;
-                log.warn("taking a {} job failed", type, e);
+                // A store that fails fails at once: without a pause this loop would spin and flood the log.
+                log.warn("taking a {} job failed; trying again in {} ms", type, backoffMs, e);
+                try {
+                    Thread.sleep(backoffMs);
+                } catch (InterruptedException stop) {
+                    return;
+                }
+                backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
                 continue;
             }
+            backoffMs = FIRST_BACKOFF_MS;
             if (lease == null) continue;
             held.add(lease);
             try {

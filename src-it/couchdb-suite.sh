@@ -36,7 +36,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
-: "${COUCHDB_SUITE_MIN_PASS:=350}"
+: "${COUCHDB_SUITE_MIN_PASS:=490}"
 : "${COUCHDB_SUITE_RESULTS:=$here/target/couchdb-suite}"
 : "${COUCHDB_SUITE_CACHE:=${XDG_CACHE_HOME:-$HOME/.cache}/chaise/couchdb-suite}"
 tool="${COUCHDB_ELIXIR_TOOL:-$root/../shared/tools/couchdb-elixir}"

@@ -304,4 +304,41 @@ class CouchDbMetricsTest {
         counter(f, "couchdb_httpd_aborted_requests_total");
         assertTrue(f.keySet().stream().noneMatch(n -> n.startsWith("couchdb_chaise")), f.keySet().toString());
     }
+
+    /** chttpd_db's partition request counts and nouveau_httpd's search metrics. */
+    @Test
+    void partitionsAndNouveau() throws Exception {
+        long allDocs = stat("couchdb.httpd.partition_all_docs_requests");
+        long find = stat("couchdb.httpd.partition_find_requests");
+        long explain = stat("couchdb.httpd.partition_explain_requests");
+        long view = stat("couchdb.httpd.partition_view_requests");
+        long searches = stat("nouveau.search_latency");
+        long updates = stat("nouveau.update_latency");
+        s.asAdmin("PUT", "/pm?partitioned=true", null).status(201);
+        s.asAdmin("POST", "/pm/_bulk_docs", """
+                {"docs":[{"_id":"a:1","t":"hello world"},{"_id":"a:2","t":"goodbye"},
+                 {"_id":"_design/d","views":{"v":{"map":"function(doc){emit(doc.t, 1);}"}},
+                  "nouveau":{"i":{"index":"function(doc){ if (doc.t) index('text', 't', doc.t); }"}}}]}""").status(201);
+        s.asAdmin("GET", "/pm/_partition/a/_all_docs", null).status(200);
+        s.asAdmin("POST", "/pm/_partition/a/_find", "{\"selector\":{\"t\":\"goodbye\"}}").status(200);
+        s.asAdmin("POST", "/pm/_partition/a/_explain", "{\"selector\":{\"t\":\"goodbye\"}}").status(200);
+        s.asAdmin("GET", "/pm/_partition/a/_design/d/_view/v", null).status(200);
+        s.asAdmin("GET", "/pm/_partition/a/_design/d/_info", null).status(200); // under a partition, but no view read
+        s.asAdmin("GET", "/pm/_design/d/_nouveau/i?q=t:hello", null).status(200);
+        s.asAdmin("GET", "/pm/_design/d/_nouveau/i?q=t:hello&update=false", null).status(200);
+        assertEquals(allDocs + 1, stat("couchdb.httpd.partition_all_docs_requests"));
+        assertEquals(find + 1, stat("couchdb.httpd.partition_find_requests"));
+        assertEquals(explain + 1, stat("couchdb.httpd.partition_explain_requests"));
+        assertEquals(view + 1, stat("couchdb.httpd.partition_view_requests"));
+        assertEquals(searches + 2, stat("nouveau.search_latency"));
+        assertEquals(updates + 1, stat("nouveau.update_latency"), "update=false waits for no update");
+        assertEquals(0, stat("nouveau.active_searches"));
+        assertEquals("counter", leaf("nouveau.active_searches").path("type").asText(), "CouchDB declares it a counter");
+
+        Map<String, PrometheusText.Family> f = prometheus();
+        assertTrue(counter(f, "couchdb_httpd_partition_view_requests_total") >= view + 1);
+        assertTrue(sample(f, "couchdb_nouveau_search_latency_seconds", "summary", "couchdb_nouveau_search_latency_seconds_count", Map.of()) >= 2);
+        assertEquals("gauge", f.get("couchdb_nouveau_active_searches").type());
+    }
+
 }

@@ -8,6 +8,8 @@ import dev.chaise.storage.DbStats;
 import dev.chaise.storage.Partitions;
 import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.StorageException;
+import dev.chaise.stats.Counter;
+import dev.chaise.stats.Stats;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,9 +25,16 @@ public final class PartitionHandlers {
     private static final List<String> METHODS = List.of("GET", "POST", "PUT", "DELETE", "COPY");
 
     private final Access access;
+    /** CouchDB's {@code couchdb.httpd.partition_*_requests}, as chttpd_db counts requests under a partition. */
+    private final Counter allDocs, find, explain, view;
 
     public PartitionHandlers(Access access) {
         this.access = access;
+        Stats stats = access.stats();
+        this.allDocs = stats.counter("couchdb.httpd.partition_all_docs_requests", "number of partition _all_docs requests");
+        this.find = stats.counter("couchdb.httpd.partition_find_requests", "number of partition _find requests");
+        this.explain = stats.counter("couchdb.httpd.partition_explain_requests", "number of partition _explain requests");
+        this.view = stats.counter("couchdb.httpd.partition_view_requests", "number of partition view requests");
     }
 
     public void register(Router r) {
@@ -80,6 +89,15 @@ public final class PartitionHandlers {
         boolean served = op.equals("_all_docs") || op.equals("_find") || op.equals("_explain") || op.equals("_index")
                 || (op.equals("_design") && path.size() > 3 && path.get(3).startsWith("_"));
         if (!served) throw HttpError.notFound("missing");
+        switch (op) {
+            case "_all_docs" -> allDocs.increment();
+            case "_find" -> find.increment();
+            case "_explain" -> explain.increment();
+            case "_design" -> {
+                if (path.get(3).equals("_view")) view.increment();
+            }
+            default -> { }
+        }
         Map<String, List<String>> query = new LinkedHashMap<>(req.query());
         query.put("partition", List.of(p));
         Router.Match m = r.match(req.method(), path);

@@ -31,7 +31,7 @@ public final class Metrics {
     static final String METHODS_FAMILY = "couchdb.httpd_request_methods";
     static final String CODES_FAMILY = "couchdb.httpd_status_codes";
     /** Gauges (they go down too) that CouchDB declares as counters: {@code _stats} shows its type, {@code _prometheus} a gauge as couch_prometheus does. */
-    private static final Set<String> COUCH_GAUGES = Set.of("couchdb.open_databases", "couchdb.httpd.clients_requesting_changes");
+    private static final Set<String> COUCH_GAUGES = Set.of("couchdb.open_databases", "couchdb.httpd.clients_requesting_changes", "nouveau.active_searches");
     /** CouchDB 3.5's {@code _prometheus} Content-Type (its exposition's own version; Prometheus reads it as the text format). */
     public static final String PROMETHEUS_CONTENT_TYPE = "text/plain; version=2.0";
 

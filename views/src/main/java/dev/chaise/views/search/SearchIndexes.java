@@ -20,6 +20,8 @@ import dev.chaise.views.js.JsEngine;
 import dev.chaise.views.js.JsFunctionException;
 import dev.chaise.views.js.MapOutcome;
 import dev.chaise.views.js.MapProgram;
+import dev.chaise.stats.Histogram;
+import dev.chaise.stats.Stats;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -29,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.IndexNotFoundException;
@@ -67,6 +70,9 @@ public final class SearchIndexes implements AutoCloseable {
     private final ConcurrentHashMap<String, ObjectNode> ddocBodies = new ConcurrentHashMap<>();
     private volatile JobQueue jobs;
     private JobWorkerPool pool;
+    /** CouchDB's {@code nouveau.*} metrics (nouveau_httpd): whole searches, the wait for the index, searches running. */
+    private final Histogram searchLatency, updateLatency;
+    private final AtomicInteger activeSearches = new AtomicInteger();
 
     /** @param tasks hears builds; @param cacheBytes the block cache shared by every index */
     public SearchIndexes(Storage storage, JsEngine js, BuildListener tasks, long cacheBytes) {
@@ -74,6 +80,10 @@ public final class SearchIndexes implements AutoCloseable {
         this.js = js;
         this.tasks = tasks;
         this.cache = new BlockCache(cacheBytes);
+        Stats stats = storage.stats();
+        this.searchLatency = stats.histogram("nouveau.search_latency", "milliseconds a _nouveau search took, the index's update included");
+        this.updateLatency = stats.histogram("nouveau.update_latency", "milliseconds a _nouveau search waited for its index to be brought up to date");
+        stats.gauge("nouveau.active_searches", "number of _nouveau searches running now", activeSearches::get);
     }
 
     /** Builds run as jobs of {@code queue} from now on, taken by {@code builders} threads here and by other servers. */
@@ -385,9 +395,11 @@ public final class SearchIndexes implements AutoCloseable {
     /** Runs a query, bringing the index up to date first unless {@code update=false}. */
     public SearchRunner.Result search(Database db, SearchIndexDef def, SearchRequest req) {
         long t0 = System.nanoTime();
-        boolean current = req.update() && refresh(db, def, Seqs.of(db));
-        long latency = (System.nanoTime() - t0) / 1_000_000;
+        activeSearches.incrementAndGet();
         try {
+            boolean current = req.update() && refresh(db, def, Seqs.of(db));
+            long latency = (System.nanoTime() - t0) / 1_000_000;
+            if (req.update()) updateLatency.record(latency);
             DirectoryReader r = index(db, def).reader(!current);
             try {
                 return SearchRunner.run(r, def, req, latency);
@@ -396,6 +408,9 @@ public final class SearchIndexes implements AutoCloseable {
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        } finally {
+            activeSearches.decrementAndGet();
+            searchLatency.record((System.nanoTime() - t0) / 1e6);
         }
     }
 

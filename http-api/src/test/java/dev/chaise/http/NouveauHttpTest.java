@@ -175,4 +175,23 @@ class NouveauHttpTest {
         // couch_db:check_is_admin's 401 for a caller who is no admin of the database.
         s.send("POST", "/" + db + "/_nouveau_cleanup", "{}", "Authorization", HttpTestServer.BOB, "Content-Type", "application/json").status(401);
     }
+
+    /** nouveau_test.exs "search GET/POST (partitioned)": a partition's query keeps to its documents; a global one sees all. */
+    @Test
+    void partitionQueriesKeepToThePartition() throws Exception {
+        String db = "nvp" + (dbs++);
+        s.asAdmin("PUT", "/" + db + "?partitioned=true", null).status(201);
+        s.asAdmin("POST", "/" + db + "/_bulk_docs", """
+                {"docs":[{"_id":"foo:doc4","foo":"foo","bar":42},{"_id":"bar:doc3","foo":"bar","bar":12.0},
+                {"_id":"foo:doc1","foo":"baz","bar":0},{"_id":"bar:doc2","foo":"foobar","bar":100}]}""").status(201);
+        s.asAdmin("PUT", "/" + db + "/_design/foo", DDOC).status(201);
+        String foo = "/" + db + "/_partition/foo/_design/foo/_nouveau/bar";
+        assertEquals(List.of("foo:doc1", "foo:doc4"), ids(s.asAdmin("GET", foo + "?q=*:*&include_docs=true", null).status(200)));
+        assertEquals(List.of("bar:doc2", "bar:doc3"),
+                ids(s.asAdmin("POST", "/" + db + "/_partition/bar/_design/foo/_nouveau/bar", "{\"q\":\"*:*\",\"include_docs\":true}").status(200)));
+        assertEquals(List.of("foo:doc4"), ids(s.asAdmin("GET", foo + "?q=bar:[40%20TO%2050]", null).status(200)));
+        assertEquals(2, s.asAdmin("GET", foo + "?q=*:*", null).status(200).json().path("total_hits").asInt());
+        assertEquals(4, s.asAdmin("GET", "/" + db + "/_design/foo/_nouveau/bar?q=*:*", null).status(200).json().path("total_hits").asInt());
+    }
+
 }

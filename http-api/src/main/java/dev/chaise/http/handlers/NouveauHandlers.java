@@ -41,7 +41,7 @@ public final class NouveauHandlers {
         r.add("POST", "/{db}/_design/{ddoc}/_nouveau/{index}", req -> {
             SecuredDb adb = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
             Bodies.requireContentType(req, Response.JSON);
-            return query(req, adb, SearchRequest.fromBody(Bodies.jsonObject(req)));
+            return query(req, adb, SearchRequest.fromBody(Bodies.jsonObject(req)).inPartition(req.query("partition")));
         });
         r.add("GET", "/{db}/_design/{ddoc}/_nouveau_info/{index}", this::info);
         r.add("POST", "/{db}/_nouveau_cleanup", req -> {

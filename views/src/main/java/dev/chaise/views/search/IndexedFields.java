@@ -24,6 +24,8 @@ import org.apache.lucene.util.BytesRef;
  */
 final class IndexedFields {
     static final String ID = "_id";
+    /** The partition of a partitioned database's document, not stored: what a partition query filters on. */
+    static final String PARTITION = "_partition";
 
     enum Type { TEXT, STRING, DOUBLE, STORED }
 
@@ -64,13 +66,15 @@ final class IndexedFields {
     }
 
     /**
-     * The document for a doc's outcome, or null when it gives no field (a function that threw, or
+     * The document for a doc's outcome (with its partition in a partitioned database, as Nouveau
+     * keeps it, so a partition's query is filtered to it), or null when it gives no field (a function that threw, or
      * indexed nothing): Nouveau then leaves the document out of the index.
      */
-    static Document document(String docId, MapOutcome outcome, Schema schema) {
+    static Document document(String docId, String partition, MapOutcome outcome, Schema schema) {
         if (!(outcome instanceof MapOutcome.Rows rows) || rows.rows().isEmpty()) return null;
         Document d = new Document();
         d.add(new StringField(ID, docId, Field.Store.YES));
+        if (partition != null) d.add(new StringField(PARTITION, partition, Field.Store.NO));
         d.add(new SortedDocValuesField(ID, new BytesRef(docId)));
         List<MapOutcome.Emit> emits = rows.rows();
         for (MapOutcome.Emit e : emits) {

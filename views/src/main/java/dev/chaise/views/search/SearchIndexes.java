@@ -20,6 +20,7 @@ import dev.chaise.views.js.JsEngine;
 import dev.chaise.views.js.JsFunctionException;
 import dev.chaise.views.js.MapOutcome;
 import dev.chaise.views.js.MapProgram;
+import dev.chaise.storage.Partitions;
 import dev.chaise.stats.Histogram;
 import dev.chaise.stats.Stats;
 import java.io.IOException;
@@ -319,7 +320,8 @@ public final class SearchIndexes implements AutoCloseable {
                     int o = 0;
                     for (Pending p : batch) {
                         Term id = new Term(IndexedFields.ID, p.change().id());
-                        var doc = p.docJson() == null ? null : IndexedFields.document(p.change().id(), outcomes.get(o++).getFirst(), schema);
+                        var doc = p.docJson() == null ? null : IndexedFields.document(p.change().id(),
+                                db.partitioned() ? Partitions.of(p.change().id()) : null, outcomes.get(o++).getFirst(), schema);
                         if (doc == null) w.deleteDocuments(id);
                         else w.updateDocument(id, doc);
                     }

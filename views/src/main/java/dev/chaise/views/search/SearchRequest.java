@@ -15,9 +15,11 @@ import java.util.function.Function;
  * @param sort field names ({@code -name} descending, {@code relevance}), or null: relevance, then id
  * @param counts string fields to count values of, or null
  * @param ranges per double field, labelled ranges to count, or null
+ * @param partition the partition of a partitioned database the hits keep to ({@code /_partition/{p}/...}), or null
  */
 public record SearchRequest(String q, String locale, int limit, List<String> sort, List<String> counts,
-                            Map<String, List<Range>> ranges, int topN, boolean update, String bookmark, boolean includeDocs) {
+                            Map<String, List<Range>> ranges, int topN, boolean update, String bookmark, boolean includeDocs,
+                            String partition) {
 
     static final int LIMIT_DEFAULT = 25;
     static final int TOP_N_DEFAULT = 10;
@@ -33,7 +35,8 @@ public record SearchRequest(String q, String locale, int limit, List<String> sor
                 intParam("limit", param.apply("limit"), LIMIT_DEFAULT),
                 sort(json(param.apply("sort"))), strings("counts", json(param.apply("counts"))), ranges(json(param.apply("ranges"))),
                 intParam("top_n", param.apply("top_n"), TOP_N_DEFAULT),
-                bool("update", param.apply("update"), true), param.apply("bookmark"), bool("include_docs", param.apply("include_docs"), false));
+                bool("update", param.apply("update"), true), param.apply("bookmark"), bool("include_docs", param.apply("include_docs"), false),
+                param.apply("partition"));
     }
 
     /** From a POST's JSON body. */
@@ -49,7 +52,12 @@ public record SearchRequest(String q, String locale, int limit, List<String> sor
                 ranges(body.get("ranges")), intMember("top_n", body.get("top_n"), TOP_N_DEFAULT),
                 boolMember("update", body.get("update"), true),
                 bookmark == null || bookmark.isNull() ? null : bookmark.isTextual() ? bookmark.textValue() : bookmark.toString(),
-                boolMember("include_docs", body.get("include_docs"), false));
+                boolMember("include_docs", body.get("include_docs"), false), null);
+    }
+
+    /** The same query kept to {@code partition} (null: as it is). */
+    public SearchRequest inPartition(String partition) {
+        return partition == null ? this : new SearchRequest(q, locale, limit, sort, counts, ranges, topN, update, bookmark, includeDocs, partition);
     }
 
     private static JsonNode json(String text) {

@@ -27,11 +27,14 @@ import org.apache.lucene.facet.StringValueFacetCounts;
 import org.apache.lucene.facet.range.DoubleRange;
 import org.apache.lucene.facet.range.DoubleRangeFacetCounts;
 import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.Term;
 import org.apache.lucene.index.IndexableField;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.queryparser.flexible.core.QueryNodeException;
 import org.apache.lucene.queryparser.flexible.standard.StandardQueryParser;
 import org.apache.lucene.queryparser.flexible.standard.config.PointsConfig;
+import org.apache.lucene.search.BooleanClause;
+import org.apache.lucene.search.BooleanQuery;
 import org.apache.lucene.search.FieldDoc;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.MultiCollectorManager;
@@ -41,6 +44,7 @@ import org.apache.lucene.search.Sort;
 import org.apache.lucene.search.SortField;
 import org.apache.lucene.search.SortedNumericSortField;
 import org.apache.lucene.search.SortedSetSortField;
+import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.search.TopFieldCollectorManager;
 import org.apache.lucene.search.TotalHits;
@@ -142,7 +146,10 @@ public final class SearchRunner {
         });
         qp.setPointsConfigMap(points);
         try {
-            return qp.parse(req.q(), "default");
+            Query q = qp.parse(req.q(), "default");
+            if (req.partition() == null) return q;
+            return new BooleanQuery.Builder().add(q, BooleanClause.Occur.MUST)
+                    .add(new TermQuery(new Term(IndexedFields.PARTITION, req.partition())), BooleanClause.Occur.FILTER).build();
         } catch (QueryNodeException e) {
             throw SearchException.badRequest(e.getMessage());
         }

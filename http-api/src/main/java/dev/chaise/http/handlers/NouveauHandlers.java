@@ -36,7 +36,7 @@ public final class NouveauHandlers {
     public void register(Router r) {
         r.add("GET", "/{db}/_design/{ddoc}/_nouveau/{index}", req -> {
             SecuredDb adb = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
-            return query(req, adb, SearchRequest.fromQuery(req::query));
+            return query(req, adb, SearchRequest.fromQuery(req::query).inPartition(req.query("partition")));
         });
         r.add("POST", "/{db}/_design/{ddoc}/_nouveau/{index}", req -> {
             SecuredDb adb = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);

@@ -35,8 +35,7 @@ public record SearchRequest(String q, String locale, int limit, List<String> sor
                 intParam("limit", param.apply("limit"), LIMIT_DEFAULT),
                 sort(json(param.apply("sort"))), strings("counts", json(param.apply("counts"))), ranges(json(param.apply("ranges"))),
                 intParam("top_n", param.apply("top_n"), TOP_N_DEFAULT),
-                bool("update", param.apply("update"), true), param.apply("bookmark"), bool("include_docs", param.apply("include_docs"), false),
-                param.apply("partition"));
+                bool("update", param.apply("update"), true), param.apply("bookmark"), bool("include_docs", param.apply("include_docs"), false), null);
     }
 
     /** From a POST's JSON body. */
@@ -55,7 +54,10 @@ public record SearchRequest(String q, String locale, int limit, List<String> sor
                 boolMember("include_docs", body.get("include_docs"), false), null);
     }
 
-    /** The same query kept to {@code partition} (null: as it is). */
+    /**
+     * The same query kept to {@code partition} (null: as it is): from the query string for GET and
+     * POST alike, as nouveau_httpd reads it, which {@code /_partition/{p}/...} sets.
+     */
     public SearchRequest inPartition(String partition) {
         return partition == null ? this : new SearchRequest(q, locale, limit, sort, counts, ranges, topN, update, bookmark, includeDocs, partition);
     }

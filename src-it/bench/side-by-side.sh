@@ -31,6 +31,8 @@ for r in $(seq 1 "$rounds"); do
     # shellcheck disable=SC2086 # ARGS is a list of options
     node "$COUCHBENCH" --url "$url" $ARGS --cleanup --server-pid "$pid" --json "$WORK/$label-$r.json" > "$WORK/$label-$r.txt" 2>&1
     grep -E '^(PUT|BULK|GET|VIEW|REDUCE|FIND|CHANGE)' "$WORK/$label-$r.txt" | cut -c1-160
+    # The process's peak resident memory so far (the issue bounds Chaise's at 1 GB).
+    grep VmHWM "/proc/$pid/status" | tee "$WORK/$label-$r-rss.txt"
   done
 done
 echo "results in $WORK"

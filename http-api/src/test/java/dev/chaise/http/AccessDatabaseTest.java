@@ -87,6 +87,40 @@ class AccessDatabaseTest {
     }
 
     @Test
+    void dbsInfoShowsEachUserTheirOwnCounts() throws Exception {
+        // CouchDB's chttpd_misc:handle_dbs_info_req gives fabric:get_db_info to whoever may list
+        // databases, member or not; the branch so shows every user an access database's counts.
+        // Chaise's rows are GET /{db}'s for that user, and carry no counts to a non-member.
+        s.config.set("chttpd", "admin_only_all_dbs", "false", false);
+        try {
+            fourDocs();
+            String name = db.substring(1);
+            s.asAdmin("PUT", "/" + name + "-closed?access=true", null).status(201); // admin-only _security
+            s.asAdmin("PUT", "/" + name + "-closed/x", "{\"_access\":[\"bob\"]}").status(201);
+            String keys = "{\"keys\":[\"" + name + "\",\"" + name + "-closed\"]}";
+            for (String who : new String[] {ADMIN, BOB, EVE, null}) {
+                var rows = as(who, "POST", "/_dbs_info", keys).status(200).json();
+                var mine = as(who, "GET", db, null);
+                for (int i = 0; i < 2; i++) {
+                    var info = rows.get(i).get("info");
+                    boolean admin = ADMIN.equals(who);
+                    // bob and eve own two documents each; nobody but the admin is a member of -closed
+                    long own = admin ? (i == 0 ? 4 : 1) : who == null || i == 1 ? 0 : 2;
+                    assertEquals(own, info.get("doc_count").asLong(), who + " " + info);
+                    if (!admin) assertEquals(0, info.path("sizes").path("external").asLong());
+                    if (i == 0 && who != null) assertEquals(mine.status(200).json().get("doc_count"), info.get("doc_count"));
+                }
+                var listed = as(who, "GET", "/_dbs_info?startkey=%22" + name + "%22&endkey=%22" + name + "-closed%22", null).status(200).json();
+                assertEquals(rows.get(0).get("info").get("doc_count"), listed.get(0).get("info").get("doc_count"));
+                assertEquals(rows.get(1).get("info").get("doc_count"), listed.get(1).get("info").get("doc_count"));
+            }
+            assertEquals(0, as(BOB, "GET", db, null).status(200).json().get("doc_del_count").asLong());
+        } finally {
+            s.config.set("chttpd", "admin_only_all_dbs", "true", false);
+        }
+    }
+
+    @Test
     void anAccessDatabaseStartsAdminOnly() throws Exception {
         s.asAdmin("PUT", "/acc-new?access=true", null).status(201);
         assertEquals("{\"members\":{\"roles\":[\"_admin\"]},\"admins\":{\"roles\":[\"_admin\"]}}",

@@ -74,6 +74,9 @@ class AccessDatabaseTest {
         as(EVE, "GET", "/acc-parts/p1:doc", null).error(403, "forbidden", "access denied");
         assertEquals(1, as(BOB, "GET", "/acc-parts/_partition/p1/_all_docs", null).status(200).json().path("rows").size());
         assertEquals(0, as(EVE, "GET", "/acc-parts/_partition/p1/_all_docs", null).status(200).json().path("rows").size());
+        assertEquals("[\"p1:doc\"]", docIds(as(BOB, "POST", "/acc-parts/_partition/p1/_find", "{\"selector\":{}}").status(200).json().get("docs")));
+        assertEquals("[]", docIds(as(BOB, "POST", "/acc-parts/_partition/p2/_find", "{\"selector\":{}}").status(200).json().get("docs")));
+        assertEquals("[]", docIds(as(EVE, "POST", "/acc-parts/_partition/p1/_find", "{\"selector\":{}}").status(200).json().get("docs")));
         // counts are each user's own (the branch shows everyone the database's)
         assertEquals(0, as(EVE, "GET", "/acc-parts/_partition/p1", null).status(200).json().path("doc_count").asLong());
         assertEquals(1, as(BOB, "GET", "/acc-parts/_partition/p1", null).status(200).json().path("doc_count").asLong());
@@ -247,10 +250,46 @@ class AccessDatabaseTest {
         as(ADMIN, "GET", db + "/_design/a/_list/list1/foo", null).status(200);
         as(ADMIN, "POST", db + "/_design/a/_update/update1", "{\"a\":1}").status(201);
         for (String[] r : new String[][] {{"GET", "/_design/a/_view/foo"}, {"GET", "/_design/a/_show/show1"}, {"GET", "/_design/a/_list/list1/foo"},
-                {"POST", "/_design/a/_update/update1"}, {"GET", "/_design/a/_info"}, {"POST", "/_find"}, {"GET", "/_index"}, {"POST", "/_explain"},
+                {"POST", "/_design/a/_update/update1"}, {"GET", "/_design/a/_info"}, {"GET", "/_index"},
                 {"GET", "/_design_docs"}, {"GET", "/_design/a"}}) {
             as(BOB, r[0], db + r[1], r[0].equals("POST") ? "{\"selector\":{}}" : null).error(403, "forbidden", "access denied");
         }
+        as(BOB, "POST", db + "/_index", "{\"index\":{\"fields\":[\"a\"]}}").error(403, "forbidden", "access denied");
+        as(BOB, "DELETE", db + "/_index/_design/a/json/foo", null).error(403, "forbidden", "access denied");
+    }
+
+    @Test
+    void usersFindTheirOwnDocumentsAndNoIndex() throws Exception {
+        // Beyond the branch, where _find and _explain are for admins (403): a user's run over
+        // their own documents. AccessFindModelTest compares them with the admin's.
+        fourDocs();
+        as(ADMIN, "PUT", db + "/x", "{\"a\":5}").status(201); // the admins' own
+        as(ADMIN, "POST", db + "/_index", "{\"index\":{\"fields\":[\"a\"]},\"name\":\"by-a\",\"ddoc\":\"by-a\"}").status(200);
+        var all = as(BOB, "POST", db + "/_find", "{\"selector\":{},\"execution_stats\":true}").status(200).json();
+        assertEquals("[\"a\",\"b\"]", docIds(all.get("docs")));
+        assertEquals(2, all.get("execution_stats").get("total_keys_examined").asInt()); // bob's documents, not the database's 5
+        assertFalse(all.has("warning")); // no "create an index": a user cannot
+        assertEquals("[\"c\",\"d\"]", docIds(as(EVE, "POST", db + "/_find", "{\"selector\":{\"_id\":{\"$gt\":\"a\"}}}").status(200).json().get("docs")));
+        assertEquals("[]", docIds(as(EVE, "POST", db + "/_find", "{\"selector\":{\"a\":{\"$gt\":0}}}").status(200).json().get("docs")));
+        // fields, and a sort with no index: in memory, documents without the field left out
+        assertEquals("[{\"_id\":\"a\",\"a\":1}]",
+                as(BOB, "POST", db + "/_find", "{\"selector\":{},\"sort\":[\"a\"],\"fields\":[\"_id\",\"a\"]}").status(200).json().get("docs").toString());
+        // use_index: the same answer whether the admins' index exists or not
+        String named = as(BOB, "POST", db + "/_find", "{\"selector\":{\"a\":1},\"use_index\":\"by-a\"}").status(200).json().get("warning").asText();
+        String none = as(BOB, "POST", db + "/_find", "{\"selector\":{\"a\":1},\"use_index\":\"nope\"}").status(200).json().get("warning").asText();
+        assertEquals(none.replace("nope", "by-a"), named);
+        as(BOB, "POST", db + "/_find", "{\"selector\":{\"a\":1},\"use_index\":\"by-a\",\"allow_fallback\":false}")
+                .error(400, "invalid_index", "_design/by-a specified by `use_index` could not be found or it is not suitable.");
+        // an admin's bookmark (on an index) is not a user's
+        String adminBookmark = as(ADMIN, "POST", db + "/_find", "{\"selector\":{\"a\":{\"$gt\":0}},\"limit\":1}").status(200).json().get("bookmark").asText();
+        as(BOB, "POST", db + "/_find", "{\"selector\":{},\"bookmark\":\"" + adminBookmark + "\"}").error(400, "invalid_bookmark", null);
+        as(BOB, "POST", db + "/_find", "{\"selector\":{\"$text\":\"x\"}}").error(501, "index_not_implemented", null);
+        // _explain: the user's own _all_docs, and no index of the admins' as a candidate
+        var explained = as(BOB, "POST", db + "/_explain", "{\"selector\":{\"a\":1}}").status(200).json();
+        assertEquals("_all_docs", explained.get("index").get("name").asText());
+        assertEquals("[]", explained.get("index_candidates").toString());
+        assertEquals("by-a", as(ADMIN, "POST", db + "/_explain", "{\"selector\":{\"a\":1}}").status(200).json().get("index").get("name").asText());
+        as(null, "POST", db + "/_find", "{\"selector\":{}}").status(401);
     }
 
     // ------------------------------------------------------------ what a user sees
@@ -511,6 +550,12 @@ class AccessDatabaseTest {
             if (r.has("error")) out.add(r);
             else out.add(r.get("id").asText());
         }
+        return out.toString();
+    }
+
+    static String docIds(com.fasterxml.jackson.databind.JsonNode docs) {
+        var out = dev.chaise.storage.json.Json.NODES.arrayNode();
+        for (var d : docs) out.add(d.get("_id").asText());
         return out.toString();
     }
 }

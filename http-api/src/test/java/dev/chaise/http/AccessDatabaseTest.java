@@ -28,8 +28,14 @@ class AccessDatabaseTest {
 
     @BeforeAll
     static void start() throws Exception {
-        s = new HttpTestServer();
-        s.config.set("per_doc_access", "enable", "true", false);
+        s = withAccess();
+    }
+
+    /** A test server with {@code [per_doc_access] enable}. */
+    static HttpTestServer withAccess() throws Exception {
+        HttpTestServer server = new HttpTestServer();
+        server.config.set("per_doc_access", "enable", "true", false);
+        return server;
     }
 
     @AfterAll

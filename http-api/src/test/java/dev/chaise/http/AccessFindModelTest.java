@@ -38,8 +38,7 @@ class AccessFindModelTest {
 
     @BeforeAll
     static void start() throws Exception {
-        s = new HttpTestServer();
-        s.config.set("per_doc_access", "enable", "true", false);
+        s = AccessDatabaseTest.withAccess();
     }
 
     @AfterAll

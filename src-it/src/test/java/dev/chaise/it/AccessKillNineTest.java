@@ -1,5 +1,8 @@
 package dev.chaise.it;
 
+import static dev.chaise.it.KillNineProbe.adopt;
+import static dev.chaise.it.KillNineProbe.deleteTree;
+import static dev.chaise.it.KillNineProbe.expect;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -7,10 +10,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.it.KillNineProbe.Tracked;
+import dev.chaise.it.KillNineProbe.UnexpectedAnswer;
 import java.io.IOException;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -68,12 +71,7 @@ class AccessKillNineTest {
     /** A document as a write left it: {@code op} numbers the write that made its body; {@code access} null for none. */
     record State(String rev, boolean deleted, long op, List<String> access) {}
 
-    static final class Tracked {
-        volatile State acked;
-        volatile State pending;
-    }
-
-    private final Map<String, Tracked> docs = new ConcurrentHashMap<>();
+    private final Map<String, Tracked<State>> docs = new ConcurrentHashMap<>();
     private final List<String> anomalies = java.util.Collections.synchronizedList(new ArrayList<>());
     private final AtomicLong ops = new AtomicLong();
     private final AtomicLong acknowledged = new AtomicLong();
@@ -100,8 +98,8 @@ class AccessKillNineTest {
             url = server.url;
             if (cycle == 0) setUp();
             Check c = check();
-            String line = String.format("cycle %2d: %5d docs (%4d deleted), %6d acknowledged writes so far (%5d re-assignments), user listings %s, losses %d",
-                    cycle, c.live + c.deleted, c.deleted, acknowledged.get(), reassigned.get(), c.perUser, c.losses.size());
+            String line = String.format("cycle %2d: %5d docs (%4d deleted), %6d acknowledged writes so far (%5d re-assignments), user listings %s, %d feed rows of lost documents, losses %d",
+                    cycle, c.live + c.deleted, c.deleted, acknowledged.get(), reassigned.get(), c.perUser, c.lostRows, c.losses.size());
             System.out.println(line);
             report.add(line);
             assertEquals(List.of(), c.losses, "acknowledged writes lost or listings apart from the documents, cycle " + cycle);
@@ -109,7 +107,7 @@ class AccessKillNineTest {
                 server.close();
                 break;
             }
-            adopt(c.actual);
+            adopt(docs, c.actual);
             long before = acknowledged.get();
             runLoadThenKill(server, 2_000 + rnd.nextInt(4_000), rnd.nextLong());
             assertEquals(List.of(), anomalies, "unexpected answers during the load of cycle " + cycle);
@@ -208,18 +206,6 @@ class AccessKillNineTest {
         }
     }
 
-    static final class UnexpectedAnswer extends RuntimeException {
-        UnexpectedAnswer(String message) {
-            super(message, null, false, false);
-        }
-    }
-
-    private static void expect(HttpResponse<String> res, int status) {
-        if (res.statusCode() != status) {
-            throw new UnexpectedAnswer(res.request().method() + " " + res.request().uri().getPath() + ": " + res.statusCode() + " " + res.body());
-        }
-    }
-
     private static ObjectNode body(long op, List<String> access) {
         ObjectNode body = JSON.createObjectNode().put("op", op);
         if (access != null) access.forEach(body.putArray("_access")::add);
@@ -230,7 +216,7 @@ class AccessKillNineTest {
         long op = ops.incrementAndGet();
         ObjectNode body = body(op, access);
         if (base != null) body.put("_rev", base.rev);
-        Tracked t = docs.computeIfAbsent(id, k -> new Tracked());
+        Tracked<State> t = docs.computeIfAbsent(id, k -> new Tracked<>());
         t.pending = new State(null, false, op, access);
         HttpResponse<String> res = send(auth, "PUT", "/" + DB + "/" + id, body);
         expect(res, 201);
@@ -238,7 +224,7 @@ class AccessKillNineTest {
     }
 
     private void delete(String auth, String id) throws IOException, InterruptedException {
-        Tracked t = docs.get(id);
+        Tracked<State> t = docs.get(id);
         State base = t.acked;
         t.pending = new State(null, true, base.op, base.access); // a deletion keeps the stored _access
         HttpResponse<String> res = send(auth, "DELETE", "/" + DB + "/" + id + "?rev=" + base.rev, null);
@@ -254,7 +240,7 @@ class AccessKillNineTest {
             long op = ops.incrementAndGet();
             List<String> access = access(user, r);
             list.add(body(op, access).put("_id", id));
-            Tracked t = docs.computeIfAbsent(id, k -> new Tracked());
+            Tracked<State> t = docs.computeIfAbsent(id, k -> new Tracked<>());
             t.pending = new State(null, false, op, access);
             pending.put(id, t.pending);
         }
@@ -267,7 +253,7 @@ class AccessKillNineTest {
         }
     }
 
-    private void acked(Tracked t, State pending, String rev) {
+    private void acked(Tracked<State> t, State pending, String rev) {
         t.acked = new State(rev, pending.deleted, pending.op, pending.access);
         t.pending = null;
         acknowledged.incrementAndGet();
@@ -275,8 +261,11 @@ class AccessKillNineTest {
 
     // ---------------------------------------------------------------- checks
 
-    /** @param perUser each user's live documents, for the report */
-    record Check(long live, long deleted, Map<String, State> actual, Map<String, Integer> perUser, List<String> losses) {}
+    /**
+     * @param perUser each user's live documents, for the report
+     * @param lostRows rows of the users' feeds for documents they lost (revoked), for the report
+     */
+    record Check(long live, long deleted, Map<String, State> actual, Map<String, Integer> perUser, long lostRows, List<String> losses) {}
 
     private static List<String> accessOf(JsonNode doc) {
         JsonNode a = doc.get("_access");
@@ -297,13 +286,13 @@ class AccessKillNineTest {
         for (JsonNode ch : get(adminAuth, "/" + DB + "/_changes?include_docs=true").get("results")) {
             if (!ch.path("deleted").asBoolean()) continue;
             deleted++;
-            Tracked t = docs.get(ch.get("id").asText());
+            Tracked<State> t = docs.get(ch.get("id").asText());
             State last = t == null ? null : t.acked != null ? t.acked : t.pending;
             actual.put(ch.get("id").asText(), new State(ch.get("changes").get(0).get("rev").asText(), true, last == null ? -1 : last.op,
                     accessOf(ch.get("doc"))));
         }
         for (var e : docs.entrySet()) {
-            Tracked t = e.getValue();
+            Tracked<State> t = e.getValue();
             State a = actual.get(e.getKey());
             boolean asAcked = same(a, t.acked);
             boolean asPending = t.pending != null && same(a, t.pending);
@@ -313,6 +302,7 @@ class AccessKillNineTest {
         for (String id : actual.keySet()) if (!docs.containsKey(id)) losses.add(id + " exists but was never written");
 
         Map<String, Integer> perUser = new TreeMap<>();
+        long lostRows = 0;
         for (var u : USERS.entrySet()) {
             String auth = userAuth(u.getKey());
             Set<String> principals = new LinkedHashSet<>(u.getValue());
@@ -349,11 +339,12 @@ class AccessKillNineTest {
                 if (s != null && (!s.rev.equals(rev) || s.deleted != del)) losses.add(who + "_changes has " + id + " at " + rev + (del ? " deleted" : "") + ", it is " + s);
                 State now = actual.get(id);
                 if (s == null && (!del || now != null && now.rev.equals(rev))) losses.add(who + "_changes has " + id + " (" + rev + ") which is not theirs, and not as a loss");
+                if (s == null) lostRows++;
             }
             for (String id : readable.keySet()) if (!fed.contains(id)) losses.add(who + "_changes lacks " + id);
         }
         if (losses.size() > 20) losses = new ArrayList<>(losses.subList(0, 20));
-        return new Check(actual.size() - deleted, deleted, actual, perUser, losses);
+        return new Check(actual.size() - deleted, deleted, actual, perUser, lostRows, losses);
     }
 
     private static String diff(Map<String, String> got, Map<String, String> expected) {
@@ -370,16 +361,6 @@ class AccessKillNineTest {
         return actual.op == expected.op && Objects.equals(actual.access, expected.access);
     }
 
-    /** After the checks, what is there is what the next cycle builds on: a write in flight landed or not. */
-    private void adopt(Map<String, State> actual) {
-        for (var e : docs.entrySet()) {
-            Tracked t = e.getValue();
-            if (t.pending == null) continue;
-            t.acked = actual.get(e.getKey());
-            t.pending = null;
-        }
-    }
-
     // ---------------------------------------------------------------- http
 
     private JsonNode get(String auth, String path) throws IOException, InterruptedException {
@@ -389,18 +370,6 @@ class AccessKillNineTest {
     }
 
     private HttpResponse<String> send(String auth, String method, String path, JsonNode body) throws IOException, InterruptedException {
-        HttpRequest.BodyPublisher p = body == null ? HttpRequest.BodyPublishers.noBody()
-                : HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body));
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url + path)).header("Authorization", auth)
-                .timeout(Duration.ofSeconds(120)).method(method, p);
-        if (body != null) b.header("Content-Type", "application/json");
-        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) return;
-        try (var s = Files.walk(dir)) {
-            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
-        }
+        return KillNineProbe.send(http, url, auth, method, path, body);
     }
 }

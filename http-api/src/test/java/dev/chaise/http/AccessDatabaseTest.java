@@ -289,6 +289,9 @@ class AccessDatabaseTest {
         // an admin's bookmark (on an index) is not a user's
         String adminBookmark = as(ADMIN, "POST", db + "/_find", "{\"selector\":{\"a\":{\"$gt\":0}},\"limit\":1}").status(200).json().get("bookmark").asText();
         as(BOB, "POST", db + "/_find", "{\"selector\":{},\"bookmark\":\"" + adminBookmark + "\"}").error(400, "invalid_bookmark", null);
+        String bobsBookmark = as(BOB, "POST", db + "/_find", "{\"selector\":{},\"limit\":1}").status(200).json().get("bookmark").asText();
+        as(ADMIN, "POST", db + "/_find", "{\"selector\":{},\"bookmark\":\"" + bobsBookmark + "\"}").error(400, "invalid_bookmark", null);
+        assertEquals("[\"b\"]", docIds(as(BOB, "POST", db + "/_find", "{\"selector\":{},\"bookmark\":\"" + bobsBookmark + "\"}").status(200).json().get("docs")));
         as(BOB, "POST", db + "/_find", "{\"selector\":{\"$text\":\"x\"}}").error(501, "index_not_implemented", null);
         // _explain: the user's own _all_docs, and no index of the admins' as a candidate
         var explained = as(BOB, "POST", db + "/_explain", "{\"selector\":{\"a\":1}}").status(200).json();

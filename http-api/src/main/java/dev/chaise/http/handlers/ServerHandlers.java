@@ -151,7 +151,7 @@ public final class ServerHandlers {
         List<Object> out = new ArrayList<>();
         for (String name : listNames(req)) {
             try {
-                out.add(Map.of("key", name, "info", DatabaseHandlers.info(storage.open(name).info())));
+                out.add(Map.of("key", name, "info", DatabaseHandlers.info(storage.listedInfo(name, req.user()))));
             } catch (StorageException e) {
                 if (e.kind() != StorageException.Kind.NOT_FOUND) throw e; // deleted meanwhile
             }
@@ -173,7 +173,7 @@ public final class ServerHandlers {
             row.put("key", k);
             try {
                 if (!k.isTextual()) throw StorageException.notFound("not a name");
-                row.put("info", DatabaseHandlers.info(storage.open(k.asText()).info()));
+                row.put("info", DatabaseHandlers.info(storage.listedInfo(k.asText(), req.user())));
             } catch (StorageException e) {
                 if (e.kind() != StorageException.Kind.NOT_FOUND && e.kind() != StorageException.Kind.ILLEGAL_DATABASE_NAME) throw e;
                 row.put("error", "not_found");

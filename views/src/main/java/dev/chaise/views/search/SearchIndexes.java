@@ -28,6 +28,7 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -67,7 +68,13 @@ public final class SearchIndexes implements AutoCloseable {
     private final BlockCache cache;
     private final BuildListener tasks;
     private final Storage storage;
-    private final ConcurrentHashMap<String, Index> indexes = new ConcurrentHashMap<>();
+    /** Default of {@code [nouveau] max_indexes_open}, as Nouveau's {@code maxIndexesOpen} bounds its open indexes. */
+    public static final int MAX_INDEXES_OPEN = 100;
+    /** The open indexes by database id and signature, least recently used first; guarded by itself. */
+    private final LinkedHashMap<String, Index> indexes = new LinkedHashMap<>(16, 0.75f, true);
+    private int maxOpen = MAX_INDEXES_OPEN;
+    /** {@code [nouveau] enable}: when false, searches are not served and the background updater builds nothing. */
+    private volatile boolean enabled = true;
     private final ConcurrentHashMap<String, ObjectNode> ddocBodies = new ConcurrentHashMap<>();
     private volatile JobQueue jobs;
     private JobWorkerPool pool;
@@ -93,11 +100,16 @@ public final class SearchIndexes implements AutoCloseable {
         this.pool = new JobWorkerPool(queue, JOB_TYPE, builders, activityTimeout, this::runJob);
     }
 
-    /** One index of this process: its directory, its build lock, and the reader searches share. */
+    /**
+     * One index of this process: its directory, its build lock, and the reader searches share.
+     * Once {@link #close closed} (evicted from the open indexes) it keeps no reader: a search that
+     * got it before gets a reader of its own, closed when that search releases it.
+     */
     static final class Index {
         final KvDirectory dir;
         final ReentrantLock building = new ReentrantLock();
-        DirectoryReader reader;
+        private DirectoryReader reader;
+        private boolean closed;
 
         Index(KvDirectory dir) {
             this.dir = dir;
@@ -109,11 +121,14 @@ public final class SearchIndexes implements AutoCloseable {
          */
         synchronized DirectoryReader reader(boolean reopen) throws IOException {
             if (reader == null) {
+                DirectoryReader r;
                 try {
-                    reader = DirectoryReader.open(dir);
+                    r = DirectoryReader.open(dir);
                 } catch (IndexNotFoundException e) {
                     return null;
                 }
+                if (closed) return r; // its only reference is the caller's
+                reader = r;
             } else if (reopen) {
                 DirectoryReader newer = DirectoryReader.openIfChanged(reader);
                 if (newer != null) {
@@ -129,6 +144,22 @@ public final class SearchIndexes implements AutoCloseable {
         synchronized boolean readerCovers(Seqs seqs) throws IOException {
             return reader != null && State.of(reader.getIndexCommit().getUserData()).covers(seqs);
         }
+
+        /** Drops the shared reader (searches holding it finish first: it closes with their decRef). */
+        synchronized void close() {
+            closed = true;
+            try {
+                if (reader != null) reader.decRef();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            } finally {
+                reader = null;
+            }
+        }
+
+        synchronized boolean closed() {
+            return closed;
+        }
     }
 
     /** The database's update and purge seqs, read together. */
@@ -138,8 +169,61 @@ public final class SearchIndexes implements AutoCloseable {
         }
     }
 
+    /** The open index of {@code def}, opened (and the least recently used one beyond the bound closed) if it was not. */
     Index index(Database db, SearchIndexDef def) {
-        return indexes.computeIfAbsent(db.handle().id() + "/" + def.sig(), k -> new Index(new KvDirectory(db, def.sig(), cache)));
+        String key = db.handle().id() + "/" + def.sig();
+        synchronized (indexes) {
+            Index idx = indexes.get(key);
+            if (idx == null) {
+                idx = new Index(new KvDirectory(db, def.sig(), cache));
+                indexes.put(key, idx);
+                closeBeyondBound(key);
+            }
+            return idx;
+        }
+    }
+
+    /**
+     * Closes the least recently used indexes until no more than the bound are open, skipping any
+     * a build holds (its writer must stay the only one on that directory) and {@code keep}.
+     */
+    private void closeBeyondBound(String keep) {
+        for (var it = indexes.entrySet().iterator(); indexes.size() > maxOpen && it.hasNext(); ) {
+            Map.Entry<String, Index> e = it.next();
+            Index idx = e.getValue();
+            if (e.getKey().equals(keep) || idx.building.isHeldByCurrentThread() || !idx.building.tryLock()) continue;
+            try {
+                idx.close(); // a build that waits for this lock sees it closed and takes the index anew
+            } finally {
+                idx.building.unlock();
+            }
+            it.remove();
+        }
+    }
+
+    /** {@code [nouveau] max_indexes_open}: how many indexes keep a reader open here; beyond it the least recently used closes. */
+    public void maxIndexesOpen(int n) {
+        if (n < 1) throw new IllegalArgumentException("max_indexes_open must be at least 1");
+        synchronized (indexes) {
+            maxOpen = n;
+            closeBeyondBound(null);
+        }
+    }
+
+    /** {@code [nouveau] enable}, as CouchDB's {@code nouveau:enabled()}. */
+    public void enable(boolean on) {
+        enabled = on;
+    }
+
+    public boolean enabled() {
+        return enabled;
+    }
+
+    /** How many indexes are open now. */
+    int openIndexes() {
+        synchronized (indexes) {
+            return indexes.size();
+        }
     }
 
     // ---------------------------------------------------------------- definitions
@@ -218,6 +302,7 @@ public final class SearchIndexes implements AutoCloseable {
 
     /** The background updater's pass over one design document: each of its Nouveau indexes brought up to date. */
     public void requestAll(Database db, String ddocId) {
+        if (!enabled) return;
         ObjectNode body = ddocBody(db, ddocId);
         for (String name : SearchIndexDef.names(body)) {
             SearchIndexDef def = SearchIndexDef.parse(ddocId, body, name);
@@ -280,6 +365,11 @@ public final class SearchIndexes implements AutoCloseable {
     void build(Database db, SearchIndexDef def, Runnable progress) {
         Index idx = index(db, def);
         idx.building.lock();
+        while (idx.closed()) { // closed while this waited: the open one is another
+            idx.building.unlock();
+            idx = index(db, def);
+            idx.building.lock();
+        }
         IndexWriterConfig cfg = new IndexWriterConfig(Analyzers.of(def)).setCommitOnClose(false)
                 .setIndexDeletionPolicy(new KeepRecentCommits(KEEP_COMMITS_MILLIS));
         try (IndexWriter w = new IndexWriter(idx.dir, cfg); MapProgram program = program(def)) {
@@ -461,7 +551,15 @@ public final class SearchIndexes implements AutoCloseable {
             }
             return null;
         });
-        indexes.keySet().removeIf(k -> k.startsWith(db.handle().id() + "/") && !live.contains(k.substring(k.indexOf('/') + 1)));
+        synchronized (indexes) {
+            for (var it = indexes.entrySet().iterator(); it.hasNext(); ) {
+                Map.Entry<String, Index> e = it.next();
+                String k = e.getKey();
+                if (!k.startsWith(db.handle().id() + "/") || live.contains(k.substring(k.indexOf('/') + 1))) continue;
+                e.getValue().close();
+                it.remove();
+            }
+        }
     }
 
     /** {@code POST /_nouveau_analyze}. */

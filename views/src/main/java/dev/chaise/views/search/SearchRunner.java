@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.lucene.document.Document;
@@ -27,6 +28,7 @@ import org.apache.lucene.facet.StringValueFacetCounts;
 import org.apache.lucene.facet.range.DoubleRange;
 import org.apache.lucene.facet.range.DoubleRangeFacetCounts;
 import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.IndexReader;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.index.IndexableField;
 import org.apache.lucene.index.StoredFields;
@@ -114,8 +116,7 @@ public final class SearchRunner {
                 if (req.counts() != null) {
                     counts = new LinkedHashMap<>();
                     for (String field : req.counts()) {
-                        StringDocValuesReaderState state = new StringDocValuesReaderState(reader, field);
-                        counts.put(field, top(new StringValueFacetCounts(state, fc), field, req.topN()));
+                        counts.put(field, top(new StringValueFacetCounts(stringState(reader, field), fc), field, req.topN()));
                     }
                 }
                 if (req.ranges() != null) {
@@ -134,6 +135,30 @@ public final class SearchRunner {
         // The bookmark holds the last hit's position; a page with no hit keeps the one it was given.
         ArrayNode bookmark = out.isEmpty() ? previous : Json.NODES.arrayNode().add(out.getLast().order());
         return new Result(top.totalHits.value(), top.totalHits.relation().name(), out, pack(bookmark), counts, ranges, latency);
+    }
+
+    /** Each open reader's ordinal maps by field, dropped when the reader closes. */
+    private static final Map<IndexReader.CacheKey, Map<String, StringDocValuesReaderState>> STRING_STATES = new ConcurrentHashMap<>();
+
+    /**
+     * The field's ordinals across the reader's segments, built once per reader as Lucene advises:
+     * building them walks every distinct value of every segment, a cost a query need not pay.
+     */
+    private static StringDocValuesReaderState stringState(DirectoryReader reader, String field) throws IOException {
+        IndexReader.CacheHelper helper = reader.getReaderCacheHelper();
+        if (helper == null) return new StringDocValuesReaderState(reader, field);
+        Map<String, StringDocValuesReaderState> states = STRING_STATES.get(helper.getKey());
+        if (states == null) {
+            states = new ConcurrentHashMap<>();
+            if (STRING_STATES.putIfAbsent(helper.getKey(), states) == null) helper.addClosedListener(STRING_STATES::remove);
+            else states = STRING_STATES.get(helper.getKey());
+        }
+        StringDocValuesReaderState state = states.get(field);
+        if (state == null) {
+            state = new StringDocValuesReaderState(reader, field);
+            states.put(field, state);
+        }
+        return state;
     }
 
     private static Query parse(SearchIndexDef def, IndexedFields.Schema schema, SearchRequest req) {

@@ -108,11 +108,16 @@ public final class SearchIndexes implements AutoCloseable {
     static final class Index {
         final KvDirectory dir;
         final ReentrantLock building = new ReentrantLock();
+        /** Query parsers over the index's analyzers (a signature fixes them), reused: one costs more to make than a term query does to run. */
+        final SearchRunner.Parsers parsers;
         private DirectoryReader reader;
+        /** What the shared reader's commit records, read once per reader rather than per query. */
+        private State state;
         private boolean closed;
 
-        Index(KvDirectory dir) {
+        Index(KvDirectory dir, SearchIndexDef def) {
             this.dir = dir;
+            this.parsers = new SearchRunner.Parsers(def);
         }
 
         /**
@@ -129,11 +134,13 @@ public final class SearchIndexes implements AutoCloseable {
                 }
                 if (closed) return r; // its only reference is the caller's
                 reader = r;
+                state = State.of(r);
             } else if (reopen) {
                 DirectoryReader newer = DirectoryReader.openIfChanged(reader);
                 if (newer != null) {
                     reader.decRef();
                     reader = newer;
+                    state = State.of(newer);
                 }
             }
             reader.incRef();
@@ -141,8 +148,13 @@ public final class SearchIndexes implements AutoCloseable {
         }
 
         /** Whether the shared reader already covers {@code seqs}: then a query needs no KV read of the index's files. */
-        synchronized boolean readerCovers(Seqs seqs) throws IOException {
-            return reader != null && State.of(reader.getIndexCommit().getUserData()).covers(seqs);
+        synchronized boolean readerCovers(Seqs seqs) {
+            return reader != null && state.covers(seqs);
+        }
+
+        /** What {@code r}'s commit records: kept for the shared reader, read for another. */
+        synchronized State stateOf(DirectoryReader r) throws IOException {
+            return r == reader ? state : State.of(r);
         }
 
         /** Drops the shared reader (searches holding it finish first: it closes with their decRef). */
@@ -154,6 +166,7 @@ public final class SearchIndexes implements AutoCloseable {
                 throw new UncheckedIOException(e);
             } finally {
                 reader = null;
+                state = null;
             }
         }
 
@@ -175,7 +188,7 @@ public final class SearchIndexes implements AutoCloseable {
         synchronized (indexes) {
             Index idx = indexes.get(key);
             if (idx == null) {
-                idx = new Index(new KvDirectory(db, def.sig(), cache));
+                idx = new Index(new KvDirectory(db, def.sig(), cache), def);
                 indexes.put(key, idx);
                 closeBeyondBound(key);
             }
@@ -250,6 +263,10 @@ public final class SearchIndexes implements AutoCloseable {
 
     /** What a commit records. */
     record State(Sequence updateSeq, Sequence purgeSeq, IndexedFields.Schema schema) {
+        static State of(DirectoryReader r) throws IOException {
+            return of(r.getIndexCommit().getUserData());
+        }
+
         static State of(Map<String, String> userData) {
             return new State(seq(userData.get("update_seq")), seq(userData.get("purge_seq")), IndexedFields.Schema.parse(userData.get("_schema")));
         }
@@ -278,11 +295,7 @@ public final class SearchIndexes implements AutoCloseable {
 
     /** @return whether the shared reader was current already (else it must be reopened) */
     private boolean refresh(Database db, SearchIndexDef def, Seqs seqs) {
-        try {
-            if (index(db, def).readerCovers(seqs)) return true;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        if (index(db, def).readerCovers(seqs)) return true;
         State now = committed(db, def);
         if (now != null && now.covers(seqs)) return false;
         if (jobs != null) buildAsJob(db, def);
@@ -316,7 +329,7 @@ public final class SearchIndexes implements AutoCloseable {
             DirectoryReader r = index(db, def).reader(true);
             if (r == null) return null;
             try {
-                return State.of(r.getIndexCommit().getUserData());
+                return State.of(r);
             } finally {
                 r.decRef();
             }
@@ -492,9 +505,10 @@ public final class SearchIndexes implements AutoCloseable {
             boolean current = req.update() && refresh(db, def, Seqs.of(db));
             long latency = (System.nanoTime() - t0) / 1_000_000;
             if (req.update()) updateLatency.record(latency);
-            DirectoryReader r = index(db, def).reader(!current);
+            Index idx = index(db, def);
+            DirectoryReader r = idx.reader(!current);
             try {
-                return SearchRunner.run(r, def, req, latency);
+                return SearchRunner.run(r, r == null ? null : idx.stateOf(r).schema(), idx.parsers, req, latency);
             } finally {
                 if (r != null) r.decRef();
             }
@@ -512,7 +526,7 @@ public final class SearchIndexes implements AutoCloseable {
         try {
             Index idx = index(db, def);
             DirectoryReader r = idx.reader(true);
-            State s = r == null ? null : State.of(r.getIndexCommit().getUserData());
+            State s = r == null ? null : State.of(r);
             out.put("update_seq", s == null || s.updateSeq() == null ? "0" : s.updateSeq().toHex());
             out.put("purge_seq", s == null || s.purgeSeq() == null ? "0" : s.purgeSeq().toHex());
             out.put("num_docs", r == null ? 0 : r.numDocs());

@@ -72,14 +72,40 @@ public final class SearchRunner {
     public record Result(long totalHits, String totalHitsRelation, List<Hit> hits, String bookmark,
                          Map<String, Map<String, Number>> counts, Map<String, Map<String, Number>> ranges, long updateLatency) {}
 
-    static Result run(DirectoryReader reader, SearchIndexDef def, SearchRequest req, long latency) throws IOException {
+    /**
+     * Standard query parsers over one index's analyzers, kept for reuse (a parser is not thread
+     * safe, so each query takes one of its own): making one builds its whole processor pipeline.
+     */
+    static final class Parsers {
+        private static final int KEPT = 16;
+        private final SearchIndexDef def;
+        private final java.util.concurrent.ConcurrentLinkedQueue<StandardQueryParser> idle = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+        Parsers(SearchIndexDef def) {
+            this.def = def;
+        }
+
+        StandardQueryParser take() {
+            StandardQueryParser qp = idle.poll();
+            if (qp != null) return qp;
+            qp = new StandardQueryParser(Analyzers.of(def));
+            qp.setEnablePositionIncrements(true);
+            return qp;
+        }
+
+        void give(StandardQueryParser qp) {
+            if (idle.size() < KEPT) idle.offer(qp);
+        }
+    }
+
+    /** @param schema the reader's commit's field types; @param parsers the index's */
+    static Result run(DirectoryReader reader, IndexedFields.Schema schema, Parsers parsers, SearchRequest req, long latency) throws IOException {
         ArrayNode previous = unpack(req.bookmark());
         if (reader == null) { // update=false on an index never built: empty, as a new Nouveau index is
             return new Result(0, TotalHits.Relation.EQUAL_TO.name(), List.of(), pack(previous), req.counts() == null ? null : Map.of(),
                     req.ranges() == null ? null : Map.of(), latency);
         }
-        IndexedFields.Schema schema = IndexedFields.Schema.parse(reader.getIndexCommit().getUserData().get("_schema"));
-        Query query = parse(def, schema, req);
+        Query query = parse(parsers, schema, req);
         Sort sort = sort(schema, req.sort());
         FieldDoc after = previous == null || previous.isEmpty() ? null : after(previous, sort);
         IndexSearcher searcher = new IndexSearcher(reader);
@@ -161,9 +187,8 @@ public final class SearchRunner {
         return state;
     }
 
-    private static Query parse(SearchIndexDef def, IndexedFields.Schema schema, SearchRequest req) {
-        StandardQueryParser qp = new StandardQueryParser(Analyzers.of(def));
-        qp.setEnablePositionIncrements(true);
+    private static Query parse(Parsers parsers, IndexedFields.Schema schema, SearchRequest req) {
+        StandardQueryParser qp = parsers.take();
         PointsConfig doubles = new PointsConfig(NumberFormat.getInstance(locale(req.locale())), Double.class);
         Map<String, PointsConfig> points = new LinkedHashMap<>();
         schema.types().forEach((f, t) -> {
@@ -177,6 +202,8 @@ public final class SearchRunner {
                     .add(new TermQuery(new Term(IndexedFields.PARTITION, req.partition())), BooleanClause.Occur.FILTER).build();
         } catch (QueryNodeException e) {
             throw SearchException.badRequest(e.getMessage());
+        } finally {
+            parsers.give(qp);
         }
     }
 

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.lucene.document.Document;
@@ -79,7 +80,7 @@ public final class SearchRunner {
     static final class Parsers {
         private static final int KEPT = 16;
         private final SearchIndexDef def;
-        private final java.util.concurrent.ConcurrentLinkedQueue<StandardQueryParser> idle = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        private final ConcurrentLinkedQueue<StandardQueryParser> idle = new ConcurrentLinkedQueue<>();
 
         Parsers(SearchIndexDef def) {
             this.def = def;

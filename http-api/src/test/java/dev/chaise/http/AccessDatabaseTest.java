@@ -70,7 +70,7 @@ class AccessDatabaseTest {
         s.asAdmin("PUT", "/acc-plain?access=false", null).status(201);
         assertEquals("{}", s.asAdmin("GET", "/acc-plain", null).status(200).json().path("props").toString());
         assertEquals("{\"access\":true}", s.asAdmin("GET", db, null).status(200).json().path("props").toString());
-        assertEquals("[\"access-ready\",\"partitioned\",\"scheduler\"]", s.get("/").json().path("features").toString());
+        assertEquals("[\"nouveau\",\"access-ready\",\"partitioned\",\"scheduler\"]", s.get("/").json().path("features").toString());
         // both props at once, each fixed at creation (the branch's couch_db options keep both)
         s.asAdmin("PUT", "/acc-parts?access=true&partitioned=true", null).status(201);
         assertEquals("{\"partitioned\":true,\"access\":true}", s.asAdmin("GET", "/acc-parts", null).status(200).json().path("props").toString());

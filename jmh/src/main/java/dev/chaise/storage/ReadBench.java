@@ -91,4 +91,15 @@ public class ReadBench {
         ObjectNode body = db.database().read(r -> db.render(r.get(id, null, false), DocumentJson.Meta.NONE));
         return Json.MAPPER.writeValueAsBytes(body);
     }
+
+    /** The same in one transaction ({@link Storage#read}): the database's directory entry read once. */
+    @Benchmark
+    public byte[] readInOne() throws IOException {
+        String id = nextId();
+        ObjectNode body = storage.read(DB, USER, SecuredDb.Level.MEMBER, (db, r) -> {
+            db.checkReader(id);
+            return db.render(r.get(id, null, false), DocumentJson.Meta.NONE);
+        });
+        return Json.MAPPER.writeValueAsBytes(body);
+    }
 }

@@ -262,6 +262,7 @@ final class MergedRangeIterator implements RangeIterator {
                     tx.store.exitNative();
                 }
             }
+            tx.giveBack(rocks);
             if (!advancing) recordWait(); // else advance() records it with its own time included
         }
     }

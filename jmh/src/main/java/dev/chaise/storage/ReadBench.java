@@ -27,10 +27,11 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * A document GET below HTTP, on the embedded engine on disk: the database opened for a user
- * through the door ({@link Storage#open(String, UserCtx, SecuredDb.Level)}), the winner read
- * with its body, rendered as the user may see it and written as JSON bytes, as
- * {@code DocumentHandlers.get} does for couchbench's GET phase. 5,000 couchbench documents,
- * read in turn, all in the memtable as on a server that just took them.
+ * through the door, the winner read with its body, rendered as the user may see it and written
+ * as JSON bytes, as {@code DocumentHandlers.get} does for couchbench's GET phase: in one
+ * transaction ({@link Storage#read}, {@link #readInOne}, as the handler does now) or opened in a
+ * transaction of its own first ({@link #openAndGet}, as it did before issue 27). 5,000 couchbench
+ * documents, read in turn, all in the memtable as on a server that just took them.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)

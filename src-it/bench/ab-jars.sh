@@ -7,7 +7,7 @@
 #
 # Environment: COUCHBENCH (default ../shared/bench/couchbench.js beside the repository), WORK (a
 # scratch directory, default a new temporary one), PHASES (default put,bulk,get,changes), WARMUPS
-# (couchbench warm-up runs, default 1), OPTS_<label> (JVM options for that side's runs, after
+# (couchbench warm-up runs, default 1), PORT_BASE (default 26000; run i listens on PORT_BASE + i), OPTS_<label> (JVM options for that side's runs, after
 # bin/jvm.options: OPTS_after=-Dio.netty.eventLoopThreads=2 with the same jar on both sides).
 #
 # Each phase runs as its own couchbench run, and the script also prints the CPU the server's JIT
@@ -42,7 +42,7 @@ for _ in $(seq 1 "$rounds"); do
     label="${pair%%=*}"
     jar="${pair#*=}"
     i=$((i + 1))
-    port=$((26000 + i))
+    port=$((${PORT_BASE:-26000} + i)) # PORT_BASE: for A/Bs run side by side
     dir="$WORK/run-$i"
     rm -rf "$dir"
     mkdir -p "$dir"

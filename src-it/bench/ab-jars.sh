@@ -26,15 +26,6 @@ java="$(find_jdk)/bin/java"
 : "${WORK:=$(mktemp -d)}"
 : "${PHASES:=put,bulk,get,changes}"
 : "${WARMUPS:=1}"
-# CPU seconds of the process's JIT compiler threads so far.
-jit_cpu() {
-  local t total=0
-  for t in /proc/"$1"/task/*; do
-    grep -q 'CompilerThre' "$t/comm" 2>/dev/null || continue
-    total=$((total + $(awk '{print $14 + $15}' "$t/stat")))
-  done
-  echo "$total"
-}
 rounds="${3:-2}"
 i=0
 for _ in $(seq 1 "$rounds"); do

@@ -1,4 +1,5 @@
-# Sourced by ab-jars.sh and perf-phases.sh: a benchmark server on a fresh data directory.
+# Sourced by ab-jars.sh, perf-phases.sh and wrk-ab.sh: a benchmark server on a fresh data directory,
+# and the CPU its JIT compiler threads used (jit_cpu <pid>).
 #
 #   start_bench_server <jar> <dir> <port> [JVM options after bin/jvm.options...]
 #
@@ -27,4 +28,14 @@ INI
   pid=$!
   for _ in $(seq 1 60); do curl -sf "http://127.0.0.1:$port/_up" > /dev/null && break; sleep 0.5; done
   url="http://admin:admin@127.0.0.1:$port"
+}
+
+# CPU ticks (1/100 s) of the process's JIT compiler threads so far.
+jit_cpu() {
+  local t total=0
+  for t in /proc/"$1"/task/*; do
+    grep -q 'CompilerThre' "$t/comm" 2>/dev/null || continue
+    total=$((total + $(awk '{print $14 + $15}' "$t/stat")))
+  done
+  echo "$total"
 }

@@ -11,9 +11,7 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
@@ -26,7 +24,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Netty front end: NIO event loops parse HTTP and hand each request, with its body as it
+ * The Netty front end: event loops ({@link Transport}: native epoll, else NIO) parse HTTP and hand each request, with its body as it
  * arrives (bounded by {@code max_http_request_size}, see {@link RequestBody}), to a virtual thread
  * of its own, so handlers may block on storage while the event loops never do.
  */
@@ -64,14 +62,15 @@ public final class HttpServer implements AutoCloseable {
     }
 
     private HttpServer(HttpConfig config, HttpPipeline pipeline) throws InterruptedException {
-        boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        workers = new MultiThreadIoEventLoopGroup(eventLoops(), NioIoHandler.newFactory());
+        Transport transport = Transport.chosen();
+        boss = new MultiThreadIoEventLoopGroup(1, transport.handlers().get());
+        workers = new MultiThreadIoEventLoopGroup(eventLoops(), transport.handlers().get());
         requests = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("http-", 0).factory());
         liveness = Executors.newFixedThreadPool(2, Thread.ofPlatform().name("http-liveness-", 0).daemon().factory());
         try {
             ServerBootstrap b = new ServerBootstrap()
                     .group(boss, workers)
-                    .channel(NioServerSocketChannel.class)
+                    .channel(transport.serverChannel())
                     .option(ChannelOption.SO_BACKLOG, 1024)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(32 * 1024, 128 * 1024))
@@ -95,6 +94,7 @@ public final class HttpServer implements AutoCloseable {
                     });
             server = b.bind(config.bindAddress(), config.port()).sync().channel();
             address = (InetSocketAddress) server.localAddress();
+            log.debug("http on {} with the {} transport", address, transport.name());
         } catch (InterruptedException | RuntimeException e) {
             shutdownGroups();
             throw e;

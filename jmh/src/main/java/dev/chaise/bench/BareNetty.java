@@ -9,9 +9,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -22,16 +20,18 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import dev.chaise.http.Transport;
 import java.nio.charset.StandardCharsets;
 
 /**
  * The yardstick of issue 27's {@code wrk} target: a bare Netty HTTP server, with the version and
- * transport Chaise uses (NIO, {@code HttpServerCodec}), that answers every request with a fixed
+ * transport Chaise uses ({@link Transport#chosen()}: native epoll where it loads, NIO with
+ * {@code -Dchaise.transport=nio}; {@code HttpServerCodec}), that answers every request with a fixed
  * small JSON body and keeps the connection alive. Nothing else runs in it (no routing, no
  * authentication, no hand-off to another thread), so its rate is what this machine's kernel and
  * Netty allow; Chaise is measured against it with the same {@code wrk} command in one sitting.
  *
- * <pre>java -cp jmh/target/benchmarks.jar dev.chaise.bench.BareNetty [port, 18099] [event loops, 1]</pre>
+ * <pre>java [-Dchaise.transport=nio] -cp jmh/target/benchmarks.jar dev.chaise.bench.BareNetty [port, 18099] [event loops, 1]</pre>
  *
  * One event loop by default, as Chaise has on two cores ({@code HttpServer.eventLoops}).
  */
@@ -43,10 +43,11 @@ public final class BareNetty {
     public static void main(String[] args) throws InterruptedException {
         int port = args.length > 0 ? Integer.parseInt(args[0]) : 18099;
         int loops = args.length > 1 ? Integer.parseInt(args[1]) : 1;
-        EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        EventLoopGroup workers = new MultiThreadIoEventLoopGroup(loops, NioIoHandler.newFactory());
+        Transport transport = Transport.chosen();
+        EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, transport.handlers().get());
+        EventLoopGroup workers = new MultiThreadIoEventLoopGroup(loops, transport.handlers().get());
         try {
-            new ServerBootstrap().group(boss, workers).channel(NioServerSocketChannel.class)
+            new ServerBootstrap().group(boss, workers).channel(transport.serverChannel())
                     .option(ChannelOption.SO_BACKLOG, 1024)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childHandler(new ChannelInitializer<SocketChannel>() {
@@ -79,6 +80,11 @@ public final class BareNetty {
                     .set(HttpHeaderNames.CONNECTION, keepAlive ? HttpHeaderValues.KEEP_ALIVE : HttpHeaderValues.CLOSE);
             var f = ctx.writeAndFlush(out);
             if (!keepAlive) f.addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close(); // wrk resets its connections at the end
         }
     }
 }

@@ -12,7 +12,7 @@ import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpRequestDecoder;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
@@ -88,7 +88,8 @@ public final class HttpServer implements AutoCloseable {
                             p.addLast("idle", new IdleStateHandler(0, 0, config.idleTimeoutSeconds(), TimeUnit.SECONDS));
                             ConnectionHandler handler = new ConnectionHandler(pipeline, requests, liveness, config, budget);
                             p.addLast("head", handler.headWatch());
-                            p.addLast("codec", new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 64 * 1024));
+                            // Only a decoder: answers are written as bytes (Wire), past it.
+                            p.addLast("codec", new HttpRequestDecoder(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 64 * 1024));
                             p.addLast("chaise", handler);
                         }
                     });
@@ -118,7 +119,7 @@ public final class HttpServer implements AutoCloseable {
     private static final class Refuse extends io.netty.channel.ChannelInboundHandlerAdapter {
         private static final String BODY = new String(ErrorMapper.map(new HttpError(503, "service_unavailable", "too many connections"), null)
                 .toResponse().body(), java.nio.charset.StandardCharsets.UTF_8);
-        private static final byte[] ANSWER = ("HTTP/1.1 503 Service Unavailable\r\nServer: " + ConnectionHandler.SERVER
+        private static final byte[] ANSWER = ("HTTP/1.1 503 Service Unavailable\r\nServer: " + Wire.SERVER
                 + "\r\nContent-Type: application/json\r\nCache-Control: must-revalidate\r\nConnection: close\r\nContent-Length: " + BODY.length() + "\r\n\r\n" + BODY).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
 
         @Override

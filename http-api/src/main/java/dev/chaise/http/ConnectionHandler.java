@@ -82,9 +82,15 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
      */
     static final long AGGREGATE_LIMIT = 1 << 20;
 
+    /** The connection's two ends as requests show them: made once, not per request. */
+    private String remote; // set in handlerAdded
+    private String local; // set in handlerAdded
+
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         out = ctx.pipeline().context("codec");
+        remote = ctx.channel().remoteAddress() == null ? "" : ctx.channel().remoteAddress().toString();
+        local = localAddress(ctx);
     }
 
     @Override
@@ -237,7 +243,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             HttpPipeline.Outcome outcome;
             try {
                 outcome = in.reject() != null ? new HttpPipeline.Outcome(null, ErrorMapper.map(in.reject(), null).toResponse())
-                        : pipeline.handle(toRequest(ctx, in));
+                        : pipeline.handle(toRequest(in));
             } catch (Throwable t) {
                 outcome = new HttpPipeline.Outcome(null, ErrorMapper.map(t, null).toResponse());
             }
@@ -369,16 +375,15 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private Request toRequest(ChannelHandlerContext ctx, Incoming in) {
+    private Request toRequest(Incoming in) {
         HttpRequest r = in.head();
         String uri = r.uri();
-        String remote = ctx.channel().remoteAddress() == null ? "" : ctx.channel().remoteAddress().toString();
         String rid = requestId(r.headers().get("X-Couch-Request-ID"));
         if (uri.length() > 8000) throw HttpError.uriTooLong();
         RequestSettings settings = pipeline.settings();
         RequestTarget t = RequestTarget.parse(uri, settings.decodePlusToSpace());
         return new Request(r.method().name(), uri, t.rawPath(), t.path(), t.query(), r.headers(), in.body(), remote, rid, null, Map.of(),
-                localAddress(ctx), settings);
+                local, settings);
     }
 
     /** {@code ip:port} the connection arrived on, as CouchDB writes it in a URL when a request names no Host. */

@@ -1,5 +1,5 @@
 # Sourced by ab-jars.sh, perf-phases.sh and wrk-ab.sh: a benchmark server on a fresh data directory,
-# and the CPU its JIT compiler threads used (jit_cpu <pid>).
+# the CPU its JIT compiler threads used (jit_cpu <pid>), and the sides of an A/B (ab_side).
 #
 #   start_bench_server <jar> <dir> <port> [JVM options after bin/jvm.options...]
 #
@@ -38,4 +38,17 @@ jit_cpu() {
     total=$((total + $(awk '{print $14 + $15}' "$t/stat")))
   done
   echo "$total"
+}
+
+# One side of an A/B over label=jar pairs (ab-jars.sh, wrk-ab.sh): sets label, jar, side (the JVM
+# options OPTS_<label>, as an array) and dir, a fresh $WORK/run-<n>.
+#   ab_side <label=jar> <n>
+ab_side() {
+  label="${1%%=*}"
+  jar="${1#*=}"
+  dir="$WORK/run-$2"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  local extra="OPTS_$label"
+  read -r -a side <<< "${!extra:-}"
 }

@@ -11,7 +11,8 @@
 #
 # A label "netty" (or starting with "netty") starts BareNetty from that jar instead of a server.
 # Environment: ROUNDS (default 2), SECONDS_ (measured run, default 10), WARM (warm-up seconds,
-# default 20), WORK (scratch directory), OPTS_<label> (JVM options for that side).
+# default 20), WORK (scratch directory), OPTS_<label> (JVM options for that side), PORT_BASE (run n
+# listens on PORT_BASE + n, default 27000).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -24,20 +25,17 @@ java="$(find_jdk)/bin/java"
 : "${ROUNDS:=2}"
 : "${SECONDS_:=10}"
 : "${WARM:=20}"
+: "${PORT_BASE:=27000}"
 ticks=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+pid=
+trap '[[ -n "$pid" ]] && kill "$pid" 2> /dev/null' EXIT # a failed run leaves no server behind
 i=0
 for _ in $(seq 1 "$ROUNDS"); do
   for pair in "$@"; do
-    label="${pair%%=*}"
-    jar="${pair#*=}"
     i=$((i + 1))
-    port=$((27000 + i))
-    dir="$WORK/run-$i"
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    extra="OPTS_$label"
-    read -r -a side <<< "${!extra:-}"
+    port=$((PORT_BASE + i))
+    ab_side "$pair" "$i"
     auth=()
     if [[ "$label" == netty* ]]; then
       "$java" --enable-native-access=ALL-UNNAMED "${side[@]}" -cp "$jar" dev.chaise.bench.BareNetty "$port" > "$dir/server.log" 2>&1 &
@@ -66,5 +64,6 @@ for _ in $(seq 1 "$ROUNDS"); do
     grep -q 'Non-2xx' "$dir/wrk.txt" && grep 'Non-2xx' "$dir/wrk.txt"
     kill "$pid"
     wait "$pid" || true
+    pid=
   done
 done

@@ -60,8 +60,9 @@ public final class CpuTime {
         long start = cpu(process);
         m.invoke(bench);
         long calls = 1;
-        // Calls between two readings: about a millisecond's worth, so slow calls (a bulk write) are not run a thousand times more than asked.
-        int group = (int) Math.max(1, Math.min(1000, 1_000_000 / Math.max(1, cpu(process) - start)));
+        // Calls between two readings: about 20 ms of CPU, so slow calls (a bulk write) are not run a thousand times more than
+        // asked, and reading the process's CPU (a /proc file per thread) stays a small part of what is measured.
+        int group = (int) Math.max(1, Math.min(1000, 20_000_000 / Math.max(1, cpu(process) - start)));
         long used;
         do {
             for (int i = 0; i < group; i++) m.invoke(bench); // a reflective call is never optimized away

@@ -79,6 +79,7 @@ final class Sequencer implements AutoCloseable {
     private final int metaCfId;
     private final LinkedBlockingQueue<Request> queue = new LinkedBlockingQueue<>();
     private final ConflictHistory history = new ConflictHistory();
+    private final LatestAtomics latestAtomics = new LatestAtomics();
     private final FaultInjection faults;
     private final long commitTimeoutNanos;
     private final Random random;
@@ -368,7 +369,9 @@ final class Sequencer implements AutoCloseable {
         byte[] stamp = Versionstamps.txVersionstamp(version, accepted.size());
         Encoded encoded = r.encoded();
         List<byte[]> keys = new ArrayList<>(encoded.touchedKeys());
-        List<byte[]> stampedConflicts = apply(r.writes(), encoded, stamp, keys);
+        List<byte[]> atomicKeys = new ArrayList<>(encoded.atCommit().size());
+        List<byte[]> atomicValues = new ArrayList<>(encoded.atCommit().size());
+        List<byte[]> stampedConflicts = apply(r.writes(), encoded, stamp, keys, atomicKeys, atomicValues);
         WriteBatchEncoder enc = encoded.batch();
         if (accepted.isEmpty()) enc.put(metaCfId, EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(version, 0));
         faults.at(FaultInjection.Point.BEFORE_WRITE);
@@ -381,6 +384,7 @@ final class Sequencer implements AutoCloseable {
             return;
         }
         // Written: from here on it is part of the batch, whatever happens.
+        latestAtomics.written(encoded.touchedRanges(), keys, atomicKeys, atomicValues);
         accepted.add(r);
         answers.add(fault == Fault.UNKNOWN_COMMITTED ? injectedUnknown() : null);
         touchedKeys.addAll(keys);
@@ -438,13 +442,20 @@ final class Sequencer implements AutoCloseable {
      * mutations made on them since), and versionstamped keys.
      * Their write-conflict ranges come separately (the transaction's list, as in FDB), except for
      * stamped keys, known only here: those are returned, to be recorded once the write succeeded.
+     * The atomic operations' keys and results go to {@code atomicKeys} and {@code atomicValues}.
      */
-    private List<byte[]> apply(WriteBuffer w, Encoded encoded, byte[] stamp, List<byte[]> touchedKeys) throws RocksDBException {
+    private List<byte[]> apply(WriteBuffer w, Encoded encoded, byte[] stamp, List<byte[]> touchedKeys, List<byte[]> atomicKeys,
+                               List<byte[]> atomicValues) throws RocksDBException {
         List<byte[]> stampedConflicts = new ArrayList<>(0);
         WriteBatchEncoder wb = encoded.batch();
         for (Map.Entry<byte[], WriteBuffer.Op> e : encoded.atCommit()) {
             byte[] value = switch (e.getValue()) {
-                case WriteBuffer.AtomicOp a -> a.applyTo(store.db().get(store.dataCf(), e.getKey()));
+                case WriteBuffer.AtomicOp a -> {
+                    byte[] v = a.applyTo(latest(e.getKey()));
+                    atomicKeys.add(e.getKey());
+                    atomicValues.add(v);
+                    yield v;
+                }
                 case WriteBuffer.StampedOp st -> st.valueFor(stamp);
                 default -> throw new IllegalStateException("not a commit-time operation: " + e.getValue());
             };
@@ -457,6 +468,12 @@ final class Sequencer implements AutoCloseable {
             touchedKeys.add(key);
         }
         return stampedConflicts;
+    }
+
+    /** The key's latest value: every transaction resolved before this one is already in RocksDB, or its atomic results in {@link #latestAtomics}. */
+    private byte[] latest(byte[] key) throws RocksDBException {
+        byte[] known = latestAtomics.get(key);
+        return known != null ? known : store.db().get(store.dataCf(), key);
     }
 
     private void put(WriteBatchEncoder wb, byte[] key, byte[] valueOrNull) {

@@ -1,0 +1,91 @@
+package dev.chaise.storage;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.KvStore;
+import dev.chaise.kv.embedded.EmbeddedKvStore;
+import dev.chaise.kv.embedded.EmbeddedOptions;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The write path below HTTP on the durable embedded engine, with couchbench's documents: one new
+ * document per transaction (a PUT: the commit path and its fsync) and 1,000 new documents per
+ * request (a {@code _bulk_docs}: {@link BatchWriter}, {@link DocumentWriter}, the resolver's
+ * RocksDB write, RocksDB's flushes and compactions). Their cost is spread over threads, so time
+ * them by the process's CPU: {@code CpuTime --process} (docs/benchmarks.md, issue 27).
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
+public class WriteBench {
+    private static final int BULK = 1_000;
+    private static final int DISTINCT = 10_000;
+
+    private Path dir;
+    private KvStore kv;
+    private Storage storage;
+    private Database db;
+    private final List<ObjectNode> docs = new ArrayList<>(DISTINCT);
+    private int next;
+
+    @Setup(Level.Trial)
+    public void open() throws IOException {
+        dir = Files.createTempDirectory("chaise-write-bench");
+        kv = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir));
+        storage = new Storage(kv, "{}");
+        db = storage.create("bench");
+        for (int i = 0; i < DISTINCT; i++) {
+            ObjectNode d = BenchDocs.doc(i);
+            d.remove("_id");
+            docs.add(d);
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void close() throws Exception {
+        storage.close();
+        kv.close();
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) Files.delete(p);
+        }
+    }
+
+    /** A new document's update, as the HTTP layer hands it over (the body parsed, fresh per request). */
+    private DocUpdate newDoc() {
+        int n = next++;
+        return DocUpdate.edit("d" + n, null, false, docs.get(n % DISTINCT).deepCopy());
+    }
+
+    @Benchmark
+    public List<UpdateResult> put() {
+        return db.updateUnchecked(List.of(newDoc()), true);
+    }
+
+    @Benchmark
+    public List<UpdateResult> bulk1000() {
+        List<DocUpdate> batch = new ArrayList<>(BULK);
+        for (int i = 0; i < BULK; i++) batch.add(newDoc());
+        return db.updateUnchecked(batch, true);
+    }
+}

@@ -37,7 +37,12 @@ import java.util.Map;
  * out of {@code _access} keeps a row that is not {@code Visible}: its by-seq row moves to this
  * write's sequence and says the document was taken away, so that principal's feed tells a replica
  * to drop it ({@link #revokedRev}); it stays there until the principal gets the document back.
- * {@code ACCESS_BY_ID} holds each row's sequence, so such a row can be found and moved again.
+ * {@code ACCESS_BY_ID} holds each row's sequence, so such a row can be found and moved again,
+ * and a user's feed can tell, from one principal's row, whether another of theirs has a later one.
+ *
+ * <p>A user's listing and feed ({@link #documents}, {@link #changes}) are merges of their
+ * principals' ranges (their name and each role), one {@link Cursor} each, read only as far as
+ * the merge is: nothing is held per request, and each cursor goes on in a new transaction.
  */
 public final class AccessIndex {
     static final long FORMAT = 0;

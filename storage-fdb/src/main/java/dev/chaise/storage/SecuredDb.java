@@ -206,7 +206,7 @@ public final class SecuredDb {
      */
     public DbInfo info() {
         DbInfo i = db.info();
-        return limitedByAccess() ? withCounts(i, ownCounts("")) : i;
+        return limitedByAccess() ? withCounts(i, ownCounts(accessibleDocs().iterator())) : i;
     }
 
     /**
@@ -231,14 +231,19 @@ public final class SecuredDb {
 
     /** A partition's counters ({@link PartitionStats}) as this user may see them, as {@link #info()}. */
     public DbStats.Snapshot partitionInfo(String partition) {
-        return limitedByAccess() ? ownCounts(partition + ":") : db.partitionInfo(partition);
+        return limitedByAccess()
+                ? ownCounts(AccessIndex.documents(db, AccessRules.principalsOf(user), partition, Database.IdRange.ALL, ScanProperties.FORWARD, true))
+                : db.partitionInfo(partition);
     }
 
-    private DbStats.Snapshot ownCounts(String idPrefix) {
+    /**
+     * This user's documents, counted as their listing streams by: the union of their principals'
+     * ranges, which no counter kept per principal can give.
+     */
+    private static DbStats.Snapshot ownCounts(Iterator<DocInfo> docs) {
         long live = 0, deleted = 0;
-        for (DocInfo d : accessibleDocs()) {
-            if (!d.id().startsWith(idPrefix)) continue;
-            if (d.deleted()) deleted++;
+        while (docs.hasNext()) {
+            if (docs.next().deleted()) deleted++;
             else live++;
         }
         return new DbStats.Snapshot(live, deleted, 0, 0);

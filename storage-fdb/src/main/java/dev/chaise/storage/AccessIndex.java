@@ -4,6 +4,7 @@ import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KeyValue;
+import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
 import dev.chaise.kv.Versionstamps;
 import java.nio.charset.StandardCharsets;
@@ -12,11 +13,10 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * A per-document access database's listings by principal (a user or role name that a document's
@@ -37,7 +37,12 @@ import java.util.TreeMap;
  * out of {@code _access} keeps a row that is not {@code Visible}: its by-seq row moves to this
  * write's sequence and says the document was taken away, so that principal's feed tells a replica
  * to drop it ({@link #revokedRev}); it stays there until the principal gets the document back.
- * {@code ACCESS_BY_ID} holds each row's sequence, so such a row can be found and moved again.
+ * {@code ACCESS_BY_ID} holds each row's sequence, so such a row can be found and moved again,
+ * and a user's feed can tell, from one principal's row, whether another of theirs has a later one.
+ *
+ * <p>A user's listing and feed ({@link #documents}, {@link #changes}) are merges of their
+ * principals' ranges (their name and each role), one {@link Cursor} each, read only as far as
+ * the merge is: nothing is held per request, and each cursor goes on in a new transaction.
  */
 public final class AccessIndex {
     static final long FORMAT = 0;
@@ -87,7 +92,7 @@ public final class AccessIndex {
         Map<String, Boolean> after = new LinkedHashMap<>();
         for (String p : access) {
             Boolean vis = before.get(p);
-            if (vis != null) clearBySeq(tx, db, p, vis ? oldSeq : rowSeq(tx, db, p, docId));
+            if (vis != null) clearBySeq(tx, db, p, vis ? oldSeq : rowSeq(tx.snapshot(), db, p, docId));
             write(tx, db, p, docId, winner, deleted, true, userVersion);
             after.put(p, true);
         }
@@ -109,8 +114,9 @@ public final class AccessIndex {
         else tx.set(dk, Tuple.fromList(v).pack());
     }
 
-    private static Sequence rowSeq(Transaction tx, DbHandle db, String principal, String docId) {
-        byte[] v = tx.snapshot().get(byIdKey(db, principal, docId));
+    /** The sequence of {@code principal}'s rows for the document, or null if it has none. */
+    private static Sequence rowSeq(ReadTransaction tx, DbHandle db, String principal, String docId) {
+        byte[] v = tx.get(byIdKey(db, principal, docId));
         if (v == null) return null;
         Tuple t = Tuple.fromBytes(v);
         return new Sequence((int) t.getLong(5), t.getVersionstamp(6));
@@ -140,7 +146,7 @@ public final class AccessIndex {
         Tuple t = Tuple.fromBytes(was);
         for (int i = 0; i + 1 < t.size(); i += 2) {
             String p = t.getString(i);
-            clearBySeq(tx, db, p, rowSeq(tx, db, p, docId));
+            clearBySeq(tx, db, p, rowSeq(tx.snapshot(), db, p, docId));
             tx.clear(byIdKey(db, p, docId));
         }
         tx.clear(dk);
@@ -151,53 +157,86 @@ public final class AccessIndex {
     /** Ids in the order of the keys that hold them (their UTF-8 bytes), as {@code _all_docs} lists them. */
     static final Comparator<String> ID_ORDER = (a, b) -> Arrays.compareUnsigned(a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8));
 
-    private static <T> List<T> scan(Database db, long tag, String principal, Cursor.RowMapper<T> mapper, byte[] begin) {
+    /**
+     * The documents {@code principals} may read, each once, in id order ({@code props.reverse()}:
+     * backwards) within {@code partition} (null: all) and {@code range}, deleted ones only if
+     * {@code withDeleted}: a merge of each principal's by-id range as it is read. A row that is not
+     * {@code Visible} is left out; another principal's visible row for the same id lists the
+     * document (all of a document's visible rows are of its current winner). Each principal's
+     * {@link Cursor} reads at most {@code props.returnLimit()} listed rows, since no more of them
+     * can come before the merge has that many; it goes on in new transactions as it is read.
+     */
+    static Iterator<DocInfo> documents(Database db, List<String> principals, String partition, Database.IdRange range,
+                                       ScanProperties props, boolean withDeleted) {
         DbHandle h = db.handle();
-        byte[][] all = h.space().range(KeySpace.Db.ACCESS, tag, principal);
-        Cursor<T> c = new Cursor<>(db, new Cursor.Range(h.space().pack(KeySpace.Db.ACCESS, tag, principal),
-                begin == null ? all[0] : max(all[0], begin), all[1]), ScanProperties.FORWARD, null, mapper);
-        List<T> out = new ArrayList<>();
-        c.forEachRemaining(out::add);
-        return out;
+        List<Iterator<DocInfo>> sources = new ArrayList<>();
+        for (String p : distinct(principals)) {
+            byte[][] all = partition == null ? h.space().range(KeySpace.Db.ACCESS, KeySpace.Access.ACCESS_BY_ID, p)
+                    : new byte[][] {byIdKey(h, p, Partitions.startId(partition)), byIdKey(h, p, Partitions.endId(partition))};
+            byte[][] b = range.bounds(all, id -> byIdKey(h, p, id), props.reverse());
+            sources.add(new Cursor<>(db, new Cursor.Range(h.space().pack(KeySpace.Db.ACCESS, KeySpace.Access.ACCESS_BY_ID, p), b[0], b[1]), props,
+                    null, (r, kv) -> listed(r.handle().space().unpack(kv.key()).getString(3), kv.value(), withDeleted)));
+        }
+        Comparator<DocInfo> byId = Comparator.comparing(DocInfo::id, ID_ORDER);
+        return new Merge<>(sources, props.reverse() ? byId.reversed() : byId, List::getFirst, props.returnLimit());
+    }
+
+    /** A principal's by-id row (its value) as a listed document, or null if it lists none. */
+    private static DocInfo listed(String docId, byte[] value, boolean withDeleted) {
+        Tuple v = Tuple.fromBytes(value);
+        if (!v.getBoolean(1) || !withDeleted && !v.getBoolean(2)) return null;
+        return new DocInfo(docId, RevId.fromKey(v.getLong(3), v.getBytes(4)), !v.getBoolean(2));
     }
 
     /**
-     * The documents {@code principals} may read, deleted ones included, each once, in id order:
-     * the union of each principal's by-id range.
+     * One document as {@code principals} may read it, deleted or not, or null if none of them may:
+     * their by-id rows read by key, for {@code _all_docs?keys=}.
      */
-    static List<DocInfo> documents(Database db, List<String> principals) {
-        TreeMap<String, DocInfo> out = new TreeMap<>(ID_ORDER);
+    static DocInfo document(DbReader r, List<String> principals, String docId) {
         for (String p : principals) {
-            for (DocInfo d : scan(db, KeySpace.Access.ACCESS_BY_ID, p, (r, kv) -> decodeById(r.handle(), kv), null)) {
-                if (d != null) out.putIfAbsent(d.id(), d);
-            }
+            byte[] v = r.tx().get(byIdKey(r.handle(), p, docId));
+            DocInfo d = v == null ? null : listed(docId, v, true);
+            if (d != null) return d;
         }
-        return new ArrayList<>(out.values());
-    }
-
-    private static DocInfo decodeById(DbHandle db, KeyValue kv) {
-        Tuple v = Tuple.fromBytes(kv.value());
-        if (!v.getBoolean(1)) return null;
-        return new DocInfo(db.space().unpack(kv.key()).getString(3), RevId.fromKey(v.getLong(3), v.getBytes(4)), !v.getBoolean(2));
+        return null;
     }
 
     /**
-     * {@code principals}' changes after {@code since} (null: all), in sequence order, each document
-     * once at its last change among them: visible if any of them may still read it, else revoked.
+     * {@code principals}' changes after {@code since} (null: all; ignored backwards), in sequence
+     * order ({@code props.reverse()}: from the last), each document once at its last change among
+     * them: visible if any of them may still read it, else revoked. A merge of each principal's
+     * by-seq range as it is read: a row comes up only if no other principal has a later one for
+     * its document, which the other principals' by-id rows (they hold their row's sequence) tell,
+     * read by key in the row's transaction (with one principal there is nothing to read). Rows of
+     * one write come up together, at one sequence, and a visible one among them wins: a principal
+     * that may still read a document has its row at the document's last change, so the document's
+     * last row is visible exactly when someone of {@code principals} may read it.
      */
-    static List<AccessChange> changes(Database db, List<String> principals, Sequence since) {
-        Map<String, AccessChange> last = new HashMap<>();
-        for (String p : principals) {
-            byte[] begin = since == null ? null : dev.chaise.kv.Keys.keyAfter(bySeqKey(db.handle(), p, since));
-            for (AccessChange c : scan(db, KeySpace.Access.ACCESS_BY_SEQ, p, (r, kv) -> decodeBySeq(r.handle(), kv), begin)) {
-                AccessChange had = last.get(c.id());
-                int cmp = had == null ? 1 : c.seq().compareTo(had.seq());
-                if (cmp > 0 || cmp == 0 && had.revoked() && !c.revoked()) last.put(c.id(), c);
-            }
+    static Iterator<AccessChange> changes(Database db, List<String> principals, Sequence since, ScanProperties props) {
+        DbHandle h = db.handle();
+        List<String> ps = distinct(principals);
+        List<Iterator<AccessChange>> sources = new ArrayList<>();
+        for (String p : ps) {
+            byte[][] all = h.space().range(KeySpace.Db.ACCESS, KeySpace.Access.ACCESS_BY_SEQ, p);
+            byte[] begin = since == null || props.reverse() ? all[0] : max(all[0], dev.chaise.kv.Keys.keyAfter(bySeqKey(h, p, since)));
+            List<String> others = ps.stream().filter(q -> !q.equals(p)).toList();
+            sources.add(new Cursor<>(db, new Cursor.Range(h.space().pack(KeySpace.Db.ACCESS, KeySpace.Access.ACCESS_BY_SEQ, p), begin, all[1]),
+                    props, null, (r, kv) -> {
+                        AccessChange c = decodeBySeq(r.handle(), kv);
+                        for (String q : others) {
+                            Sequence s = rowSeq(r.tx(), r.handle(), q, c.id());
+                            if (s != null && s.compareTo(c.seq()) > 0) return null; // it comes up there
+                        }
+                        return c;
+                    }));
         }
-        List<AccessChange> out = new ArrayList<>(last.values());
-        out.sort(Comparator.comparing(AccessChange::seq));
-        return out;
+        Comparator<AccessChange> bySeq = Comparator.comparing(AccessChange::seq);
+        return new Merge<>(sources, props.reverse() ? bySeq.reversed() : bySeq,
+                same -> same.stream().filter(c -> !c.revoked()).findFirst().orElse(same.getFirst()), props.returnLimit());
+    }
+
+    private static List<String> distinct(List<String> principals) {
+        return principals.stream().distinct().toList();
     }
 
     private static AccessChange decodeBySeq(DbHandle db, KeyValue kv) {
@@ -205,6 +244,63 @@ public final class AccessIndex {
         Tuple v = Tuple.fromBytes(kv.value());
         return new AccessChange(new Sequence((int) k.getLong(3), k.getVersionstamp(4)), v.getString(1), RevId.fromKey(v.getLong(2), v.getBytes(3)),
                 !v.getBoolean(4), !v.getBoolean(5));
+    }
+
+    /**
+     * A k-way merge of ordered sources: the values that are equal in {@code order} at the head of
+     * the sources come out as one, chosen by {@code pick}, up to {@code limit} of them (0: no
+     * limit). Reads each source only as far as the merge is read.
+     */
+    private static final class Merge<T> implements Iterator<T> {
+        private record Head<T>(T value, Iterator<T> source) {}
+
+        private final java.util.PriorityQueue<Head<T>> heads;
+        private final Comparator<T> order;
+        private final java.util.function.Function<List<T>, T> pick;
+        private final List<Iterator<T>> pending;
+        private long left;
+
+        Merge(List<Iterator<T>> sources, Comparator<T> order, java.util.function.Function<List<T>, T> pick, long limit) {
+            this.left = limit == 0 ? Long.MAX_VALUE : limit;
+            this.order = order;
+            this.pick = pick;
+            this.heads = new java.util.PriorityQueue<>(Math.max(1, sources.size()), (a, b) -> order.compare(a.value(), b.value()));
+            this.pending = new ArrayList<>(sources);
+        }
+
+        /** Sources are first read when the merge is, not when it is made. */
+        private void start() {
+            for (Iterator<T> s : pending) advance(s);
+            pending.clear();
+        }
+
+        private void advance(Iterator<T> s) {
+            if (s.hasNext()) heads.add(new Head<>(s.next(), s));
+        }
+
+        @Override
+        public boolean hasNext() {
+            start();
+            return left > 0 && !heads.isEmpty();
+        }
+
+        @Override
+        public T next() {
+            if (!hasNext()) throw new java.util.NoSuchElementException();
+            List<T> same = new ArrayList<>();
+            Head<T> first = heads.poll();
+            same.add(first.value());
+            List<Iterator<T>> moved = new ArrayList<>();
+            moved.add(first.source());
+            while (!heads.isEmpty() && order.compare(heads.peek().value(), first.value()) == 0) {
+                Head<T> h = heads.poll();
+                same.add(h.value());
+                moved.add(h.source());
+            }
+            left--;
+            if (left > 0) for (Iterator<T> s : moved) advance(s); // at the limit, read no further
+            return pick.apply(same);
+        }
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.chaise.storage;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.InputStream;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 
 /**
@@ -178,10 +179,24 @@ public final class SecuredDb {
     /**
      * What this user may read of an access database ({@link #limitedByAccess}), deleted documents
      * included, each once, in id order: the union of their name's and roles' listings
-     * ({@link AccessIndex}), read at a cost proportional to those documents.
+     * ({@link AccessIndex}), read as it is iterated, a few transactions at a time.
      */
-    public List<DocInfo> accessibleDocs() {
-        return AccessIndex.documents(db, AccessRules.principalsOf(user));
+    public Iterable<DocInfo> accessibleDocs() {
+        return () -> AccessIndex.documents(db, AccessRules.principalsOf(user), null, Database.IdRange.ALL, ScanProperties.FORWARD, true);
+    }
+
+    /**
+     * This user's live documents within {@code partition} (null: all) and {@code range}, in id
+     * order or backwards, up to {@code props.returnLimit()}: each of their listings is read only
+     * as far as the merge needs, so a limit of n reads about n rows of each.
+     */
+    public Iterator<DocInfo> accessibleDocs(String partition, Database.IdRange range, ScanProperties props) {
+        return AccessIndex.documents(db, AccessRules.principalsOf(user), partition, range, props, false);
+    }
+
+    /** Document {@code id}, deleted or not, if this user may read it; else null. Read by key, in {@code r}'s transaction. */
+    public DocInfo accessibleDoc(DbReader r, String id) {
+        return AccessIndex.document(r, AccessRules.principalsOf(user), id);
     }
 
     /**
@@ -191,7 +206,7 @@ public final class SecuredDb {
      */
     public DbInfo info() {
         DbInfo i = db.info();
-        return limitedByAccess() ? withCounts(i, ownCounts("")) : i;
+        return limitedByAccess() ? withCounts(i, ownCounts(accessibleDocs().iterator())) : i;
     }
 
     /**
@@ -216,22 +231,35 @@ public final class SecuredDb {
 
     /** A partition's counters ({@link PartitionStats}) as this user may see them, as {@link #info()}. */
     public DbStats.Snapshot partitionInfo(String partition) {
-        return limitedByAccess() ? ownCounts(partition + ":") : db.partitionInfo(partition);
+        return limitedByAccess()
+                ? ownCounts(AccessIndex.documents(db, AccessRules.principalsOf(user), partition, Database.IdRange.ALL, ScanProperties.FORWARD, true))
+                : db.partitionInfo(partition);
     }
 
-    private DbStats.Snapshot ownCounts(String idPrefix) {
+    /**
+     * This user's documents, counted as their listing streams by: the union of their principals'
+     * ranges, which no counter kept per principal can give.
+     */
+    private static DbStats.Snapshot ownCounts(Iterator<DocInfo> docs) {
         long live = 0, deleted = 0;
-        for (DocInfo d : accessibleDocs()) {
-            if (!d.id().startsWith(idPrefix)) continue;
-            if (d.deleted()) deleted++;
+        while (docs.hasNext()) {
+            if (docs.next().deleted()) deleted++;
             else live++;
         }
         return new DbStats.Snapshot(live, deleted, 0, 0);
     }
 
     /** This user's changes feed in an access database after {@code since} (null: all), each document once at its last change. */
-    public List<AccessIndex.AccessChange> accessibleChanges(Sequence since) {
-        return AccessIndex.changes(db, AccessRules.principalsOf(user), since);
+    public Iterable<AccessIndex.AccessChange> accessibleChanges(Sequence since) {
+        return () -> accessibleChanges(since, ScanProperties.FORWARD);
+    }
+
+    /**
+     * {@link #accessibleChanges(Sequence)} read as {@code props} say (backwards from the last
+     * change, ignoring {@code since}; up to a limit), as it is iterated, across transactions.
+     */
+    public Iterator<AccessIndex.AccessChange> accessibleChanges(Sequence since, ScanProperties props) {
+        return AccessIndex.changes(db, AccessRules.principalsOf(user), since, props);
     }
 
     /** For a document this user may not read: the revision they lost it at, or null if they never could ({@link AccessIndex#revokedRev}). */

@@ -67,8 +67,8 @@ public final class AllDocsHandlers {
         Database database = db.database();
         AllDocsArgs a = AllDocsArgs.parse(req, body, false, ns == Namespace.ALL && database.partitioned(), limits);
         DbInfo info = database.info();
-        List<DocInfo> mine = accessible(db, ns);
-        Long total = mine != null ? Long.valueOf(live(mine).size()) : total(database, ns, info);
+        boolean mine = accessible(db, ns);
+        Long total = mine ? Long.valueOf(db.info().docCount()) : total(database, ns, info);
         return Response.jsonStream(200, out -> write(out, db, ns, a, total, info, mine));
     }
 
@@ -90,8 +90,8 @@ public final class AllDocsHandlers {
         }
         Database database = db.database();
         DbInfo info = database.info();
-        List<DocInfo> mine = accessible(db, ns);
-        Long total = mine != null ? Long.valueOf(live(mine).size()) : total(database, ns, info);
+        boolean mine = accessible(db, ns);
+        Long total = mine ? Long.valueOf(db.info().docCount()) : total(database, ns, info);
         return Response.jsonStream(200, out -> {
             out.write("{\"results\":[\r\n");
             for (int i = 0; i < parsed.size(); i++) {
@@ -116,12 +116,12 @@ public final class AllDocsHandlers {
     }
 
     /** One result object: {@code total_rows}, {@code update_seq} if asked, and the rows as they are read. */
-    private static void write(ResponseStream out, SecuredDb db, Namespace ns, AllDocsArgs a, Long total, DbInfo info, List<DocInfo> mine)
+    private static void write(ResponseStream out, SecuredDb db, Namespace ns, AllDocsArgs a, Long total, DbInfo info, boolean mine)
             throws Exception {
         StringBuilder head = new StringBuilder("{\"total_rows\":").append(total);
         if (a.updateSeq()) head.append(",\"update_seq\":\"").append(info.updateSeq() == null ? "0" : info.updateSeq().toHex()).append('"');
         out.write(head.append(",\"rows\":[\r\n").toString());
-        Iterator<ObjectNode> rows = mine != null ? accessRows(db, a, mine) : a.keys() != null ? keyRows(db, ns, a) : rangeRows(db, ns, a);
+        Iterator<ObjectNode> rows = mine ? accessRows(db, a) : a.keys() != null ? keyRows(db, ns, a) : rangeRows(db, ns, a);
         boolean first = true;
         while (rows.hasNext()) {
             ObjectNode row = rows.next();
@@ -135,60 +135,63 @@ public final class AllDocsHandlers {
     // ---------------------------------------------------------------- one user's documents in an access database
 
     /**
-     * For a user an access database limits ({@link SecuredDb#limitedByAccess}): their documents,
-     * deleted ones included, from the database's listings by principal; null for everyone else.
-     * Their {@code _all_docs} is these alone, counted by itself: no other document, not even the
-     * database's count, shows through.
+     * Whether this is a user an access database limits ({@link SecuredDb#limitedByAccess}): their
+     * {@code _all_docs} is their own documents alone, from the database's listings by principal,
+     * counted by itself ({@link SecuredDb#info}): no other document, not even the database's
+     * count, shows through.
      */
-    private static List<DocInfo> accessible(SecuredDb db, Namespace ns) {
-        return ns == Namespace.ALL && db.limitedByAccess() ? db.accessibleDocs() : null;
+    private static boolean accessible(SecuredDb db, Namespace ns) {
+        return ns == Namespace.ALL && db.limitedByAccess();
     }
 
-    private static List<DocInfo> live(List<DocInfo> docs) {
-        return docs.stream().filter(d -> !d.deleted()).toList();
-    }
-
-    /** {@link #rangeRows} and {@link #keyRows} over {@code mine}, with every option, rows mapped a transaction per {@link #KEYS_PER_TRANSACTION}. */
-    private static Iterator<ObjectNode> accessRows(SecuredDb sdb, AllDocsArgs a, List<DocInfo> mine) {
-        List<java.util.function.Function<DbReader, ObjectNode>> rows = new ArrayList<>();
+    /**
+     * {@link #rangeRows} and {@link #keyRows} over the user's documents, with every option: a
+     * range is their listings merged as the client takes the rows (a limit reads about that many
+     * of each), keys are looked up in their listings; rows mapped a transaction per {@link #KEYS_PER_TRANSACTION}.
+     */
+    private static Iterator<ObjectNode> accessRows(SecuredDb sdb, AllDocsArgs a) {
         if (a.keys() != null) {
-            java.util.Map<String, DocInfo> byId = new java.util.HashMap<>();
-            for (DocInfo d : mine) byId.put(d.id(), d);
+            List<java.util.function.Function<DbReader, ObjectNode>> rows = new ArrayList<>();
             for (JsonNode k : page(a.keys(), a)) {
-                DocInfo d = k.isTextual() ? byId.get(k.textValue()) : null;
-                rows.add(r -> d == null ? missingRow(k) : d.deleted() ? deletedRow(d, a) : row(sdb, r, d, a));
+                rows.add(r -> {
+                    DocInfo d = k.isTextual() ? sdb.accessibleDoc(r, k.textValue()) : null;
+                    return d == null ? missingRow(k) : d.deleted() ? deletedRow(d, a) : row(sdb, r, d, a);
+                });
             }
-        } else {
-            Bounds b = bounds(Namespace.ALL, a);
-            List<DocInfo> in = new ArrayList<>();
-            if (b != null) {
-                for (DocInfo d : live(mine)) {
-                    String lo = a.descending() ? b.end() : b.start();
-                    String hi = a.descending() ? b.start() : b.end();
-                    boolean loIncl = !a.descending() || a.inclusiveEnd();
-                    boolean hiIncl = a.descending() || a.inclusiveEnd();
-                    if (lo != null && (loIncl ? compare(d.id(), lo) < 0 : compare(d.id(), lo) <= 0)) continue;
-                    if (hi != null && (hiIncl ? compare(d.id(), hi) > 0 : compare(d.id(), hi) >= 0)) continue;
-                    in.add(d);
-                }
-            }
-            for (DocInfo d : page(in, a)) rows.add(r -> row(sdb, r, d, a));
+            return batched(sdb.database(), rows.iterator());
         }
-        return batched(sdb.database(), rows);
+        Bounds b = bounds(Namespace.ALL, a);
+        if (b == null || a.limit() == 0) return java.util.Collections.emptyIterator();
+        long max = a.limit() == Long.MAX_VALUE ? 0 : a.limit() + a.skip();
+        Iterator<DocInfo> docs = sdb.accessibleDocs(a.partition(), new Database.IdRange(b.start(), b.end(), a.inclusiveEnd()),
+                ScanProperties.of(a.descending(), max));
+        for (long i = 0; i < a.skip() && docs.hasNext(); i++) docs.next();
+        return batched(sdb.database(), new Iterator<>() {
+            public boolean hasNext() {
+                return docs.hasNext();
+            }
+
+            public java.util.function.Function<DbReader, ObjectNode> next() {
+                DocInfo d = docs.next();
+                return r -> row(sdb, r, d, a);
+            }
+        });
     }
 
-    /** The rows {@code rows} read, in order, {@link #KEYS_PER_TRANSACTION} to a snapshot transaction, as the client takes them. */
-    private static Iterator<ObjectNode> batched(Database db, List<java.util.function.Function<DbReader, ObjectNode>> rows) {
+    /**
+     * The rows {@code rows} read, in order, {@link #KEYS_PER_TRANSACTION} to a snapshot transaction,
+     * as the client takes them ({@code rows} itself is taken outside those transactions).
+     */
+    private static Iterator<ObjectNode> batched(Database db, Iterator<java.util.function.Function<DbReader, ObjectNode>> rows) {
         return new Iterator<>() {
-            int next;
             final List<ObjectNode> batch = new ArrayList<>();
             int pos;
 
             public boolean hasNext() {
                 if (pos < batch.size()) return true;
-                if (next >= rows.size()) return false;
-                var chunk = rows.subList(next, Math.min(rows.size(), next + KEYS_PER_TRANSACTION));
-                next += chunk.size();
+                if (!rows.hasNext()) return false;
+                List<java.util.function.Function<DbReader, ObjectNode>> chunk = new ArrayList<>(KEYS_PER_TRANSACTION);
+                while (chunk.size() < KEYS_PER_TRANSACTION && rows.hasNext()) chunk.add(rows.next());
                 batch.clear();
                 pos = 0;
                 batch.addAll(db.read(r -> chunk.stream().map(f -> f.apply(r)).toList()));
@@ -333,7 +336,7 @@ public final class AllDocsHandlers {
             };
             if (keep) rows.add(r -> keyRow(sdb, r, k, a));
         }
-        return batched(sdb.database(), rows);
+        return batched(sdb.database(), rows.iterator());
     }
 
     private static ObjectNode missingRow(JsonNode k) {

@@ -239,17 +239,20 @@ public final class ChangesHandler {
 
         /**
          * A user's feed in an access database: their rows alone, from the database's listings by
-         * principal ({@link SecuredDb#accessibleChanges}), each document once; {@code pending} is
-         * their own rows left. A document they lost comes as a deletion a replica applies
-         * ({@link AccessIndex#revokedRev}), whatever the filter.
+         * principal ({@link SecuredDb#accessibleChanges}) merged as they are read, each document
+         * once, rows mapped {@link #ROWS_PER_TRANSACTION_WITH_DOCS} to a transaction; {@code pending}
+         * is their own rows left, counted up to {@link #PENDING_CAP} as for everyone. A document
+         * they lost comes as a deletion a replica applies ({@link AccessIndex#revokedRev}), whatever the filter.
          */
         long scanAccess(FeedWriter w) {
             long before = w.rows();
-            List<AccessIndex.AccessChange> mine = new ArrayList<>(secured.accessibleChanges(a.descending() ? null : last));
-            if (a.descending()) java.util.Collections.reverse(mine);
-            int i = 0;
-            while (i < mine.size() && !limitReached) {
-                List<AccessIndex.AccessChange> chunk = mine.subList(i, Math.min(mine.size(), i + ROWS_PER_TRANSACTION_WITH_DOCS));
+            // Unfiltered, every change is a row: the merge need read no more than the limit.
+            long max = a.limit() == Long.MAX_VALUE || !(filter instanceof Filter.None) ? 0 : a.limit() - w.rows();
+            java.util.Iterator<AccessIndex.AccessChange> mine = secured.accessibleChanges(a.descending() ? null : last,
+                    ScanProperties.of(a.descending(), max));
+            while (mine.hasNext() && !limitReached) {
+                List<AccessIndex.AccessChange> chunk = new ArrayList<>(ROWS_PER_TRANSACTION_WITH_DOCS);
+                while (chunk.size() < ROWS_PER_TRANSACTION_WITH_DOCS && mine.hasNext()) chunk.add(mine.next());
                 List<ObjectNode> rows = db.read(r -> {
                     List<ObjectNode> out = new ArrayList<>(chunk.size());
                     for (AccessIndex.AccessChange ch : chunk) {
@@ -257,7 +260,7 @@ public final class ChangesHandler {
                     }
                     return out;
                 });
-                for (int k = 0; k < chunk.size() && !limitReached; k++, i++) {
+                for (int k = 0; k < chunk.size() && !limitReached; k++) {
                     last = chunk.get(k).seq();
                     ObjectNode row = rows.get(k);
                     if (row == null) continue;
@@ -266,8 +269,21 @@ public final class ChangesHandler {
                 }
             }
             scanned = true;
-            lookupPending = (long) (mine.size() - i); // the user's own rows left, never the database's
+            lookupPending = limitReached ? ownPending() : 0; // the user's own rows left, never the database's
             return w.rows() - before;
+        }
+
+        /** This user's rows after {@code last} (descending: before it), up to {@link #PENDING_CAP}. */
+        long ownPending() {
+            if (a.descending() && last == null) return 0;
+            java.util.Iterator<AccessIndex.AccessChange> left = secured.accessibleChanges(a.descending() ? null : last,
+                    ScanProperties.of(a.descending(), a.descending() ? 0 : PENDING_CAP));
+            long n = 0;
+            while (left.hasNext() && n < PENDING_CAP) {
+                AccessIndex.AccessChange ch = left.next();
+                if (!a.descending() || ch.seq().compareTo(last) < 0) n++;
+            }
+            return n;
         }
 
         /** The row of a document the user lost: a deletion one step past the revision they had. */

@@ -3,8 +3,10 @@ package dev.chaise.views.mango;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.storage.Database;
 import dev.chaise.storage.DocInfo;
 import dev.chaise.storage.DocumentJson;
+import dev.chaise.storage.ScanProperties;
 import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
@@ -14,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.Iterator;
 import java.util.List;
 import java.util.PriorityQueue;
 
@@ -26,8 +29,9 @@ import java.util.PriorityQueue;
  * <p>Results come in id order, or sorted in memory by {@code sort}: documents are compared by
  * the sort fields' values in view collation, then by id, all in one direction, and a document
  * that lacks a sort field is left out, as a JSON index on those fields would leave it out. Only
- * {@code skip + limit} documents are held at a time. In id order the scan stops when that many
- * have matched; a sort by other fields reads all the user's documents. The bookmark is the last
+ * {@code skip + limit} documents are held at a time. In id order the listing is read from the
+ * bookmark on and stops when that many have matched; a sort by other fields reads all the user's
+ * documents, as they stream by. The bookmark is the last
  * document's position in that order (its sort values and id), so the next page starts after it
  * whatever was written meanwhile.
  */
@@ -76,13 +80,14 @@ final class OwnDocsScan {
         long want = q.limit() == 0 ? 0 : (long) q.skip() + q.limit();
         // The first `want` matches in the order, held as a heap whose head is the last of them.
         PriorityQueue<Entry> kept = new PriorityQueue<>(order.reversed());
-        String prefix = q.partition() == null ? "" : q.partition() + ":";
-        List<DocInfo> listed = new ArrayList<>();
-        for (DocInfo d : db.accessibleDocs()) if (!d.deleted() && d.id().startsWith(prefix)) listed.add(d);
-        if (q.descending() && idOrder) java.util.Collections.reverse(listed);
-        for (int at = 0; at < listed.size() && want > 0; at += BATCH) {
+        // In id order the listing starts at the bookmark's document; sorted by other fields it is read whole.
+        boolean backwards = q.descending() && idOrder;
+        String startId = idOrder && after != null ? after.id() : null;
+        Iterator<DocInfo> listed = db.accessibleDocs(q.partition(), new Database.IdRange(startId, null, true), ScanProperties.of(backwards, 0));
+        while (listed.hasNext() && want > 0) {
             if (idOrder && kept.size() >= want) break; // read in the result's order: nothing later can come first
-            List<String> ids = listed.subList(at, Math.min(at + BATCH, listed.size())).stream().map(DocInfo::id).toList();
+            List<String> ids = new ArrayList<>(BATCH);
+            while (ids.size() < BATCH && listed.hasNext()) ids.add(listed.next().id());
             keys += ids.size();
             List<StoredDoc> read = db.database().read(r -> r.winners(ids, null, q.conflicts()));
             for (StoredDoc d : read) {

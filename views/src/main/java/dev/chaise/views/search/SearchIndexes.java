@@ -70,6 +70,7 @@ public final class SearchIndexes implements AutoCloseable {
     private final ConcurrentHashMap<String, Index> indexes = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, ObjectNode> ddocBodies = new ConcurrentHashMap<>();
     private volatile JobQueue jobs;
+    private volatile java.util.function.Function<SearchIndexDef, MapProgram> queryIndexer;
     private JobWorkerPool pool;
     /** CouchDB's {@code nouveau.*} metrics (nouveau_httpd): whole searches, the wait for the index, searches running. */
     private final Histogram searchLatency, updateLatency;
@@ -91,6 +92,11 @@ public final class SearchIndexes implements AutoCloseable {
     public void useJobQueue(JobQueue queue, int builders, Duration activityTimeout) {
         this.jobs = queue;
         this.pool = new JobWorkerPool(queue, JOB_TYPE, builders, activityTimeout, this::runJob);
+    }
+
+    /** What indexes Mango's {@code "type": "nouveau"} indexes, which have a definition instead of a function (the mango package's, given by whoever wires both). */
+    public void useQueryIndexer(java.util.function.Function<SearchIndexDef, MapProgram> indexer) {
+        this.queryIndexer = indexer;
     }
 
     /** One index of this process: its directory, its build lock, and the reader searches share. */
@@ -347,6 +353,10 @@ public final class SearchIndexes implements AutoCloseable {
     }
 
     private MapProgram program(SearchIndexDef def) {
+        if (def.query()) {
+            if (queryIndexer == null) throw new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "Mango's nouveau indexes are not wired.");
+            return queryIndexer.apply(def);
+        }
         if (js == null) throw new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "No JavaScript engine is configured.");
         try {
             return js.indexProgram(new JsEngine.MapSource(def.ddocId(), List.of(def.def()), null));

@@ -17,6 +17,7 @@ import dev.chaise.storage.json.Json;
 import dev.chaise.views.index.DesignDoc;
 import dev.chaise.views.index.MapIndexSubspace;
 import dev.chaise.views.index.PartitionedKeys;
+import dev.chaise.views.search.SearchIndexes;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -49,15 +50,23 @@ public final class Mango {
     private static final int PREFETCH_ROWS = 64;
 
     private final ViewIndexes views;
+    private final SearchIndexes search;
     private final MangoIndexes indexes = new MangoIndexes();
     private final MangoStats counts;
 
+    /** Without Nouveau: {@code "type": "nouveau"} indexes are listed but not searched. */
+    public Mango(ViewIndexes views, dev.chaise.stats.Stats stats) {
+        this(views, null, stats);
+    }
+
     /**
      * @param views design documents and index readiness, from the views package
+     * @param search Nouveau's indexes, which {@code "type": "nouveau"} indexes are
      * @param stats where queries are counted
      */
-    public Mango(ViewIndexes views, dev.chaise.stats.Stats stats) {
+    public Mango(ViewIndexes views, SearchIndexes search, dev.chaise.stats.Stats stats) {
         this.views = views;
+        this.search = search;
         this.counts = new MangoStats(stats);
     }
 
@@ -88,6 +97,13 @@ public final class Mango {
     public Find.Result find(Database db, JsonNode body) {
         long start = System.nanoTime();
         Find.Query q = Find.parse(body);
+        NouveauIndex text = nouveauChoice(db, q, false);
+        if (text != null) {
+            NouveauCursor.Outcome o = NouveauCursor.run(search, db, q, text);
+            List<String> warnings = new ArrayList<>();
+            if (q.useIndex().given() && !q.useIndex().selects(text.ddoc(), text.name())) warnings.add(useIndexWarning(q));
+            return finish(q, o.docs(), warnings, 0, o.docsExamined(), 0, o.evaluated(), o.bookmark(), start);
+        }
         noTextSearch(q);
         Bookmark bookmark = Bookmark.decode(q.bookmark());
         Planner.Choice choice = choose(db, q, false);
@@ -103,31 +119,76 @@ public final class Mango {
             else run.json();
         }
         List<String> warnings = new ArrayList<>();
-        if (q.useIndex().given() && !q.useIndex().selects(index.ddoc(), index.name())) {
-            warnings.add(q.useIndex().name() == null
-                    ? "_design/" + q.useIndex().ddoc() + " was not used because it does not contain a valid index for this query."
-                    : "_design/" + q.useIndex().ddoc() + ", " + q.useIndex().name() + " was not used because it is not a valid index for this query.");
-            counts.invalidIndex().increment();
-        }
+        if (q.useIndex().given() && !q.useIndex().selects(index.ddoc(), index.name())) warnings.add(useIndexWarning(q));
         if (index.special()) {
             warnings.add(Find.NO_INDEX_WARNING);
             counts.unindexed().increment();
         }
-        long examined = run.docs + run.quorumDocs;
-        double ratio = run.out.isEmpty() ? examined : (double) examined / run.out.size();
+        String next = run.last != null ? run.last.encode() : q.bookmark() != null ? q.bookmark() : "nil";
+        return finish(q, run.out, warnings, run.keys, run.docs, run.quorumDocs, run.evaluated, next, start);
+    }
+
+    private String useIndexWarning(Find.Query q) {
+        counts.invalidIndex().increment();
+        return q.useIndex().name() == null
+                ? "_design/" + q.useIndex().ddoc() + " was not used because it does not contain a valid index for this query."
+                : "_design/" + q.useIndex().ddoc() + ", " + q.useIndex().name() + " was not used because it is not a valid index for this query.";
+    }
+
+    /** The answer and its counts, whichever index ran the query ({@code nouveau}: its bookmark may be null, as CouchDB's). */
+    private Find.Result finish(Find.Query q, List<ObjectNode> out, List<String> warnings, long keys, long docs, long quorumDocs, long evaluated,
+                               String next, long start) {
+        long examined = docs + quorumDocs;
+        double ratio = out.isEmpty() ? examined : (double) examined / out.size();
         if (ratio > 10) {
             warnings.add(Find.SCAN_WARNING);
             counts.tooManyScanned().increment();
         }
-        String next = run.last != null ? run.last.encode() : q.bookmark() != null ? q.bookmark() : "nil";
-        Find.Stats stats = new Find.Stats(run.keys, run.docs, run.quorumDocs, run.out.size(), (System.nanoTime() - start) / 1e6);
-        counts.keys().add(run.keys);
-        counts.docs().add(run.docs);
-        counts.quorumDocs().add(run.quorumDocs);
-        counts.results().add(run.out.size());
-        counts.evaluated().add(run.evaluated);
+        Find.Stats stats = new Find.Stats(keys, docs, quorumDocs, out.size(), (System.nanoTime() - start) / 1e6);
+        counts.keys().add(keys);
+        counts.docs().add(docs);
+        counts.quorumDocs().add(quorumDocs);
+        counts.results().add(out.size());
+        counts.evaluated().add(evaluated);
         counts.time().record(stats.millis());
-        return new Find.Result(run.out, next, warnings, stats);
+        return new Find.Result(out, next, warnings, stats);
+    }
+
+    /**
+     * The nouveau index a query runs on, or null: CouchDB tries its cursor kinds in order (JSON
+     * indexes, then nouveau, then {@code _all_docs}), so a usable nouveau index serves a query no
+     * JSON index can, or one {@code use_index} names. Candidates are the usable nouveau indexes in
+     * the query's scope (partitioned for a partition's query, else global) without a partial filter
+     * unless named; two of them and no {@code use_index} is 400 {@code multiple_nouveau_indexes}.
+     * Checking usability writes the selector's query, so {@code $keyMapMatch} is 400 {@code invalid_operator}
+     * in a database with any nouveau index, as in CouchDB.
+     */
+    private NouveauIndex nouveauChoice(Database db, Find.Query q, boolean forExplain) {
+        if (search == null) return null;
+        List<NouveauIndex> usable = new ArrayList<>();
+        List<NouveauIndex> named = new ArrayList<>();
+        for (NouveauIndex i : indexes.nouveau(db)) {
+            boolean byUser = q.useIndex().given() && q.useIndex().selects(i.ddoc(), i.name());
+            if (i.partial() != null && !byUser) continue;
+            if (db.partitioned() && i.partitioned() != (q.partition() != null)) continue;
+            if (!i.usable(q.selector())) continue;
+            usable.add(i);
+            if (byUser) named.add(i);
+        }
+        if (usable.isEmpty()) return null;
+        if (!named.isEmpty()) return one(named);
+        try {
+            Planner.Choice c = choose(db, q, forExplain);
+            if (c.index() != null && !c.index().special()) return null;
+        } catch (MangoException e) {
+            if (!e.error().equals("no_usable_index")) throw e; // no JSON index can sort it: nouveau does, sorting as it asks
+        }
+        return one(usable);
+    }
+
+    private static NouveauIndex one(List<NouveauIndex> l) {
+        if (l.size() > 1) throw new MangoException("multiple_nouveau_indexes", "You must specify an index with the `use_index` parameter.");
+        return l.getFirst();
     }
 
     /**
@@ -363,26 +424,58 @@ public final class Mango {
     }
 
     /**
-     * {@code $text} needs a text index. CouchDB without its search service runs such a query on
-     * the special index, where {@code $text} matches every document: an answer that only looks
-     * right. Chaise says it cannot.
+     * {@code $text} needs a nouveau index that can answer it. CouchDB without one runs such a query
+     * on the special index, where {@code $text} matches every document: an answer that only looks
+     * right. Chaise says what is missing.
      */
     private static void noTextSearch(Find.Query q) {
         if (q.selector().isTextSearch()) {
-            throw new MangoException(501, "index_not_implemented", "Chaise has no full-text search: $text needs a text index, which it does not build");
+            throw new MangoException("no_usable_index", "No nouveau index can answer this $text query: create one with POST /{db}/_index and \"type\": \"nouveau\".");
         }
     }
 
     // ---------------------------------------------------------------- _explain
 
+    /**
+     * mango_cursor_nouveau:explain's members after the common ones: the Lucene {@code query}, the
+     * {@code partition} and Nouveau's {@code sort}. Candidates are the JSON and special indexes, the
+     * one that would have run without this index marked {@code unfavored_type}, as CouchDB marks
+     * an index of a kind it tries later.
+     */
+    private ObjectNode explainNouveau(ObjectNode out, Find.Query q, Planner.Choice c, NouveauIndex text) {
+        ArrayNode candidates = Planner.candidates(c, q.fields());
+        if (c.index() != null) {
+            ObjectNode e = Json.NODES.objectNode();
+            e.set("index", c.index().toJson());
+            ObjectNode a = e.putObject("analysis");
+            a.put("usable", true);
+            a.putArray("reasons").addObject().put("name", "unfavored_type");
+            a.put("ranking", 1);
+            if (c.index().special()) a.putNull("covering");
+            else a.put("covering", c.index().covers(q.fields()));
+            candidates.insert(0, e);
+        }
+        out.set("index_candidates", candidates);
+        out.set("selector_hints", Planner.selectorHints(q.selector()));
+        out.put("query", TextQuery.convert(q.selector()));
+        if (q.partition() == null) out.putNull("partition");
+        else out.put("partition", q.partition());
+        List<String> sort = NouveauCursor.sort(q.sort());
+        if (sort == null) out.putNull("sort");
+        else sort.forEach(out.putArray("sort")::add);
+        return out;
+    }
+
     /** {@code _explain}: CouchDB 3.5's answer, plus {@code ranges}, the key ranges Chaise reads. */
     public ObjectNode explain(Database db, JsonNode body) {
         Find.Query q = Find.parse(body);
-        noTextSearch(q);
+        NouveauIndex text = nouveauChoice(db, q, true);
+        if (text == null) noTextSearch(q);
         Planner.Choice c = choose(db, q, true);
         ObjectNode out = Json.NODES.objectNode();
         out.put("dbname", db.name());
-        if (c.index() == null) out.putNull("index");
+        if (text != null) out.set("index", text.toJson());
+        else if (c.index() == null) out.putNull("index");
         else out.set("index", c.index().toJson());
         out.put("partitioned", db.partitioned());
         out.set("selector", q.selector().toJson());
@@ -390,6 +483,7 @@ public final class Mango {
         out.put("limit", q.limit());
         out.put("skip", q.skip());
         out.set("fields", Find.fieldsJson(q.fields()));
+        if (text != null) return explainNouveau(out, q, c, text);
         out.set("index_candidates", Planner.candidates(c, q.fields()));
         out.set("selector_hints", Planner.selectorHints(q.selector()));
         if (c.index() == null) return out;

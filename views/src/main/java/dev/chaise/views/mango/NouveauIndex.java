@@ -114,7 +114,7 @@ public record NouveauIndex(String ddoc, String name, ObjectNode def, boolean par
     }
 
     /** The design document's {@code nouveau} entry: the definition, and the analyzer CouchDB records beside it (Nouveau reads neither analyzer). */
-    ObjectNode entry() {
+    static ObjectNode entry(ObjectNode def) {
         ObjectNode e = Json.NODES.objectNode();
         e.set("index", def);
         if (!defaultEnabled(def)) {

@@ -37,7 +37,7 @@ public record NouveauIndex(String ddoc, String name, ObjectNode def, boolean par
             try {
                 ObjectNode def = validate(e.getValue().get("index"));
                 out.add(of(ddocId, e.getKey(), def, partitioned));
-            } catch (MangoException | NullPointerException ex) {
+            } catch (MangoException ex) {
                 // not an index Mango can read
             }
         }

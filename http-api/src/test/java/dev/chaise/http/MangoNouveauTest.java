@@ -138,6 +138,9 @@ class MangoNouveauTest {
         s.asAdmin("GET", "/" + db + "/" + ddoc, null).status(404); // its last index: the design document goes
         s.asAdmin("DELETE", "/" + db + "/_index/" + ddoc + "/nouveau/" + name, null).status(404);
         s.asAdmin("DELETE", "/" + db + "/_index/_design/all/json/" + "x", null).status(404);
+        JsonNode bulk = s.asAdmin("POST", "/" + db + "/_index/_bulk_delete", "{\"docids\":[\"_design/all\"]}").status(200).json();
+        assertEquals("[{\"id\":\"_design/all\",\"ok\":true}]", bulk.get("success").toString(), "_bulk_delete takes nouveau indexes too");
+        assertEquals(1, s.asAdmin("GET", "/" + db + "/_index", null).json().get("total_rows").asInt());
     }
 
     @Test

@@ -305,7 +305,7 @@ public final class MangoIndexes {
         }
     }
 
-    /** {@code POST _index/_bulk_delete}: each design document's JSON indexes go; the answer lists what did and did not. */
+    /** {@code POST _index/_bulk_delete}: each design document's JSON and nouveau indexes go; the answer lists what did and did not. */
     public ObjectNode bulkDelete(SecuredDb db, JsonNode body) {
         if (body == null || !body.isObject()) throw new MangoException("invalid_ejson", "Invalid JSON value: " + body);
         JsonNode ids = body.get("docids");
@@ -332,7 +332,8 @@ public final class MangoIndexes {
             }
             String id = idNode.textValue().startsWith(DocumentJson.DESIGN_PREFIX) ? idNode.textValue() : DocumentJson.DESIGN_PREFIX + idNode.textValue();
             try {
-                if (deleteView(db, id, "json", null)) success.addObject().put("id", id).put("ok", true);
+                boolean json = deleteView(db, id, "json", null);
+                if (deleteView(db, id, "nouveau", null) | json) success.addObject().put("id", id).put("ok", true);
                 else fail.addObject().put("id", id).put("error", "not_found");
             } catch (StorageException e) {
                 fail.addObject().put("id", id).put("error", e.error());

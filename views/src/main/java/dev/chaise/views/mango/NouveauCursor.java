@@ -1,18 +1,15 @@
 package dev.chaise.views.mango;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.storage.Database;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.StoredDoc;
-import dev.chaise.storage.json.Json;
 import dev.chaise.views.search.SearchException;
 import dev.chaise.views.search.SearchIndexDef;
 import dev.chaise.views.search.SearchIndexes;
 import dev.chaise.views.search.SearchRequest;
 import dev.chaise.views.search.SearchRunner;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -88,14 +85,9 @@ final class NouveauCursor {
         return new Outcome(out, examined, evaluated, bookmark);
     }
 
-    /** A Nouveau bookmark is base64url JSON: anything else is Mango's invalid_bookmark, before any search. */
+    /** A bookmark that is not Nouveau's is Mango's invalid_bookmark, before any search. */
     private static String checked(String bookmark) {
-        try {
-            JsonNode n = Json.MAPPER.readTree(Base64.getUrlDecoder().decode(bookmark));
-            if (n != null && n.isArray()) return bookmark;
-        } catch (java.io.IOException | IllegalArgumentException e) {
-            // below
-        }
-        throw Bookmark.invalid(bookmark);
+        if (!SearchRunner.isBookmark(bookmark)) throw Bookmark.invalid(bookmark);
+        return bookmark;
     }
 }

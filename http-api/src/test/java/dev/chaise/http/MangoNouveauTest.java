@@ -86,6 +86,12 @@ class MangoNouveauTest {
         assertEquals(List.of("doc1"), ids(find(db, "{\"selector\":{\"$or\":[{\"bar\":0},{\"bar\":{\"$lt\":-1}}]}}")));
         assertEquals(List.of("doc3"), ids(find(db, "{\"selector\":{\"$and\":[{\"bar\":{\"$gte\":12.0}},{\"bar\":{\"$lt\":12.5}}]}}")), "a float bound is exact");
         assertEquals(List.of(), ids(find(db, "{\"selector\":{\"foo\":{\"$in\":[]}}}")), "an empty query finds nothing");
+        // a string is the keyword it was indexed as (the analyzer Mango records), whatever its case or spaces
+        s.asAdmin("PUT", "/" + db + "/doc6", "{\"foo\":\"Mixed Case: ok\",\"bar\":1,\"baz\":\"Hello\"}").status(201);
+        assertEquals(List.of("doc6"), ids(find(db, "{\"selector\":{\"foo\":\"Mixed Case: ok\"}}")));
+        assertEquals(List.of("doc6"), ids(find(db, "{\"selector\":{\"foo\":{\"$beginsWith\":\"Mixed C\"}}}")));
+        assertEquals(List.of("doc3", "doc4", "doc6"), ids(find(db, "{\"selector\":{\"$text\":\"hello\"}}")).stream().sorted().toList(),
+                "while $default text is analyzed (standard)");
     }
 
     @Test

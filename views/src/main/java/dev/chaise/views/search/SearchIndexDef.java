@@ -17,7 +17,11 @@ import java.util.Map;
  *     FieldAnalyzers, Def})} ({@code nouveau_util:design_doc_to_index}), so a changed function or
  *     analyzer is a new index and an unchanged one in another design document is the same index
  * @param query whether it is a Mango {@code "type": "nouveau"} index ({@code "language": "query"}):
- *     {@code def} is then its JSON definition, indexed by the program {@link SearchIndexes#useQueryIndexer} gives
+ *     {@code def} is then its JSON definition, indexed by the program {@link SearchIndexes#useQueryIndexer} gives,
+ *     with the analyzers Mango records beside it ({@code "analyzer": {"name": "perfield", "default":
+ *     "keyword", "fields": {"$default": "standard"}}}), so a string value is matched as the keyword it
+ *     is indexed as (Nouveau 3.5 reads neither and analyzes it with {@code standard}: {@code "Bob"}
+ *     finds nothing there); the signature is still Nouveau's
  */
 public record SearchIndexDef(String ddocId, String name, String def, String defaultAnalyzer,
                              Map<String, String> fieldAnalyzers, String sig, boolean query) {
@@ -36,6 +40,12 @@ public record SearchIndexDef(String ddocId, String name, String def, String defa
         JsonNode fa = idx.get("field_analyzers");
         Map<String, String> fields = new LinkedHashMap<>();
         if (fa != null && fa.isObject()) for (var e : fa.properties()) fields.put(e.getKey(), e.getValue().asText());
+        JsonNode recorded = idx.get("analyzer");
+        if (query && recorded != null) { // Mango's, below
+            defaultAnalyzer = recorded.isTextual() ? recorded.textValue() : recorded.path("default").asText("keyword");
+            fields.clear();
+            for (var e : recorded.path("fields").properties()) fields.put(e.getKey(), e.getValue().asText());
+        }
         Object term = ErlangTerm.Tuple.of(
                 da == null ? "standard" : ErlangTerm.ejson(da),
                 fa == null ? Map.of() : ErlangTerm.ejson(fa),

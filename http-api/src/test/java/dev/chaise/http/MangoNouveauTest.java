@@ -90,6 +90,8 @@ class MangoNouveauTest {
         s.asAdmin("PUT", "/" + db + "/doc6", "{\"foo\":\"Mixed Case: ok\",\"bar\":1,\"baz\":\"Hello\"}").status(201);
         assertEquals(List.of("doc6"), ids(find(db, "{\"selector\":{\"foo\":\"Mixed Case: ok\"}}")));
         assertEquals(List.of("doc6"), ids(find(db, "{\"selector\":{\"foo\":{\"$beginsWith\":\"Mixed C\"}}}")));
+        s.asAdmin("PUT", "/" + db + "/doc7", "{\"foo\":\"zebra\",\"bar\":2}").status(201);
+        assertEquals(List.of("doc7"), ids(find(db, "{\"selector\":{\"foo\":{\"$gt\":\"foobar\"}}}")), "a string range is open above");
         assertEquals(List.of("doc3", "doc4", "doc6"), ids(find(db, "{\"selector\":{\"$text\":\"hello\"}}")).stream().sorted().toList(),
                 "while $default text is analyzed (standard)");
     }

@@ -244,12 +244,14 @@ final class TextQuery {
 
     private static String range(String op, JsonNode arg) {
         String v = value(arg);
-        boolean number = arg.isNumber();
+        // CouchDB's upper bound for strings is the term u0x10FFFF (an Erlang backslash-u escapes nothing), which
+        // cuts off every value from "v" on; an open bound is what it means
+        String min = arg.isNumber() ? "*" : "\"\"";
         return switch (op) {
-            case "$lt" -> "[" + (number ? "*" : "\"\"") + " TO " + v + "}";
-            case "$lte" -> "[" + (number ? "*" : "\"\"") + " TO " + v + "]";
-            case "$gte" -> "[" + v + " TO " + (number ? "*" : "u0x10FFFF") + "]";
-            default -> "{" + v + " TO " + (number ? "*" : "u0x10FFFF") + "]";
+            case "$lt" -> "[" + min + " TO " + v + "}";
+            case "$lte" -> "[" + min + " TO " + v + "]";
+            case "$gte" -> "[" + v + " TO *]";
+            default -> "{" + v + " TO *]";
         };
     }
 

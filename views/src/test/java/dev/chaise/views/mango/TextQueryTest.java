@@ -57,7 +57,7 @@ class TextQueryTest {
         assertEquals("(field_3anumber:{42 TO *])", q("{'field':{'$gt':42}}"));
         assertEquals("(field_3anumber:{12.5 TO *])", q("{'field':{'$gt':12.5}}"), "a float as written, not Erlang's 1.25000000000000000000e+01");
         assertEquals("(field_3astring:[\"\" TO \"m\"})", q("{'field':{'$lt':'m'}}"));
-        assertEquals("(field_3astring:{\"a\" TO u0x10FFFF])", q("{'field':{'$gt':'a'}}"));
+        assertEquals("(field_3astring:{\"a\" TO *])", q("{'field':{'$gt':'a'}}"), "open, not CouchDB's u0x10FFFF");
         for (String op : List.of("$lt", "$lte", "$gt", "$gte")) {
             assertEquals(EXISTS, q("{'field':{'" + op + "':[1,2,3]}}"), op + " an array: any value, the matcher decides");
             assertEquals(EXISTS, q("{'field':{'" + op + "':null}}"));

@@ -15,9 +15,9 @@ import java.util.regex.Pattern;
  * A normalized selector as a Lucene query over the fields a Mango {@code nouveau} index makes
  * ({@link NouveauFields}), as CouchDB 3.5's {@code mango_selector_text} writes it: each condition
  * becomes a query on the field named by its path and the type of its argument
- * ({@code age:number}, escaped: {@code age_3anumber}), ranges keep their bounds' type, and what
- * Lucene cannot say ({@code $type}, {@code $regex}, comparisons with arrays, objects or null)
- * becomes "the field exists" over the {@code $fieldnames} field. The query only finds candidates:
+ * ({@code age:number}, escaped: {@code age_3anumber}), number ranges are ranges, and what
+ * Lucene cannot say ({@code $type}, {@code $regex}, comparisons with arrays, objects or null, and
+ * string ranges, whose order differs) becomes "the field exists" over the {@code $fieldnames} field. The query only finds candidates:
  * every hit is matched against the selector afterwards, as in CouchDB.
  */
 final class TextQuery {
@@ -31,7 +31,14 @@ final class TextQuery {
     private TextQuery() {}
 
     /** The abstract query: mango_selector_text's tuples. */
-    sealed interface Q permits And, Or, Not, Term, NullTerm, FieldNames, Regex, Default {}
+    sealed interface Q permits And, Or, Not, Term, NullTerm, FieldNames, Regex, Default, Approx {}
+
+    /**
+     * Finds more documents than the condition matches (array equality by length and elements,
+     * {@code $elemMatch}, {@code $type}, ...). Harmless alone, since the selector decides, but a
+     * negation of it would drop documents that match: such a negation keeps only "the field exists".
+     */
+    record Approx(Q q) implements Q {}
 
     record And(List<Q> args) implements Q {}
 
@@ -49,7 +56,7 @@ final class TextQuery {
     /** A field name pattern on {@code $fieldnames}: {@code name} unescaped, {@code wildcard} appended as it is. */
     record FieldNames(String name, String wildcard) implements Q {}
 
-    /** {@code $regex}: any string value at the path. */
+    /** {@code $regex}, and a range of strings: any string value at the path. */
     record Regex(String path) implements Q {}
 
     /** {@code $text}: a phrase on the {@code $default} field. */
@@ -69,7 +76,7 @@ final class TextQuery {
     private static Q convert(List<String> path, JsonNode sel) {
         if (!sel.isObject()) {
             if (sel.isTextual() || sel.isNumber() || sel.isBoolean()) return term(path, sel, value(sel));
-            return exists(path); // null or an array where a value was expected: CouchDB fails; any value at the path is a safe superset
+            return new Approx(exists(path)); // null or an array where a value was expected: CouchDB fails; any value at the path is a safe superset
         }
         if (sel.size() != 1) throw new IllegalStateException("unnormalized selector: " + sel);
         Map.Entry<String, JsonNode> e = sel.properties().iterator().next();
@@ -78,7 +85,7 @@ final class TextQuery {
         return switch (op) {
             case "$and" -> new And(each(path, arg));
             case "$or" -> new Or(each(path, arg));
-            case "$not" -> new Not(exists(path), convert(path, arg));
+            case "$not" -> not(path, convert(path, arg));
             case "$default" -> {
                 if (!(convert(path, arg) instanceof Term t)) throw invalid("$default");
                 yield new Default(t.value());
@@ -91,13 +98,16 @@ final class TextQuery {
                 if (arg.size() == 1 && arg.get(0).isArray()) {
                     // [[...]]: the field is that array, or holds it; the matcher decides which
                     JsonNode eq = eq(arg.get(0));
-                    yield new Or(List.of(convert(path, eq), convert(under(path), eq)));
+                    yield new Approx(new Or(List.of(convert(path, eq), convert(under(path), eq))));
                 }
-                yield new And(each(under(path), arg));
+                yield new Approx(new And(each(under(path), arg)));
             }
-            case "$elemMatch", "$allMatch" -> convert(under(path), arg);
+            case "$elemMatch", "$allMatch" -> new Approx(convert(under(path), arg));
             case "$lt", "$lte", "$gt", "$gte" -> {
-                if (arg.isArray() || arg.isObject() || arg.isNull()) yield exists(path);
+                if (arg.isArray() || arg.isObject() || arg.isNull()) yield new Approx(exists(path));
+                // Lucene orders terms by their bytes, Mango strings by ICU collation (apple < Apple < b):
+                // no term range holds exactly the strings the selector wants, so ask for any string
+                if (arg.isTextual()) yield new Approx(new Regex(str(path)));
                 yield new Term(field(path, arg), range(op, arg));
             }
             case "$eq" -> {
@@ -107,24 +117,49 @@ final class TextQuery {
                     List<Q> parts = new ArrayList<>();
                     parts.add(new Term(str(inner) + ":length", Integer.toString(arg.size())));
                     for (JsonNode a : arg) parts.add(convert(inner, eq(a)));
-                    yield new And(parts);
+                    yield new Approx(new And(parts)); // the order and repeats of the elements are the matcher's
                 }
                 if (arg.isObject()) yield convert(path, arg);
                 yield term(path, arg, value(arg));
             }
-            case "$ne" -> new Not(exists(path), convert(path, eq(arg)));
+            case "$ne" -> not(path, convert(path, eq(arg)));
             case "$in" -> new Or(in(path, arg));
-            case "$nin" -> new Not(exists(path), new Or(in(path, arg)));
+            case "$nin" -> not(path, new Or(in(path, arg)));
             case "$exists" -> arg.booleanValue() ? exists(path) : new Not(exists(path), null);
-            case "$beginsWith" -> new Term(field(path, arg), escape(arg.textValue()) + "*");
-            case "$type" -> exists(path);
-            case "$mod" -> new FieldNames(str(path) + ":", "number");
-            case "$regex" -> new Regex(str(path));
+            case "$beginsWith" -> arg.textValue().isEmpty()
+                    ? new FieldNames(str(path) + ":", "string") // any string: a bare "*" is a leading wildcard Lucene refuses
+                    : new Term(field(path, arg), escape(arg.textValue()) + "*");
+            case "$type" -> new Approx(exists(path));
+            case "$mod" -> new Approx(new FieldNames(str(path) + ":", "number"));
+            case "$regex" -> new Approx(new Regex(str(path)));
             case "$size" -> new Term(str(under(path)) + ":length", value(arg));
             default -> {
                 if (op.startsWith("$")) throw invalid(op); // $keyMapMatch: no Lucene query for it
                 yield named(path, op, arg);
             }
+        };
+    }
+
+    /**
+     * "The field is there and the condition does not hold": the condition's documents subtracted,
+     * when its query finds exactly them (CouchDB subtracts in every case, so {@code $not} of
+     * {@code $mod}, {@code $regex} or {@code $elemMatch} finds nothing there).
+     */
+    private static Q not(List<String> path, Q cond) {
+        return exact(cond) ? new Not(exists(path), cond) : new Approx(exists(path));
+    }
+
+    private static boolean exact(Q q) {
+        return switch (q) {
+            case Approx a -> false;
+            case And a -> a.args().stream().allMatch(TextQuery::exact);
+            case Or o -> o.args().stream().allMatch(TextQuery::exact);
+            case Not n -> n.arg() == null || exact(n.arg());
+            case Default d -> false;
+            case Term t -> true;
+            case NullTerm t -> true;
+            case FieldNames f -> true;
+            case Regex r -> false;
         };
     }
 
@@ -141,7 +176,7 @@ final class TextQuery {
             arrays.add(n ? ARRAY : s);
         }
         if (!positions) return convert(asIs, cond);
-        return new Or(List.of(convert(asIs, cond), convert(arrays, cond)));
+        return new Approx(new Or(List.of(convert(asIs, cond), convert(arrays, cond))));
     }
 
     private static boolean isInteger(String s) {
@@ -170,7 +205,7 @@ final class TextQuery {
                 }
                 out.add(new Or(parts));
             } else if (a.isArray() || a.isNull()) {
-                out.add(exists(path)); // CouchDB fails here; "present" is a superset the matcher narrows
+                out.add(new Approx(exists(path))); // CouchDB fails here; "present" is a superset the matcher narrows
             } else {
                 out.add(new Or(List.of(term(path, a, value(a)), term(under(path), a, value(a)))));
             }
@@ -187,7 +222,8 @@ final class TextQuery {
     }
 
     private static Term term(List<String> path, JsonNode arg, String value) {
-        return new Term(field(path, arg), value);
+        // a term may not start with "-" (Lucene's prohibit); CouchDB writes it bare and the query fails
+        return new Term(field(path, arg), value.startsWith("-") ? "\\" + value : value);
     }
 
     private static List<String> under(List<String> path) {
@@ -242,14 +278,12 @@ final class TextQuery {
         return "true"; // null: the :null field holds "true"
     }
 
+    /** A range over a number field; numbers order alike in Lucene and Mango. */
     private static String range(String op, JsonNode arg) {
         String v = value(arg);
-        // CouchDB's upper bound for strings is the term u0x10FFFF (an Erlang backslash-u escapes nothing), which
-        // cuts off every value from "v" on; an open bound is what it means
-        String min = arg.isNumber() ? "*" : "\"\"";
         return switch (op) {
-            case "$lt" -> "[" + min + " TO " + v + "}";
-            case "$lte" -> "[" + min + " TO " + v + "]";
+            case "$lt" -> "[* TO " + v + "}";
+            case "$lte" -> "[* TO " + v + "]";
             case "$gte" -> "[" + v + " TO *]";
             default -> "{" + v + " TO *]";
         };
@@ -304,6 +338,7 @@ final class TextQuery {
 
     private static List<String> parts(Q q) {
         return switch (q) {
+            case Approx a -> parts(a.q());
             case And a -> joined(a.args(), " AND ");
             case Or o -> joined(o.args(), " OR ");
             case Not n when n.arg() == null -> List.of("($fieldnames:/.*/ ", " AND NOT (", query(n.exists()), "))");
@@ -351,6 +386,7 @@ final class TextQuery {
 
     private static void fields(Q q, Set<String> out) {
         switch (q) {
+            case Approx a -> fields(a.q(), out);
             case And a -> a.args().forEach(x -> fields(x, out));
             case Or o when o.args().size() == 2 && o.args().get(0) instanceof Term first && o.args().get(1) instanceof Term second -> {
                 // a value or an element ($in, a.0): the index declares only the field itself

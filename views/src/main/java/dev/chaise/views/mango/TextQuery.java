@@ -78,7 +78,11 @@ final class TextQuery {
             if (sel.isTextual() || sel.isNumber() || sel.isBoolean()) return term(path, sel, value(sel));
             return new Approx(exists(path)); // null or an array where a value was expected: CouchDB fails; any value at the path is a safe superset
         }
-        if (sel.size() != 1) throw new IllegalStateException("unnormalized selector: " + sel);
+        if (sel.size() != 1) { // a value, not a selector ($eq's object, $all's elements): each member, or "present" for {}
+            List<Q> parts = new ArrayList<>();
+            for (Map.Entry<String, JsonNode> m : sel.properties()) parts.add(convert(path, one(m.getKey(), m.getValue())));
+            return new Approx(parts.isEmpty() ? exists(path) : new And(parts));
+        }
         Map.Entry<String, JsonNode> e = sel.properties().iterator().next();
         String op = e.getKey();
         JsonNode arg = e.getValue();
@@ -119,7 +123,7 @@ final class TextQuery {
                     for (JsonNode a : arg) parts.add(convert(inner, eq(a)));
                     yield new Approx(new And(parts)); // the order and repeats of the elements are the matcher's
                 }
-                if (arg.isObject()) yield convert(path, arg);
+                if (arg.isObject()) yield new Approx(convert(path, arg)); // its members below the path; the object may hold more
                 yield term(path, arg, value(arg));
             }
             case "$ne" -> not(path, convert(path, eq(arg)));

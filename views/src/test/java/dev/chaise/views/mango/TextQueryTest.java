@@ -36,7 +36,11 @@ class TextQueryTest {
         assertEquals("(field_3anumber:\\-3)", q("{'field':-3}"), "a leading minus is not Lucene's prohibit");
         assertEquals("(field_3anumber:[* TO -3})", q("{'field':{'$lt':-3}}"));
         assertEquals("(field1.field2_3astring:\"value\")", q("{'field1':{'field2':'value'}}"), "nested objects are paths");
-        assertEquals("(field1.field2_3astring:\"value\")", q("{'field1':{'$eq':{'field2':'value'}}}"), "$eq of an object is a selector under it");
+        assertEquals("(field1.field2_3astring:\"value\")", q("{'field1':{'$eq':{'field2':'value'}}}"), "$eq of an object: its members under it");
+        assertEquals("(((tags._5b_5d.a_3anumber:1) AND (tags._5b_5d.b_3anumber:2)))", q("{'tags':{'$all':[{'a':1,'b':2}]}}"));
+        assertEquals("((f.a_3anumber:1) AND (f.b_3anumber:2))", q("{'f':{'$eq':{'a':1,'b':2}}}"));
+        assertEquals("(($fieldnames:f_3a*) OR ($fieldnames:f.*))", q("{'f':{'$eq':{}}}"));
+        assertEquals("(($fieldnames:f_3a*) OR ($fieldnames:f.*))", q("{'f':{'$ne':{'a':1}}}"), "an object may hold more: nothing to subtract");
         assertEquals("((field1_3astring:\"value1\") AND (field2_3astring:\"value2\"))", q("{'field1':'value1','field2':'value2'}"));
     }
 

@@ -91,7 +91,8 @@ class MangoNouveauTest {
         assertEquals(List.of("doc6"), ids(find(db, "{\"selector\":{\"foo\":\"Mixed Case: ok\"}}")));
         assertEquals(List.of("doc6"), ids(find(db, "{\"selector\":{\"foo\":{\"$beginsWith\":\"Mixed C\"}}}")));
         s.asAdmin("PUT", "/" + db + "/doc7", "{\"foo\":\"zebra\",\"bar\":2}").status(201);
-        assertEquals(List.of("doc7"), ids(find(db, "{\"selector\":{\"foo\":{\"$gt\":\"foobar\"}}}")), "a string range is open above");
+        assertEquals(List.of("doc6", "doc7"), ids(find(db, "{\"selector\":{\"foo\":{\"$gt\":\"foobar\"}}}")).stream().sorted().toList(),
+                "a string range is open above");
         assertEquals(List.of("doc6"), ids(find(db, "{\"selector\":{\"foo\":{\"$gt\":\"foobar\",\"$lt\":\"zebra\"}}}")),
                 "in Mango's collation, where Mixed comes after foobar (not in Lucene's byte order)");
         assertEquals(List.of("doc3", "doc4", "doc6"), ids(find(db, "{\"selector\":{\"$text\":\"hello\"}}")).stream().sorted().toList(),

@@ -228,6 +228,24 @@ class MangoNouveauTest {
         assertEquals(501, s.asAdmin("POST", "/" + db + "/_index", "{\"type\":\"text\",\"index\":{}}").status());
     }
 
+    /** mango_idx with {@code [nouveau] enable = false}: the type is unavailable, and its indexes are not listed or used. */
+    @Test
+    void disabledNouveauIsAnUnavailableIndexType() throws Exception {
+        String db = db(false);
+        s.asAdmin("PUT", "/_node/_local/_config/nouveau/enable", "\"false\"").status(200);
+        try {
+            HttpTestServer.Resp r = s.asAdmin("POST", "/" + db + "/_index", INDEX).status(503);
+            assertEquals("required index service unavailable", r.json().get("error").asText());
+            assertEquals("nouveau", r.json().get("reason").asText());
+            assertEquals(1, s.asAdmin("GET", "/" + db + "/_index", null).status(200).json().get("total_rows").asInt());
+            assertEquals("special", s.asAdmin("POST", "/" + db + "/_explain", "{\"selector\":{\"bar\":{\"$gt\":5}}}").status(200).json()
+                    .get("index").get("type").asText());
+        } finally {
+            s.asAdmin("PUT", "/_node/_local/_config/nouveau/enable", "\"true\"").status(200);
+        }
+        assertEquals("nouveau", s.asAdmin("POST", "/" + db + "/_explain", "{\"selector\":{\"bar\":{\"$gt\":5}}}").json().get("index").get("type").asText());
+    }
+
     @Test
     void textWithoutANouveauIndexSaysWhatIsMissing() throws Exception {
         String db = "mn" + (dbs++);

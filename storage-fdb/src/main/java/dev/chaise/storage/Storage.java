@@ -161,6 +161,16 @@ public final class Storage implements AutoCloseable {
         return open(open(name), user, level);
     }
 
+    /**
+     * Database {@code name}'s info as {@code user} may see it in a listing of databases
+     * ({@code _dbs_info}, where CouchDB asks for no membership): 400 for an illegal name, 404 if it
+     * does not exist; in an access database, counts of the user's own documents only
+     * ({@link SecuredDb#info()}).
+     */
+    public DbInfo listedInfo(String name, UserCtx user) {
+        return SecuredDb.listed(open(name), user, policies);
+    }
+
     SecuredDb open(Database db, UserCtx user, SecuredDb.Level level) {
         return SecuredDb.open(db, user, level, policies);
     }

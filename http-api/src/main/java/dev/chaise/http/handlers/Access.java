@@ -54,9 +54,10 @@ public final class Access {
     /**
      * What reads the database beyond one user's documents: with the design functions
      * ({@code _design/{ddoc}/_view/...}, {@code _show}, {@code _list}, {@code _update}, ...),
-     * for an access database's admins only ({@link SecuredDb#checkQuery}).
+     * for an access database's admins only ({@link SecuredDb#checkQuery}). A user's {@code _find}
+     * and {@code _explain} run over their own documents ({@code Mango#findOwn}).
      */
-    private static final Set<String> QUERIES = Set.of("_find", "_index", "_explain", "_design_docs", "_local_docs", "_view_cleanup");
+    private static final Set<String> QUERIES = Set.of("_index", "_design_docs", "_local_docs", "_view_cleanup");
 
     /** The database named by the request's {@code {db}}. */
     public SecuredDb database(Request req, SecuredDb.Level level) {

@@ -11,6 +11,7 @@ import dev.chaise.storage.DbHandle;
 import dev.chaise.storage.DbReader;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.ScanProperties;
+import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
@@ -51,7 +52,7 @@ public final class Mango {
 
     private final ViewIndexes views;
     private final SearchIndexes search;
-    private final MangoIndexes indexes = new MangoIndexes();
+    private final MangoIndexes indexes;
     private final MangoStats counts;
 
     /** Without Nouveau: {@code "type": "nouveau"} indexes are listed but not searched. */
@@ -67,6 +68,7 @@ public final class Mango {
     public Mango(ViewIndexes views, SearchIndexes search, dev.chaise.stats.Stats stats) {
         this.views = views;
         this.search = search;
+        this.indexes = new MangoIndexes(() -> search != null && search.enabled());
         this.counts = new MangoStats(stats);
     }
 
@@ -101,12 +103,15 @@ public final class Mango {
         if (text != null) {
             NouveauCursor.Outcome o = NouveauCursor.run(search, db, q, text);
             List<String> warnings = new ArrayList<>();
-            if (q.useIndex().given() && !q.useIndex().selects(text.ddoc(), text.name())) warnings.add(useIndexWarning(q));
-            return finish(q, o.docs(), warnings, 0, o.docsExamined(), 0, o.evaluated(), o.bookmark(), start);
+            useIndexWarning(q, text.ddoc(), text.name(), warnings);
+            scanWarning(o.docsExamined(), o.docs().size(), warnings);
+            Find.Stats stats = new Find.Stats(0, o.docsExamined(), 0, o.docs().size(), (System.nanoTime() - start) / 1e6);
+            count(stats, o.evaluated());
+            return new Find.Result(o.docs(), o.bookmark(), warnings, stats); // the bookmark null when none, as CouchDB's
         }
         noTextSearch(q);
         Bookmark bookmark = Bookmark.decode(q.bookmark());
-        Planner.Choice choice = choose(db, q, false);
+        Planner.Choice choice = choose(db, q, indexes.list(db), Sort.names(q.sort()), false);
         MangoIndex index = choice.index();
         if (bookmark != null && !bookmark.isOn(index)) {
             // A later page stays on the index its first page ran on, while that can still serve the query.
@@ -119,39 +124,47 @@ public final class Mango {
             else run.json();
         }
         List<String> warnings = new ArrayList<>();
-        if (q.useIndex().given() && !q.useIndex().selects(index.ddoc(), index.name())) warnings.add(useIndexWarning(q));
+        useIndexWarning(q, index.ddoc(), index.name(), warnings);
         if (index.special()) {
             warnings.add(Find.NO_INDEX_WARNING);
             counts.unindexed().increment();
         }
+        scanWarning(run.docs + run.quorumDocs, run.out.size(), warnings);
         String next = run.last != null ? run.last.encode() : q.bookmark() != null ? q.bookmark() : "nil";
-        return finish(q, run.out, warnings, run.keys, run.docs, run.quorumDocs, run.evaluated, next, start);
+        Find.Stats stats = new Find.Stats(run.keys, run.docs, run.quorumDocs, run.out.size(), (System.nanoTime() - start) / 1e6);
+        count(stats, run.evaluated);
+        return new Find.Result(run.out, next, warnings, stats);
     }
 
-    private String useIndexWarning(Find.Query q) {
-        counts.invalidIndex().increment();
-        return q.useIndex().name() == null
-                ? "_design/" + q.useIndex().ddoc() + " was not used because it does not contain a valid index for this query."
-                : "_design/" + q.useIndex().ddoc() + ", " + q.useIndex().name() + " was not used because it is not a valid index for this query.";
+    /**
+     * A {@code _find} body run for a user of a per-document access database over the documents
+     * they may read ({@link OwnDocsScan}), never over an index: the planner sees no JSON index,
+     * so {@code use_index} is a warning (or {@code invalid_index} without fallback) whatever the
+     * database holds, and a sort needs none. The documents come back as the user may see them.
+     */
+    public Find.Result findOwn(SecuredDb db, JsonNode body) {
+        long start = System.nanoTime();
+        Find.Query q = Find.parse(body);
+        noTextSearch(q);
+        Bookmark bookmark = Bookmark.decode(q.bookmark());
+        Planner.Choice choice = choose(db.database(), q, List.of(), List.of(), false);
+        OwnDocsScan scan = new OwnDocsScan(db, q);
+        OwnDocsScan.Page page = scan.run(bookmark);
+        List<String> warnings = new ArrayList<>();
+        useIndexWarning(q, choice.index().ddoc(), choice.index().name(), warnings);
+        String next = page.bookmark() != null ? page.bookmark() : q.bookmark() != null ? q.bookmark() : "nil";
+        Find.Stats stats = new Find.Stats(scan.keys, scan.docs, scan.quorumDocs, page.docs().size(), (System.nanoTime() - start) / 1e6);
+        count(stats, scan.evaluated);
+        return new Find.Result(page.docs(), next, warnings, stats);
     }
 
-    /** The answer and its counts, whichever index ran the query ({@code nouveau}: its bookmark may be null, as CouchDB's). */
-    private Find.Result finish(Find.Query q, List<ObjectNode> out, List<String> warnings, long keys, long docs, long quorumDocs, long evaluated,
-                               String next, long start) {
-        long examined = docs + quorumDocs;
-        double ratio = out.isEmpty() ? examined : (double) examined / out.size();
+    /** CouchDB's warning when a query read more than ten documents per result. */
+    private void scanWarning(long examined, int results, List<String> warnings) {
+        double ratio = results == 0 ? examined : (double) examined / results;
         if (ratio > 10) {
             warnings.add(Find.SCAN_WARNING);
             counts.tooManyScanned().increment();
         }
-        Find.Stats stats = new Find.Stats(keys, docs, quorumDocs, out.size(), (System.nanoTime() - start) / 1e6);
-        counts.keys().add(keys);
-        counts.docs().add(docs);
-        counts.quorumDocs().add(quorumDocs);
-        counts.results().add(out.size());
-        counts.evaluated().add(evaluated);
-        counts.time().record(stats.millis());
-        return new Find.Result(out, next, warnings, stats);
     }
 
     /**
@@ -178,7 +191,7 @@ public final class Mango {
         if (usable.isEmpty()) return null;
         if (!named.isEmpty()) return one(named);
         try {
-            Planner.Choice c = choose(db, q, forExplain);
+            Planner.Choice c = choose(db, q, indexes.list(db), Sort.names(q.sort()), forExplain);
             if (c.index() != null && !c.index().special()) return null;
         } catch (MangoException e) {
             if (!e.error().equals("no_usable_index")) throw e; // no JSON index can sort it: nouveau does, sorting as it asks
@@ -191,12 +204,42 @@ public final class Mango {
         return l.getFirst();
     }
 
+    private void count(Find.Stats stats, long evaluated) {
+        counts.keys().add(stats.keysExamined());
+        counts.docs().add(stats.docsExamined());
+        counts.quorumDocs().add(stats.quorumDocsExamined());
+        counts.results().add(stats.resultsReturned());
+        counts.evaluated().add(evaluated);
+        counts.time().record(stats.millis());
+    }
+
     /**
-     * The index a query runs on ({@link Planner}); a partition's query of a database that is not
-     * partitioned can only fall to {@code _all_docs}, which refuses it as CouchDB's does.
+     * {@code _explain} for a user of a per-document access database, as {@link #findOwn} runs the
+     * query: on the special index (their own {@code _all_docs}), with no other index as a
+     * candidate, so nothing tells them which indexes the database's admins built.
      */
-    private Planner.Choice choose(Database db, Find.Query q, boolean forExplain) {
-        Planner.Choice c = Planner.choose(q.selector(), Sort.names(q.sort()), q.useIndex(), q.allowFallback(), indexes.list(db), forExplain,
+    public ObjectNode explainOwn(SecuredDb db, JsonNode body) {
+        Find.Query q = Find.parse(body);
+        noTextSearch(q);
+        return explain(db.database(), q, choose(db.database(), q, List.of(), List.of(), true));
+    }
+
+    /** CouchDB's warning when {@code use_index} named an index the query did not run on ({@code ddoc} null: the special one). */
+    private void useIndexWarning(Find.Query q, String ddoc, String name, List<String> warnings) {
+        if (!q.useIndex().given() || q.useIndex().selects(ddoc, name)) return;
+        warnings.add(q.useIndex().name() == null
+                ? "_design/" + q.useIndex().ddoc() + " was not used because it does not contain a valid index for this query."
+                : "_design/" + q.useIndex().ddoc() + ", " + q.useIndex().name() + " was not used because it is not a valid index for this query.");
+        counts.invalidIndex().increment();
+    }
+
+    /**
+     * The index a query runs on ({@link Planner}) among {@code jsonIndexes}, for a sort by
+     * {@code sortFields}; a partition's query of a database that is not partitioned can only fall
+     * to {@code _all_docs}, which refuses it as CouchDB's does.
+     */
+    private static Planner.Choice choose(Database db, Find.Query q, List<JsonIndex> jsonIndexes, List<String> sortFields, boolean forExplain) {
+        Planner.Choice c = Planner.choose(q.selector(), sortFields, q.useIndex(), q.allowFallback(), jsonIndexes, forExplain,
                 db.partitioned(), q.partition() != null);
         if (q.partition() != null && !db.partitioned() && c.index() != null) {
             throw new MangoException("query_parse_error", "`partition` parameter is not supported on this db"); // couch_mrview_util:validate_all_docs_args
@@ -436,14 +479,23 @@ public final class Mango {
 
     // ---------------------------------------------------------------- _explain
 
+    /** {@code _explain}: CouchDB 3.5's answer, plus {@code ranges}, the key ranges Chaise reads. */
+    public ObjectNode explain(Database db, JsonNode body) {
+        Find.Query q = Find.parse(body);
+        NouveauIndex text = nouveauChoice(db, q, true);
+        if (text == null) noTextSearch(q);
+        Planner.Choice c = choose(db, q, indexes.list(db), Sort.names(q.sort()), true);
+        return text == null ? explain(db, q, c) : explainNouveau(explain(db, q, c), q, c, text);
+    }
+
     /**
-     * mango_cursor_nouveau:explain's members after the common ones: the Lucene {@code query}, the
-     * {@code partition} and Nouveau's {@code sort}. Candidates are the JSON and special indexes, the
-     * one that would have run without this index marked {@code unfavored_type}, as CouchDB marks
-     * an index of a kind it tries later.
+     * A nouveau index's {@code _explain}: the common members, then mango_cursor_nouveau:explain's
+     * {@code query} (the Lucene query), {@code partition} and Nouveau's {@code sort}, in place of a
+     * view's. Candidates are the JSON and special indexes, the one that would have run without this
+     * index marked {@code unfavored_type}, as CouchDB marks an index of a kind it tries later.
      */
-    private ObjectNode explainNouveau(ObjectNode out, Find.Query q, Planner.Choice c, NouveauIndex text) {
-        ArrayNode candidates = Planner.candidates(c, q.fields());
+    private static ObjectNode explainNouveau(ObjectNode out, Find.Query q, Planner.Choice c, NouveauIndex text) {
+        out.set("index", text.toJson());
         if (c.index() != null) {
             ObjectNode e = Json.NODES.objectNode();
             e.set("index", c.index().toJson());
@@ -453,10 +505,9 @@ public final class Mango {
             a.put("ranking", 1);
             if (c.index().special()) a.putNull("covering");
             else a.put("covering", c.index().covers(q.fields()));
-            candidates.insert(0, e);
+            ((ArrayNode) out.get("index_candidates")).insert(0, e);
         }
-        out.set("index_candidates", candidates);
-        out.set("selector_hints", Planner.selectorHints(q.selector()));
+        out.remove(List.of("mrargs", "covering", "ranges"));
         out.put("query", TextQuery.convert(q.selector()));
         if (q.partition() == null) out.putNull("partition");
         else out.put("partition", q.partition());
@@ -466,16 +517,10 @@ public final class Mango {
         return out;
     }
 
-    /** {@code _explain}: CouchDB 3.5's answer, plus {@code ranges}, the key ranges Chaise reads. */
-    public ObjectNode explain(Database db, JsonNode body) {
-        Find.Query q = Find.parse(body);
-        NouveauIndex text = nouveauChoice(db, q, true);
-        if (text == null) noTextSearch(q);
-        Planner.Choice c = choose(db, q, true);
+    private static ObjectNode explain(Database db, Find.Query q, Planner.Choice c) {
         ObjectNode out = Json.NODES.objectNode();
         out.put("dbname", db.name());
-        if (text != null) out.set("index", text.toJson());
-        else if (c.index() == null) out.putNull("index");
+        if (c.index() == null) out.putNull("index");
         else out.set("index", c.index().toJson());
         out.put("partitioned", db.partitioned());
         out.set("selector", q.selector().toJson());
@@ -483,7 +528,6 @@ public final class Mango {
         out.put("limit", q.limit());
         out.put("skip", q.skip());
         out.set("fields", Find.fieldsJson(q.fields()));
-        if (text != null) return explainNouveau(out, q, c, text);
         out.set("index_candidates", Planner.candidates(c, q.fields()));
         out.set("selector_hints", Planner.selectorHints(q.selector()));
         if (c.index() == null) return out;

@@ -33,6 +33,12 @@ public final class MangoIndexes {
     private static final int SAVE_ATTEMPTS = 8;
 
     private final ConcurrentHashMap<Object, Parsed> parsed = new ConcurrentHashMap<>();
+    /** {@code [nouveau] enable}: when off, nouveau indexes are neither listed nor created, as mango_idx leaves out a disabled type. */
+    private final java.util.function.BooleanSupplier nouveauOn;
+
+    MangoIndexes(java.util.function.BooleanSupplier nouveauOn) {
+        this.nouveauOn = nouveauOn;
+    }
 
     /** What {@code POST _index} answers. */
     public record Created(String result, String id, String name) {}
@@ -50,6 +56,7 @@ public final class MangoIndexes {
     /** Every {@code "type": "nouveau"} index of the database, in the same order. */
     public List<NouveauIndex> nouveau(Database db) {
         List<NouveauIndex> out = new ArrayList<>();
+        if (!nouveauOn.getAsBoolean()) return out;
         for (DocInfo d : db.read(r -> r.designDocs())) out.addAll(indexes(db, d).nouveau());
         out.sort(Comparator.comparing(NouveauIndex::ddoc, RawOrder::compareStrings).thenComparing(NouveauIndex::name, RawOrder::compareStrings));
         return out;
@@ -196,6 +203,9 @@ public final class MangoIndexes {
     public Created create(SecuredDb db, JsonNode body) {
         Request r = parseRequest(body);
         boolean nouveau = r.type().equals("nouveau");
+        if (nouveau && !nouveauOn.getAsBoolean()) {
+            throw new MangoException(503, "required index service unavailable", "nouveau"); // mango_idx:get_idx_type
+        }
         // a JSON index is a view; a nouveau one an entry of the nouveau member, as mango_idx_nouveau:add writes it
         ObjectNode added = nouveau ? NouveauIndex.entry(NouveauIndex.validate(r.def())) : view(viewMap(r.def()), r.def());
         String generated = r.name() == null || r.ddoc() == null

@@ -3,7 +3,7 @@
 # a nouveau index on name:string and n:number and a JSON index on n, then 200 queries of each kind, limit 25:
 # p50 and p90 wall-clock milliseconds (a loaded machine shows in them: give the load average with the numbers).
 #   python3 src-it/bench/mango-nouveau-find.py http://127.0.0.1:PORT   (admin adm:pass; drops and creates /bench_nm)
-import json, time, urllib.request, base64, random, statistics, sys
+import json, time, urllib.request, base64, random, sys
 U = sys.argv[1]
 AUTH = "Basic " + base64.b64encode(b"adm:pass").decode()
 def req(method, path, body=None):

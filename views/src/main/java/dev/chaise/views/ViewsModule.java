@@ -72,6 +72,7 @@ public final class ViewsModule implements AutoCloseable {
                 }
             };
         }, SEARCH_CACHE_BYTES);
+        search.useQueryIndexer(def -> new dev.chaise.views.mango.NouveauFields(def.def())); // Mango's nouveau indexes, built in Java
         this.autoUpdate = new AutoUpdate(storage, designs, builds, search);
         this.queries = new ViewQueries(designs, programs, builds, interactive);
         this.filters = new DocFilters(js, designs);

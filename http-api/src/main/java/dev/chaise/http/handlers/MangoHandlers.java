@@ -14,6 +14,7 @@ import dev.chaise.views.ViewQueries;
 import dev.chaise.views.mango.Find;
 import dev.chaise.views.mango.Mango;
 import dev.chaise.views.mango.MangoIndexes;
+import dev.chaise.views.search.SearchIndexes;
 
 /**
  * Mango: {@code POST /{db}/_find}, {@code _explain}, and the index endpoints ({@code GET} and
@@ -25,9 +26,9 @@ public final class MangoHandlers {
     private final Access access;
     private final Mango mango;
 
-    public MangoHandlers(ViewQueries queries, Access access) {
+    public MangoHandlers(ViewQueries queries, SearchIndexes search, Access access) {
         this.access = access;
-        this.mango = new Mango(queries, access.stats());
+        this.mango = new Mango(queries, search, access.stats());
     }
 
     public void register(Router r) {

@@ -136,7 +136,7 @@ public final class ChaiseHttp implements AutoCloseable {
         new ReplicatorHandlers(() -> replicate, () -> schedulerPages).register(router);
         new NotImplementedHandlers(access).register(router);
         new FauxtonHandlers(configStore).register(router);
-        new MangoHandlers(views.queries(), access).register(router);
+        new MangoHandlers(views.queries(), views.search(), access).register(router);
         new NouveauHandlers(views.search(), access, configStore).register(router);
         serverHandlers.switchedFeatures(() -> views.search().enabled() ? List.of("nouveau") : List.of());
     }

@@ -18,6 +18,7 @@ import dev.chaise.storage.json.Json;
 import dev.chaise.views.index.DesignDoc;
 import dev.chaise.views.index.MapIndexSubspace;
 import dev.chaise.views.index.PartitionedKeys;
+import dev.chaise.views.search.SearchIndexes;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -50,15 +51,24 @@ public final class Mango {
     private static final int PREFETCH_ROWS = 64;
 
     private final ViewIndexes views;
-    private final MangoIndexes indexes = new MangoIndexes();
+    private final SearchIndexes search;
+    private final MangoIndexes indexes;
     private final MangoStats counts;
+
+    /** Without Nouveau: {@code "type": "nouveau"} indexes are listed but not searched. */
+    public Mango(ViewIndexes views, dev.chaise.stats.Stats stats) {
+        this(views, null, stats);
+    }
 
     /**
      * @param views design documents and index readiness, from the views package
+     * @param search Nouveau's indexes, which {@code "type": "nouveau"} indexes are
      * @param stats where queries are counted
      */
-    public Mango(ViewIndexes views, dev.chaise.stats.Stats stats) {
+    public Mango(ViewIndexes views, SearchIndexes search, dev.chaise.stats.Stats stats) {
         this.views = views;
+        this.search = search;
+        this.indexes = new MangoIndexes(() -> search != null && search.enabled());
         this.counts = new MangoStats(stats);
     }
 
@@ -89,6 +99,16 @@ public final class Mango {
     public Find.Result find(Database db, JsonNode body) {
         long start = System.nanoTime();
         Find.Query q = Find.parse(body);
+        NouveauIndex text = nouveauChoice(db, q, false);
+        if (text != null) {
+            NouveauCursor.Outcome o = NouveauCursor.run(search, db, q, text);
+            List<String> warnings = new ArrayList<>();
+            useIndexWarning(q, text.ddoc(), text.name(), warnings);
+            scanWarning(o.docsExamined(), o.docs().size(), warnings);
+            Find.Stats stats = new Find.Stats(0, o.docsExamined(), 0, o.docs().size(), (System.nanoTime() - start) / 1e6);
+            count(stats, o.evaluated());
+            return new Find.Result(o.docs(), o.bookmark(), warnings, stats); // the bookmark null when none, as CouchDB's
+        }
         noTextSearch(q);
         Bookmark bookmark = Bookmark.decode(q.bookmark());
         Planner.Choice choice = choose(db, q, indexes.list(db), Sort.names(q.sort()), false);
@@ -104,17 +124,12 @@ public final class Mango {
             else run.json();
         }
         List<String> warnings = new ArrayList<>();
-        useIndexWarning(q, index, warnings);
+        useIndexWarning(q, index.ddoc(), index.name(), warnings);
         if (index.special()) {
             warnings.add(Find.NO_INDEX_WARNING);
             counts.unindexed().increment();
         }
-        long examined = run.docs + run.quorumDocs;
-        double ratio = run.out.isEmpty() ? examined : (double) examined / run.out.size();
-        if (ratio > 10) {
-            warnings.add(Find.SCAN_WARNING);
-            counts.tooManyScanned().increment();
-        }
+        scanWarning(run.docs + run.quorumDocs, run.out.size(), warnings);
         String next = run.last != null ? run.last.encode() : q.bookmark() != null ? q.bookmark() : "nil";
         Find.Stats stats = new Find.Stats(run.keys, run.docs, run.quorumDocs, run.out.size(), (System.nanoTime() - start) / 1e6);
         count(stats, run.evaluated);
@@ -136,11 +151,57 @@ public final class Mango {
         OwnDocsScan scan = new OwnDocsScan(db, q);
         OwnDocsScan.Page page = scan.run(bookmark);
         List<String> warnings = new ArrayList<>();
-        useIndexWarning(q, choice.index(), warnings);
+        useIndexWarning(q, choice.index().ddoc(), choice.index().name(), warnings);
         String next = page.bookmark() != null ? page.bookmark() : q.bookmark() != null ? q.bookmark() : "nil";
         Find.Stats stats = new Find.Stats(scan.keys, scan.docs, scan.quorumDocs, page.docs().size(), (System.nanoTime() - start) / 1e6);
         count(stats, scan.evaluated);
         return new Find.Result(page.docs(), next, warnings, stats);
+    }
+
+    /** CouchDB's warning when a query read more than ten documents per result. */
+    private void scanWarning(long examined, int results, List<String> warnings) {
+        double ratio = results == 0 ? examined : (double) examined / results;
+        if (ratio > 10) {
+            warnings.add(Find.SCAN_WARNING);
+            counts.tooManyScanned().increment();
+        }
+    }
+
+    /**
+     * The nouveau index a query runs on, or null: CouchDB tries its cursor kinds in order (JSON
+     * indexes, then nouveau, then {@code _all_docs}), so a usable nouveau index serves a query no
+     * JSON index can, or one {@code use_index} names. Candidates are the usable nouveau indexes in
+     * the query's scope (partitioned for a partition's query, else global) without a partial filter
+     * unless named; two of them and no {@code use_index} is 400 {@code multiple_nouveau_indexes}.
+     * Checking usability writes the selector's query, so {@code $keyMapMatch} is 400 {@code invalid_operator}
+     * in a database with any nouveau index, as in CouchDB.
+     */
+    private NouveauIndex nouveauChoice(Database db, Find.Query q, boolean forExplain) {
+        if (search == null) return null;
+        List<NouveauIndex> usable = new ArrayList<>();
+        List<NouveauIndex> named = new ArrayList<>();
+        for (NouveauIndex i : indexes.nouveau(db)) {
+            boolean byUser = q.useIndex().given() && q.useIndex().selects(i.ddoc(), i.name());
+            if (i.partial() != null && !byUser) continue;
+            if (db.partitioned() && i.partitioned() != (q.partition() != null)) continue;
+            if (!i.usable(q.selector())) continue;
+            usable.add(i);
+            if (byUser) named.add(i);
+        }
+        if (usable.isEmpty()) return null;
+        if (!named.isEmpty()) return one(named);
+        try {
+            Planner.Choice c = choose(db, q, indexes.list(db), Sort.names(q.sort()), forExplain);
+            if (c.index() != null && !c.index().special()) return null;
+        } catch (MangoException e) {
+            if (!e.error().equals("no_usable_index")) throw e; // no JSON index can sort it: nouveau does, sorting as it asks
+        }
+        return one(usable);
+    }
+
+    private static NouveauIndex one(List<NouveauIndex> l) {
+        if (l.size() > 1) throw new MangoException("multiple_nouveau_indexes", "You must specify an index with the `use_index` parameter.");
+        return l.getFirst();
     }
 
     private void count(Find.Stats stats, long evaluated) {
@@ -163,9 +224,9 @@ public final class Mango {
         return explain(db.database(), q, choose(db.database(), q, List.of(), List.of(), true));
     }
 
-    /** CouchDB's warning when {@code use_index} named an index the query did not run on. */
-    private void useIndexWarning(Find.Query q, MangoIndex index, List<String> warnings) {
-        if (!q.useIndex().given() || q.useIndex().selects(index.ddoc(), index.name())) return;
+    /** CouchDB's warning when {@code use_index} named an index the query did not run on ({@code ddoc} null: the special one). */
+    private void useIndexWarning(Find.Query q, String ddoc, String name, List<String> warnings) {
+        if (!q.useIndex().given() || q.useIndex().selects(ddoc, name)) return;
         warnings.add(q.useIndex().name() == null
                 ? "_design/" + q.useIndex().ddoc() + " was not used because it does not contain a valid index for this query."
                 : "_design/" + q.useIndex().ddoc() + ", " + q.useIndex().name() + " was not used because it is not a valid index for this query.");
@@ -406,13 +467,13 @@ public final class Mango {
     }
 
     /**
-     * {@code $text} needs a text index. CouchDB without its search service runs such a query on
-     * the special index, where {@code $text} matches every document: an answer that only looks
-     * right. Chaise says it cannot.
+     * {@code $text} needs a nouveau index that can answer it. CouchDB without one runs such a query
+     * on the special index, where {@code $text} matches every document: an answer that only looks
+     * right. Chaise says what is missing.
      */
     private static void noTextSearch(Find.Query q) {
         if (q.selector().isTextSearch()) {
-            throw new MangoException(501, "index_not_implemented", "Chaise has no full-text search: $text needs a text index, which it does not build");
+            throw new MangoException("no_usable_index", "No nouveau index can answer this $text query: create one with POST /{db}/_index and \"type\": \"nouveau\".");
         }
     }
 
@@ -421,8 +482,39 @@ public final class Mango {
     /** {@code _explain}: CouchDB 3.5's answer, plus {@code ranges}, the key ranges Chaise reads. */
     public ObjectNode explain(Database db, JsonNode body) {
         Find.Query q = Find.parse(body);
-        noTextSearch(q);
-        return explain(db, q, choose(db, q, indexes.list(db), Sort.names(q.sort()), true));
+        NouveauIndex text = nouveauChoice(db, q, true);
+        if (text == null) noTextSearch(q);
+        Planner.Choice c = choose(db, q, indexes.list(db), Sort.names(q.sort()), true);
+        return text == null ? explain(db, q, c) : explainNouveau(explain(db, q, c), q, c, text);
+    }
+
+    /**
+     * A nouveau index's {@code _explain}: the common members, then mango_cursor_nouveau:explain's
+     * {@code query} (the Lucene query), {@code partition} and Nouveau's {@code sort}, in place of a
+     * view's. Candidates are the JSON and special indexes, the one that would have run without this
+     * index marked {@code unfavored_type}, as CouchDB marks an index of a kind it tries later.
+     */
+    private static ObjectNode explainNouveau(ObjectNode out, Find.Query q, Planner.Choice c, NouveauIndex text) {
+        out.set("index", text.toJson());
+        if (c.index() != null) {
+            ObjectNode e = Json.NODES.objectNode();
+            e.set("index", c.index().toJson());
+            ObjectNode a = e.putObject("analysis");
+            a.put("usable", true);
+            a.putArray("reasons").addObject().put("name", "unfavored_type");
+            a.put("ranking", 1);
+            if (c.index().special()) a.putNull("covering");
+            else a.put("covering", c.index().covers(q.fields()));
+            ((ArrayNode) out.get("index_candidates")).insert(0, e);
+        }
+        out.remove(List.of("mrargs", "covering", "ranges"));
+        out.put("query", TextQuery.convert(q.selector()));
+        if (q.partition() == null) out.putNull("partition");
+        else out.put("partition", q.partition());
+        List<String> sort = NouveauCursor.sort(q.sort());
+        if (sort == null) out.putNull("sort");
+        else sort.forEach(out.putArray("sort")::add);
+        return out;
     }
 
     private static ObjectNode explain(Database db, Find.Query q, Planner.Choice c) {

@@ -32,7 +32,13 @@ public final class MangoIndexes {
     /** Saving a design document that changed under us: read and apply again, this many times. */
     private static final int SAVE_ATTEMPTS = 8;
 
-    private final ConcurrentHashMap<Object, List<JsonIndex>> parsed = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Object, Parsed> parsed = new ConcurrentHashMap<>();
+    /** {@code [nouveau] enable}: when off, nouveau indexes are neither listed nor created, as mango_idx leaves out a disabled type. */
+    private final java.util.function.BooleanSupplier nouveauOn;
+
+    MangoIndexes(java.util.function.BooleanSupplier nouveauOn) {
+        this.nouveauOn = nouveauOn;
+    }
 
     /** What {@code POST _index} answers. */
     public record Created(String result, String id, String name) {}
@@ -41,36 +47,52 @@ public final class MangoIndexes {
 
     /** Every JSON index of the database, sorted by design document id then name (as {@code lists:sort} of CouchDB's records). */
     public List<JsonIndex> list(Database db) {
-        List<DocInfo> ddocs = db.read(r -> r.designDocs());
         List<JsonIndex> out = new ArrayList<>();
-        for (DocInfo d : ddocs) out.addAll(indexes(db, d));
+        for (DocInfo d : db.read(r -> r.designDocs())) out.addAll(indexes(db, d).json());
         out.sort(Comparator.comparing(JsonIndex::ddoc, RawOrder::compareStrings).thenComparing(JsonIndex::name, RawOrder::compareStrings));
         return out;
     }
 
+    /** Every {@code "type": "nouveau"} index of the database, in the same order. */
+    public List<NouveauIndex> nouveau(Database db) {
+        List<NouveauIndex> out = new ArrayList<>();
+        if (!nouveauOn.getAsBoolean()) return out;
+        for (DocInfo d : db.read(r -> r.designDocs())) out.addAll(indexes(db, d).nouveau());
+        out.sort(Comparator.comparing(NouveauIndex::ddoc, RawOrder::compareStrings).thenComparing(NouveauIndex::name, RawOrder::compareStrings));
+        return out;
+    }
+
+    /** One design document's indexes of either kind. */
+    private record Parsed(List<JsonIndex> json, List<NouveauIndex> nouveau) {}
+
     /** One design document's indexes, parsed once per revision. */
-    private List<JsonIndex> indexes(Database db, DocInfo d) {
+    private Parsed indexes(Database db, DocInfo d) {
         record Key(long db, String id, String rev) {}
         Key k = new Key(db.handle().id(), d.id(), d.rev().toString());
-        List<JsonIndex> cached = parsed.get(k);
+        Parsed cached = parsed.get(k);
         if (cached != null) return cached;
-        List<JsonIndex> list;
+        Parsed p;
         try {
-            list = JsonIndex.fromDesignDoc(d.id(), db.get(d.id(), d.rev(), false).body(), db.partitioned());
+            JsonNode body = db.get(d.id(), d.rev(), false).body();
+            p = new Parsed(JsonIndex.fromDesignDoc(d.id(), body, db.partitioned()), NouveauIndex.fromDesignDoc(d.id(), body, db.partitioned()));
         } catch (StorageException e) {
             if (e.kind() != StorageException.Kind.NOT_FOUND) throw e;
-            list = List.of(); // replaced since the listing: the next request sees the new one
+            p = new Parsed(List.of(), List.of()); // replaced since the listing: the next request sees the new one
         }
         if (parsed.size() > 10_000) parsed.clear();
-        parsed.put(k, list);
-        return list;
+        parsed.put(k, p);
+        return p;
     }
 
     /** {@code GET _index}: {@code total_rows} counts every index, the special one included. */
     public ObjectNode listJson(Database db, String skipParam, String limitParam) {
         List<ObjectNode> all = new ArrayList<>();
-        all.add(Find.specialIndex());
         for (JsonIndex i : list(db)) all.add(i.toJson());
+        for (NouveauIndex i : nouveau(db)) all.add(i.toJson());
+        all.sort(Comparator.comparing((ObjectNode o) -> o.get("ddoc").textValue(), RawOrder::compareStrings)
+                .thenComparing(o -> o.get("name").textValue(), RawOrder::compareStrings)
+                .thenComparing(o -> o.get("type").textValue()));
+        all.addFirst(Find.specialIndex());
         int total = all.size();
         int limit = limitParam == null ? total : listParam(limitParam);
         int skip = skipParam == null ? 0 : listParam(skipParam);
@@ -140,9 +162,9 @@ public final class MangoIndexes {
             throw new MangoException("invalid_key", "Invalid key " + key + " for this request.");
         }
         switch (type) {
-            case "json" -> { }
-            case "text", "nouveau" -> throw new MangoException(501, "index_not_implemented",
-                    "Chaise has no full-text search: " + type + " indexes are not implemented; use a json index");
+            case "json", "nouveau" -> { }
+            case "text" -> throw new MangoException(501, "index_not_implemented",
+                    "Chaise has no Clouseau: text indexes are not implemented; use a json or nouveau index");
             default -> throw new MangoException("invalid_index", "Invalid type for index: " + type);
         }
         return new Request(def, type, name, ddoc, w, partitioned, interactive);
@@ -180,17 +202,18 @@ public final class MangoIndexes {
     /** {@code POST _index}. */
     public Created create(SecuredDb db, JsonNode body) {
         Request r = parseRequest(body);
-        ObjectNode map = viewMap(r.def());
+        boolean nouveau = r.type().equals("nouveau");
+        if (nouveau && !nouveauOn.getAsBoolean()) {
+            throw new MangoException(503, "required index service unavailable", "nouveau"); // mango_idx:get_idx_type
+        }
+        // a JSON index is a view; a nouveau one an entry of the nouveau member, as mango_idx_nouveau:add writes it
+        ObjectNode added = nouveau ? NouveauIndex.entry(NouveauIndex.validate(r.def())) : view(viewMap(r.def()), r.def());
         String generated = r.name() == null || r.ddoc() == null
                 ? IndexNames.generate(r.def(), r.type(), r.name(), r.ddoc(), r.w(), r.partitioned()) : null;
         String name = r.name() != null ? r.name() : generated;
         String ddocId = r.ddoc() == null ? DocumentJson.DESIGN_PREFIX + generated
                 : r.ddoc().startsWith(DocumentJson.DESIGN_PREFIX) ? r.ddoc() : DocumentJson.DESIGN_PREFIX + r.ddoc();
         DocumentJson.validateId(ddocId);
-        ObjectNode view = Json.NODES.objectNode();
-        view.set("map", map);
-        view.put("reduce", "_count");
-        view.putObject("options").set("def", r.def());
         for (int attempt = 1; ; attempt++) {
             StoredDoc current = load(db.database(), ddocId);
             ObjectNode ddoc = current == null ? newDesignDoc() : current.body().deepCopy();
@@ -198,8 +221,9 @@ public final class MangoIndexes {
             if (lang == null || !lang.isTextual() || !lang.textValue().equals(DesignDoc.QUERY)) {
                 throw new MangoException("invalid_ddoc_lang", "Existing design doc has an invalid language: " + (lang == null ? "false" : lang));
             }
-            JsonNode views = ddoc.get("views");
-            ObjectNode vs = views instanceof ObjectNode o ? o : ddoc.putObject("views");
+            String member = nouveau ? "nouveau" : "views";
+            JsonNode views = ddoc.get(member);
+            ObjectNode vs = views instanceof ObjectNode o ? o : ddoc.putObject(member);
             boolean interactiveNow = ddoc.path("options").path("interactive").asBoolean(false);
             // mango_idx:set_ddoc_partitioned: a new design document takes the option, an existing one must have the same
             JsonNode had = ddoc.path("options").get("partitioned");
@@ -212,14 +236,22 @@ public final class MangoIndexes {
                 JsonNode o = ddoc.get("options");
                 (o instanceof ObjectNode on ? on : ddoc.putObject("options")).put("partitioned", r.partitioned());
             }
-            if (view.equals(vs.get(name)) && (!r.interactive() || interactiveNow)) return new Created("exists", ddocId, name);
-            vs.set(name, view);
+            if (added.equals(vs.get(name)) && (!r.interactive() || interactiveNow)) return new Created("exists", ddocId, name);
+            vs.set(name, added);
             if (r.interactive()) {
                 JsonNode o = ddoc.get("options");
                 (o instanceof ObjectNode on ? on : ddoc.putObject("options")).put("interactive", true);
             }
             if (save(db, ddocId, current, ddoc, attempt)) return new Created("created", ddocId, name);
         }
+    }
+
+    private static ObjectNode view(ObjectNode map, JsonNode def) {
+        ObjectNode view = Json.NODES.objectNode();
+        view.set("map", map);
+        view.put("reduce", "_count");
+        view.putObject("options").set("def", def);
+        return view;
     }
 
     private static ObjectNode newDesignDoc() {
@@ -256,29 +288,34 @@ public final class MangoIndexes {
         if (!deleteView(db, ddocId, type, name)) throw StorageException.notFound("missing");
     }
 
-    /** Removes the view, and the design document with its last view; false if there was no such index. */
+    /** Removes the index (a view, or a nouveau entry), and the design document with its last one; false if there was no such index. */
     private boolean deleteView(SecuredDb db, String ddocId, String type, String name) {
         for (int attempt = 1; ; attempt++) {
             StoredDoc current = load(db.database(), ddocId);
             if (current == null) return false;
-            List<JsonIndex> indexes = JsonIndex.fromDesignDoc(ddocId, current.body(), false); // only their names matter here
-            boolean found = type.equals("json") && indexes.stream().anyMatch(i -> name == null || i.name().equals(name));
-            if (!found) return false;
+            // only their names matter here
+            List<String> names = switch (type) {
+                case "json" -> JsonIndex.fromDesignDoc(ddocId, current.body(), false).stream().map(JsonIndex::name).toList();
+                case "nouveau" -> NouveauIndex.fromDesignDoc(ddocId, current.body(), false).stream().map(NouveauIndex::name).toList();
+                default -> List.of();
+            };
+            if (!names.stream().anyMatch(n -> name == null || n.equals(name))) return false;
+            String member = type.equals("json") ? "views" : "nouveau";
             ObjectNode ddoc = current.body().deepCopy();
-            ObjectNode views = (ObjectNode) ddoc.get("views");
+            ObjectNode views = (ObjectNode) ddoc.get(member);
             if (name == null) {
-                for (JsonIndex i : indexes) views.remove(i.name());
+                for (String n : names) views.remove(n);
             } else {
                 views.remove(name);
             }
-            if (views.isEmpty()) ddoc.remove("views");
+            if (views.isEmpty()) ddoc.remove(member);
             // A design document left with nothing but its language goes, as CouchDB deletes it.
             boolean empty = ddoc.size() == 1 && ddoc.has("language");
             if (save(db, ddocId, current, empty ? null : ddoc, attempt)) return true;
         }
     }
 
-    /** {@code POST _index/_bulk_delete}: each design document's JSON indexes go; the answer lists what did and did not. */
+    /** {@code POST _index/_bulk_delete}: each design document's JSON and nouveau indexes go; the answer lists what did and did not. */
     public ObjectNode bulkDelete(SecuredDb db, JsonNode body) {
         if (body == null || !body.isObject()) throw new MangoException("invalid_ejson", "Invalid JSON value: " + body);
         JsonNode ids = body.get("docids");
@@ -305,7 +342,8 @@ public final class MangoIndexes {
             }
             String id = idNode.textValue().startsWith(DocumentJson.DESIGN_PREFIX) ? idNode.textValue() : DocumentJson.DESIGN_PREFIX + idNode.textValue();
             try {
-                if (deleteView(db, id, "json", null)) success.addObject().put("id", id).put("ok", true);
+                boolean json = deleteView(db, id, "json", null);
+                if (deleteView(db, id, "nouveau", null) | json) success.addObject().put("id", id).put("ok", true);
                 else fail.addObject().put("id", id).put("error", "not_found");
             } catch (StorageException e) {
                 fail.addObject().put("id", id).put("error", e.error());

@@ -77,6 +77,7 @@ public final class SearchIndexes implements AutoCloseable {
     private volatile boolean enabled = true;
     private final ConcurrentHashMap<String, ObjectNode> ddocBodies = new ConcurrentHashMap<>();
     private volatile JobQueue jobs;
+    private volatile java.util.function.Function<SearchIndexDef, MapProgram> queryIndexer;
     private JobWorkerPool pool;
     /** CouchDB's {@code nouveau.*} metrics (nouveau_httpd): whole searches, the wait for the index, searches running. */
     private final Histogram searchLatency, updateLatency;
@@ -98,6 +99,11 @@ public final class SearchIndexes implements AutoCloseable {
     public void useJobQueue(JobQueue queue, int builders, Duration activityTimeout) {
         this.jobs = queue;
         this.pool = new JobWorkerPool(queue, JOB_TYPE, builders, activityTimeout, this::runJob);
+    }
+
+    /** What indexes Mango's {@code "type": "nouveau"} indexes, which have a definition instead of a function (the mango package's, given by whoever wires both). */
+    public void useQueryIndexer(java.util.function.Function<SearchIndexDef, MapProgram> indexer) {
+        this.queryIndexer = indexer;
     }
 
     /**
@@ -450,6 +456,10 @@ public final class SearchIndexes implements AutoCloseable {
     }
 
     private MapProgram program(SearchIndexDef def) {
+        if (def.query()) {
+            if (queryIndexer == null) throw new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "Mango's nouveau indexes are not wired.");
+            return queryIndexer.apply(def);
+        }
         if (js == null) throw new StorageException(StorageException.Kind.NOT_IMPLEMENTED, "No JavaScript engine is configured.");
         try {
             return js.indexProgram(new JsEngine.MapSource(def.ddocId(), List.of(def.def()), null));

@@ -282,6 +282,21 @@ public final class SearchRunner {
         return new FieldDoc(fs[fs.length - 1].getReverse() ? 0 : Integer.MAX_VALUE, Float.NaN, values);
     }
 
+    /** Whether {@code bookmark} is one a search gave: Mango checks before it searches, to answer with its own error. */
+    public static boolean isBookmark(String bookmark) {
+        try {
+            unpack(bookmark);
+            return true;
+        } catch (SearchException e) {
+            return false;
+        }
+    }
+
+    /** The bookmark of a page that ends at {@code hit}: what Mango keeps after each hit it reads. */
+    public static String bookmarkAfter(Hit hit) {
+        return pack(Json.NODES.arrayNode().add(hit.order()));
+    }
+
     private static String pack(ArrayNode bookmark) {
         byte[] json = Json.write(bookmark == null ? Json.NODES.arrayNode() : bookmark).getBytes(StandardCharsets.UTF_8);
         return Base64.getUrlEncoder().withoutPadding().encodeToString(json);

@@ -15,7 +15,6 @@ import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.Partitions;
 import dev.chaise.storage.ScanProperties;
 import dev.chaise.storage.Sequence;
-import dev.chaise.storage.StorageException;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.collation.ViewCollation;
@@ -340,39 +339,79 @@ public final class ViewIndexer {
     /**
      * The next batch of changes after {@code from} and at most {@code end} (null: to the end of the
      * feed), with their documents, in one snapshot transaction: up to {@link #BATCH_DOCS} changes
-     * or {@link #BATCH_BYTES} read.
+     * or {@link #BATCH_BYTES} read. The documents are read a run of changes at a time
+     * ({@link DbReader#changed}: one iterator sought through the bodies, where a read per document
+     * paid for an iterator, its seek and the revision record every time).
      */
     private static Batch readBatch(Database db, DesignDoc ddoc, Sequence from, Sequence end) {
         ScanProperties props = ScanProperties.FORWARD.rowsPerTransaction(BATCH_DOCS).bytesPerTransaction(BATCH_BYTES).oneTransaction();
-        Sequence[] purgeSeq = new Sequence[1];
-        boolean[] purgeRead = new boolean[1];
-        Cursor<Pending> c = db.changes(from, end, props, (r, change) -> {
-            if (!purgeRead[0]) { // in the batch's own snapshot
-                purgeSeq[0] = r.purgeSeq();
-                purgeRead[0] = true;
-            }
-            ObjectNode doc = null;
-            boolean design = change.id().startsWith(DocumentJson.DESIGN_PREFIX);
-            if (!change.deleted() && (!design || ddoc.includeDesign())) doc = docOf(r, change, ddoc.localSeq());
-            return new Pending(change, doc);
-        });
+        BatchReader reader = new BatchReader(ddoc);
+        Cursor<Pending> c = db.changes(from, end, props, reader);
         List<Pending> docs = new ArrayList<>();
         c.forEachRemaining(docs::add);
-        return new Batch(from, docs, docs.isEmpty() ? from : docs.getLast().change().seq(), purgeSeq[0]);
+        return new Batch(from, docs, docs.isEmpty() ? from : docs.getLast().change().seq(), reader.purgeSeq);
     }
 
-    private static ObjectNode docOf(DbReader r, Change c, boolean localSeq) {
-        StoredDoc d;
-        try {
-            // RFC D's BranchCount says when there can be conflicts: a document without branches costs no extra read.
-            d = r.get(c.id(), c.rev(), c.branchCount() > 1);
-        } catch (StorageException e) {
-            if (e.kind() == StorageException.Kind.NOT_FOUND) return null; // replaced since the change was read
-            throw e;
+    /** Bytes of documents one read-ahead aims at: a run of small documents is one read; a large one comes alone. */
+    static final long READ_AHEAD_BYTES = 256_000;
+    /** The most changes one read-ahead takes. */
+    static final int READ_AHEAD_DOCS = 128;
+
+    /** A batch's changes with their documents, read ahead a run at a time in the batch's transaction. */
+    private static final class BatchReader implements Database.Prefetching<Change, Pending> {
+        private final DesignDoc ddoc;
+        private final Map<Change, ObjectNode> ahead = new java.util.HashMap<>();
+        private Sequence purgeSeq;
+        private boolean purgeRead;
+        /** Bytes per document in the last read-ahead, to size the next; a guess before the first. */
+        private long docBytes = 2_000;
+
+        BatchReader(DesignDoc ddoc) {
+            this.ddoc = ddoc;
         }
-        ObjectNode doc = mapDoc(d);
-        if (localSeq) doc.put("_local_seq", c.seq().toHex());
-        return doc;
+
+        private boolean mapped(Change change) {
+            return !change.deleted() && (ddoc.includeDesign() || !change.id().startsWith(DocumentJson.DESIGN_PREFIX));
+        }
+
+        @Override
+        public int prefetchSize() {
+            return (int) Math.max(1, Math.min(READ_AHEAD_DOCS, READ_AHEAD_BYTES / Math.max(1, docBytes)));
+        }
+
+        @Override
+        public void prefetch(DbReader r, List<Change> rows) {
+            ahead.clear();
+            List<Change> wanted = new ArrayList<>(rows.size());
+            for (Change c : rows) if (mapped(c)) wanted.add(c);
+            if (wanted.isEmpty()) return;
+            long before = r.bytesRead();
+            List<ObjectNode> read = read(r, wanted);
+            docBytes = Math.max(1, (r.bytesRead() - before) / wanted.size());
+            for (int i = 0; i < wanted.size(); i++) ahead.put(wanted.get(i), read.get(i));
+        }
+
+        private List<ObjectNode> read(DbReader r, List<Change> changes) {
+            List<ObjectNode> out = new ArrayList<>(changes.size());
+            List<StoredDoc> read = r.changed(changes);
+            for (int i = 0; i < changes.size(); i++) {
+                ObjectNode doc = mapDoc(read.get(i));
+                if (ddoc.localSeq()) doc.put("_local_seq", changes.get(i).seq().toHex());
+                out.add(doc);
+            }
+            return out;
+        }
+
+        @Override
+        public Pending map(DbReader r, Change change) {
+            if (!purgeRead) { // in the batch's own snapshot
+                purgeSeq = r.purgeSeq();
+                purgeRead = true;
+            }
+            if (!mapped(change)) return new Pending(change, null);
+            ObjectNode doc = ahead.get(change);
+            return new Pending(change, doc != null ? doc : read(r, List.of(change)).getFirst());
+        }
     }
 
     /**

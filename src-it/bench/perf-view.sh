@@ -3,7 +3,7 @@
 # frames by thread). One warm-up round (bulk 100,000 documents, build the view), then a second
 # database loaded and its build recorded; couchbench's build_seconds and server CPU are printed.
 #
-#   [JVM_OPTS=...] src-it/bench/perf-view.sh <jar> <out dir> [port, default 26421] [docs, default 100000]
+#   [PERF=0] [JVM_OPTS=...] src-it/bench/perf-view.sh <jar> <out dir> [port, default 26421] [docs, default 100000]
 #
 # Read with
 #   cp <out>/view.map /tmp/perf-<pid>.map; perf script -i <out>/view.data > view.script
@@ -34,16 +34,21 @@ threads() {
 }
 threads > "$out/view.t0"
 cpu0=$(awk '{print $14 + $15}' /proc/"$pid"/stat)
-perf record -F 997 -g -p "$pid" -o "$out/view.data" 2> "$out/view.perf.log" &
-perf_pid=$!
-sleep 0.5
+# PERF=0: no recording, for A/B runs of the CPU figures alone
+if [ "${PERF:-1}" != 0 ]; then
+  perf record -F 997 -g -p "$pid" -o "$out/view.data" 2> "$out/view.perf.log" &
+  perf_pid=$!
+  sleep 0.5
+fi
 node "$COUCHBENCH" --url "$url" --phases view --bulk-docs "$docs" --view-queries 20 > "$out/view.txt" 2>&1
-kill -INT "$perf_pid"; wait "$perf_pid" || true
+if [ "${PERF:-1}" != 0 ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
 cpu1=$(awk '{print $14 + $15}' /proc/"$pid"/stat)
 threads > "$out/view.t1"
 "$jdk/bin/jcmd" "$pid" Compiler.perfmap > /dev/null
 cp "/tmp/perf-$pid.map" "$out/view.map"
 echo "== view (second build, warm): $(grep -h 'VIEW' "$out/view.txt" | grep -o '"build_seconds":[0-9.]*'), server CPU over the phase $(( (cpu1 - cpu0) * 10 )) ms"
+jit=$(join "$out/view.t0" "$out/view.t1" | awk '$1 ~ /Compiler/ { s += $3 - $2 } END { print s * 10 }')
+echo "   less JIT: $(( (cpu1 - cpu0) * 10 - jit )) ms (JIT $jit ms)"
 echo "   CPU by thread (1/100 s): $(join "$out/view.t0" "$out/view.t1" | awk '$3 > $2 { print $3 - $2, $1 }' | sort -rn | head -8 | tr '\n' ';')"
 kill "$pid"; wait "$pid" || true
 echo "server pid was $pid (for /tmp/perf-$pid.map)"

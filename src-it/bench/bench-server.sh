@@ -1,4 +1,4 @@
-# Sourced by ab-jars.sh and perf-phases.sh: a benchmark server on a fresh data directory.
+# Sourced by ab-jars.sh, perf-phases.sh and perf-view.sh: a benchmark server on a fresh data directory.
 #
 #   start_bench_server <jar> <dir> <port> [JVM options after bin/jvm.options...]
 #
@@ -27,4 +27,10 @@ INI
   pid=$!
   for _ in $(seq 1 60); do curl -sf "http://127.0.0.1:$port/_up" > /dev/null && break; sleep 0.5; done
   url="http://admin:admin@127.0.0.1:$port"
+}
+
+# CPU ticks (1/100 s) of the server ($pid) per thread name, numbers folded (ForkJoinPool-1-worker-#).
+thread_ticks() {
+  for t in /proc/"$pid"/task/*; do echo "$(tr ' ' _ < "$t/comm") $(awk '{print $14 + $15}' "$t/stat")"; done \
+    | awk '{ gsub(/[0-9]+$/, "#", $1); a[$1] += $2 } END { for (k in a) print k, a[k] }' | sort
 }

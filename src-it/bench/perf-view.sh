@@ -27,12 +27,7 @@ echo "== warm-up (first build): $(grep -h 'VIEW' "$out/warm.txt" | grep -o '"bui
 node "$COUCHBENCH" --url "$url" --phases bulk --bulk-docs "$docs" > "$out/bulk.txt" 2>&1
 echo "-- view phase starts" >> "$out/server.log"
 "$jdk/bin/jcmd" "$pid" Compiler.perfmap > /dev/null
-# CPU ticks (1/100 s) per thread name, numbers folded (view-build-#).
-threads() {
-  for t in /proc/"$pid"/task/*; do echo "$(tr ' ' _ < "$t/comm") $(awk '{print $14 + $15}' "$t/stat")"; done \
-    | awk '{ gsub(/[0-9]+$/, "#", $1); a[$1] += $2 } END { for (k in a) print k, a[k] }' | sort
-}
-threads > "$out/view.t0"
+thread_ticks > "$out/view.t0"
 cpu0=$(awk '{print $14 + $15}' /proc/"$pid"/stat)
 # PERF=0: no recording, for A/B runs of the CPU figures alone
 if [ "${PERF:-1}" != 0 ]; then
@@ -43,7 +38,7 @@ fi
 node "$COUCHBENCH" --url "$url" --phases view --bulk-docs "$docs" --view-queries 20 > "$out/view.txt" 2>&1
 if [ "${PERF:-1}" != 0 ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
 cpu1=$(awk '{print $14 + $15}' /proc/"$pid"/stat)
-threads > "$out/view.t1"
+thread_ticks > "$out/view.t1"
 "$jdk/bin/jcmd" "$pid" Compiler.perfmap > /dev/null
 cp "/tmp/perf-$pid.map" "$out/view.map"
 echo "== view (second build, warm): $(grep -h 'VIEW' "$out/view.txt" | grep -o '"build_seconds":[0-9.]*'), server CPU over the phase $(( (cpu1 - cpu0) * 10 )) ms"

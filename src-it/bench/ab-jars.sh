@@ -8,7 +8,9 @@
 # Environment: COUCHBENCH (default ../shared/bench/couchbench.js beside the repository), WORK (a
 # scratch directory, default a new temporary one), PHASES (default put,bulk,get,changes), WARMUPS
 # (couchbench warm-up runs, default 1), OPTS_<label> (JVM options for that side's runs, after
-# bin/jvm.options: OPTS_after=-Dio.netty.eventLoopThreads=2 with the same jar on both sides).
+# bin/jvm.options: OPTS_after=-Dio.netty.eventLoopThreads=2 with the same jar on both sides),
+# PORT_BASE (run n listens on PORT_BASE + n, default 26000: two A/Bs at once need different ones).
+# The get phase reads the bulk phase's database: PHASES=bulk,get.
 #
 # Each phase runs as its own couchbench run, and the script also prints the CPU the server's JIT
 # compiler threads used in it (from /proc): after one warm-up they still take a third to a half of
@@ -26,28 +28,14 @@ java="$(find_jdk)/bin/java"
 : "${WORK:=$(mktemp -d)}"
 : "${PHASES:=put,bulk,get,changes}"
 : "${WARMUPS:=1}"
-# CPU seconds of the process's JIT compiler threads so far.
-jit_cpu() {
-  local t total=0
-  for t in /proc/"$1"/task/*; do
-    grep -q 'CompilerThre' "$t/comm" 2>/dev/null || continue
-    total=$((total + $(awk '{print $14 + $15}' "$t/stat")))
-  done
-  echo "$total"
-}
+: "${PORT_BASE:=26000}"
 rounds="${3:-2}"
 i=0
 for _ in $(seq 1 "$rounds"); do
   for pair in "$1" "$2"; do
-    label="${pair%%=*}"
-    jar="${pair#*=}"
     i=$((i + 1))
-    port=$((26000 + i))
-    dir="$WORK/run-$i"
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    extra="OPTS_$label"
-    read -r -a side <<< "${!extra:-}"
+    port=$((PORT_BASE + i))
+    ab_side "$pair" "$i"
     start_bench_server "$jar" "$dir" "$port" "${side[@]}"
     for _ in $(seq 1 "$WARMUPS"); do
       node "$COUCHBENCH" --url "$url" --phases put,bulk --put-docs 5000 --bulk-docs 20000 --prefix warm > "$dir/warm.txt" 2>&1

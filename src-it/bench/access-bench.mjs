@@ -1,6 +1,6 @@
 // Per-document access (issue 28): one access database of --docs documents owned by --users users
 // (docs/users each, loaded by the admin with _bulk_docs), then, as random users signed in with
-// Basic auth, `_changes?since=0` and `_all_docs` latencies (p50, p95) beside `GET /{db}`'s (the
+// Basic auth, `_changes?since=0`, `_all_docs` and a sorted `_find` latencies (p50, p95) beside `GET /{db}`'s (the
 // baseline of any request on the machine at that moment), and single-document PUT
 // latency into the access database against a plain one (one client, sequential).
 //
@@ -84,6 +84,13 @@ const allDocs = await timedCpu(reads, async (i) => {
   const r = await call(basic(user(pick(i + 1)), 'pw'), 'GET', `/${dbName}/_all_docs`);
   if (r.total_rows !== Math.floor(docs / users)) throw new Error(`all_docs: ${r.total_rows}`);
 });
+// A user's _find over their own documents, sorted in memory (no index serves a user): it reads their rows only.
+const perUser = Math.floor(docs / users);
+const find = await timedCpu(reads, async (i) => {
+  const r = await call(basic(user(pick(i + 3)), 'pw'), 'POST', `/${dbName}/_find`,
+    { selector: { n: { $gte: 0 } }, sort: [{ n: 'desc' }], limit: 25, execution_stats: true });
+  if (r.docs.length !== Math.min(25, perUser) || r.execution_stats.total_keys_examined !== perUser) throw new Error(`find: ${JSON.stringify(r.execution_stats)}`);
+});
 // The same user's GET /{db} (authentication, the door, a few KV reads): what the machine gives any request now.
 const info = await timedCpu(reads, (i) => call(basic(user(pick(i + 2)), 'pw'), 'GET', `/${dbName}`));
 const me = basic(user(0), 'pw');
@@ -95,5 +102,5 @@ for (let round = 0; round < 3; round++) {
   putPlain = await timedCpu(puts, (i) => call(admin, 'PUT', `/${plainName}/p${round}-${i}`, { n: i, text: 'x'.repeat(200), _access: [user(0)] }));
   putAccessAdmin = await timedCpu(puts, (i) => call(admin, 'PUT', `/${dbName}/q${round}-${i}`, { n: i, text: 'x'.repeat(200), _access: [user(0)] }));
 }
-console.log(JSON.stringify({ docs, users, perUser: Math.floor(docs / users), loadSeconds, changesSince0Ms: changes, allDocsMs: allDocs, dbInfoAsUserMs: info,
+console.log(JSON.stringify({ docs, users, perUser, loadSeconds, changesSince0Ms: changes, allDocsMs: allDocs, findSortedMs: find, dbInfoAsUserMs: info,
   putAccessAsUserMs: putAccess, putAccessAsAdminMs: putAccessAdmin, putPlainAsAdminMs: putPlain }));

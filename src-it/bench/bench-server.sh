@@ -1,4 +1,6 @@
-# Sourced by ab-jars.sh, perf-phases.sh and perf-view.sh: a benchmark server on a fresh data directory.
+# Sourced by ab-jars.sh, perf-phases.sh, perf-view.sh and wrk-ab.sh: a benchmark server on a fresh data
+# directory, the CPU its JIT compiler threads used (jit_cpu <pid>), its CPU per thread (thread_ticks),
+# and the sides of an A/B (ab_side).
 #
 #   start_bench_server <jar> <dir> <port> [JVM options after bin/jvm.options...]
 #
@@ -27,6 +29,29 @@ INI
   pid=$!
   for _ in $(seq 1 60); do curl -sf "http://127.0.0.1:$port/_up" > /dev/null && break; sleep 0.5; done
   url="http://admin:admin@127.0.0.1:$port"
+}
+
+# CPU ticks (1/100 s) of the process's JIT compiler threads so far.
+jit_cpu() {
+  local t total=0
+  for t in /proc/"$1"/task/*; do
+    grep -q 'CompilerThre' "$t/comm" 2>/dev/null || continue
+    total=$((total + $(awk '{print $14 + $15}' "$t/stat")))
+  done
+  echo "$total"
+}
+
+# One side of an A/B over label=jar pairs (ab-jars.sh, wrk-ab.sh): sets label, jar, side (the JVM
+# options OPTS_<label>, as an array) and dir, a fresh $WORK/run-<n>.
+#   ab_side <label=jar> <n>
+ab_side() {
+  label="${1%%=*}"
+  jar="${1#*=}"
+  dir="$WORK/run-$2"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  local extra="OPTS_$label"
+  read -r -a side <<< "${!extra:-}"
 }
 
 # CPU ticks (1/100 s) of the server ($pid) per thread name, numbers folded (ForkJoinPool-1-worker-#).

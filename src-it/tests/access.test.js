@@ -1,10 +1,11 @@
 // Per-document access (issue 28): two users sync their own PouchDB 9 replicas with one access
 // database, in both directions; a document moved from one to the other leaves the first replica
-// and reaches the second; deletions travel both ways.
+// and reaches the second; deletions travel both ways. A user's Mango query (nano) finds their own.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import PouchDB from 'pouchdb';
 import memory from 'pouchdb-adapter-memory';
+import Nano from 'nano';
 
 PouchDB.plugin(memory);
 
@@ -97,4 +98,28 @@ test('two users sync their own replicas of one access database, a document moves
   await b2.local.replicate.from(b2.remote);
   assert.deepEqual(await ids(a2.local), []);
   assert.deepEqual(await ids(b2.local), ['b1', 'moving']);
+});
+
+test("a user's Mango query through nano finds their own documents only, sorted without an index", async () => {
+  assert.equal((await asAdmin('PUT', '/_node/_local/_config/per_doc_access/enable', 'true')).status, 200);
+  await asAdmin('PUT', '/_users');
+  const carol = unique('carol');
+  assert.equal((await asAdmin('PUT', `/_users/org.couchdb.user:${carol}`, { name: carol, password: `pw-${carol}`, roles: [], type: 'user' })).status, 201);
+  const dbName = unique('access-find');
+  assert.equal((await asAdmin('PUT', `/${dbName}?access=true`)).status, 201);
+  assert.equal((await asAdmin('PUT', `/${dbName}/_security`, { members: { roles: ['_users'] }, admins: { roles: ['_admin'] } })).status, 200);
+  const docs = [];
+  for (let i = 0; i < 30; i++) docs.push({ _id: `d${i}`, n: (i * 7) % 30, _access: i % 3 === 0 ? [carol] : ['someone-else'] });
+  assert.equal((await asAdmin('POST', `/${dbName}/_bulk_docs`, { docs })).status, 201);
+
+  const url = new URL(base);
+  url.username = carol;
+  url.password = `pw-${carol}`;
+  const db = Nano(url.toString().replace(/\/$/, '')).use(dbName);
+  const mine = docs.filter((d) => d._access[0] === carol).sort((x, y) => y.n - x.n);
+  const first = await db.find({ selector: { n: { $gte: 0 } }, sort: [{ n: 'desc' }], fields: ['_id', 'n'], limit: 4 });
+  assert.deepEqual(first.docs, mine.slice(0, 4).map((d) => ({ _id: d._id, n: d.n })));
+  const next = await db.find({ selector: { n: { $gte: 0 } }, sort: [{ n: 'desc' }], fields: ['_id', 'n'], limit: 100, bookmark: first.bookmark });
+  assert.deepEqual(next.docs, mine.slice(4).map((d) => ({ _id: d._id, n: d.n })));
+  await assert.rejects(db.createIndex({ index: { fields: ['n'] } }), (e) => e.statusCode === 403);
 });

@@ -7,27 +7,16 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.TooLongFrameException;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.DefaultHttpContent;
-import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpRequest;
-import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
-import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
-import io.netty.handler.codec.http.HttpResponse;
-import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.handler.timeout.IdleStateEvent;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayDeque;
 import java.util.HexFormat;
 import java.util.Map;
@@ -47,10 +36,7 @@ import org.slf4j.LoggerFactory;
  */
 final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(ConnectionHandler.class);
-    static final String SERVER = "CouchDB/" + HttpConfig.COUCHDB_VERSION + " (Chaise)";
     private static final int STREAM_BUFFER = 8192;
-    /** RFC 7231's IMF-fixdate (the JDK's RFC_1123 formatter drops the day's leading zero). */
-    static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", java.util.Locale.US);
 
     private final HttpPipeline pipeline;
     private final ExecutorService requests;
@@ -71,6 +57,12 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private ScheduledFuture<?> headTimer; // loop: closes a head that does not complete in time
     private long heads; // loop: request heads decoded so far
 
+    /**
+     * Where answers are written: the context in front of the HTTP decoder, so the bytes {@link Wire}
+     * made go straight to the socket (there is no HTTP encoder in the pipeline).
+     */
+    private ChannelHandlerContext out;
+
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition writable = lock.newCondition();
     private volatile boolean open = true;
@@ -89,6 +81,17 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
      * running, so an attachment upload never has to fit in memory.
      */
     static final long AGGREGATE_LIMIT = 1 << 20;
+
+    /** The connection's two ends as requests show them: made once, not per request. */
+    private String remote; // set in handlerAdded
+    private String local; // set in handlerAdded
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        out = ctx.pipeline().context("codec");
+        remote = ctx.channel().remoteAddress() == null ? "" : ctx.channel().remoteAddress().toString();
+        local = localAddress(ctx);
+    }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
@@ -136,7 +139,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         // its turn: such a request runs at once (no body to gather first), and the 100 goes out
         // when the handler first reads, after every earlier answer, or never if it answers without.
         boolean streamed = expectsContinue || (declared < 0 ? HttpUtil.isTransferEncodingChunked(h) : declared > AGGREGATE_LIMIT);
-        Runnable wanted = expectsContinue ? () -> ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE, Unpooled.EMPTY_BUFFER)) : () -> {};
+        Runnable wanted = expectsContinue ? () -> out.writeAndFlush(Unpooled.wrappedBuffer(Wire.CONTINUE)) : () -> {};
         RequestBody body = new RequestBody(maxRequestSize, config.maxBufferedBody(), TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()),
                 () -> ctx.executor().execute(() -> updateAutoRead(ctx)), wanted, budget, declared);
         Incoming in = new Incoming(h, body, streamed, null);
@@ -240,7 +243,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             HttpPipeline.Outcome outcome;
             try {
                 outcome = in.reject() != null ? new HttpPipeline.Outcome(null, ErrorMapper.map(in.reject(), null).toResponse())
-                        : pipeline.handle(toRequest(ctx, in));
+                        : pipeline.handle(toRequest(in));
             } catch (Throwable t) {
                 outcome = new HttpPipeline.Outcome(null, ErrorMapper.map(t, null).toResponse());
             }
@@ -338,8 +341,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             // A body the handler left unread is still on the wire: the next request cannot be found.
             boolean unread = !in.body().complete();
             if (keepAlive && !unread) {
+                // A write's listeners run on the channel's event loop: done() is loop work, with no task of its own.
                 last.addListener(f -> {
-                    if (f.isSuccess()) ctx.executor().execute(() -> done(ctx));
+                    if (f.isSuccess()) done(ctx);
                     else ctx.close();
                 });
                 return;
@@ -358,32 +362,28 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             });
         }
 
+        /** Head and body as one buffer, one write. */
         private ChannelFuture writeFull(Response resp, String requestId, boolean head) {
             byte[] body = resp instanceof Response.Full f ? f.body() : new byte[0];
-            FullHttpResponse out = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(resp.status()),
-                    head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(body));
             // Decided now: a handler may have left its body unread.
             if (!in.body().complete()) keepAlive = false;
-            headers(out.headers(), resp, requestId, keepAlive);
-            // A HEAD of a streamed response has no length to announce.
-            // A 304 says its length too (0), as CouchDB does.
-            if (resp instanceof Response.Full && resp.status() != 204) out.headers().set(HttpHeaderNames.CONTENT_LENGTH, body.length);
+            // A HEAD of a streamed response has no length to announce; a 304 says its length too (0), as CouchDB does.
+            var answer = Wire.full(resp, body, head, requestId, keepAlive);
             if (!open) throw new ResponseStream.ClientGoneException();
             wrote = true;
-            return ctx.writeAndFlush(out);
+            return out.writeAndFlush(answer);
         }
     }
 
-    private Request toRequest(ChannelHandlerContext ctx, Incoming in) {
+    private Request toRequest(Incoming in) {
         HttpRequest r = in.head();
         String uri = r.uri();
-        String remote = ctx.channel().remoteAddress() == null ? "" : ctx.channel().remoteAddress().toString();
         String rid = requestId(r.headers().get("X-Couch-Request-ID"));
         if (uri.length() > 8000) throw HttpError.uriTooLong();
         RequestSettings settings = pipeline.settings();
         RequestTarget t = RequestTarget.parse(uri, settings.decodePlusToSpace());
         return new Request(r.method().name(), uri, t.rawPath(), t.path(), t.query(), r.headers(), in.body(), remote, rid, null, Map.of(),
-                localAddress(ctx), settings);
+                local, settings);
     }
 
     /** {@code ip:port} the connection arrived on, as CouchDB writes it in a URL when a request names no Host. */
@@ -392,53 +392,6 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             return a.getAddress().getHostAddress() + ":" + a.getPort();
         }
         return String.valueOf(ctx.channel().localAddress());
-    }
-
-    static void headers(HttpHeaders h, Response resp, String requestId, boolean keepAlive) {
-        for (Response.Header x : resp.headers()) h.add(x.name(), headerValue(x.value()));
-        if (!h.contains(HttpHeaderNames.CACHE_CONTROL)) h.set(HttpHeaderNames.CACHE_CONTROL, "must-revalidate");
-        h.set(HttpHeaderNames.SERVER, SERVER);
-        h.set(HttpHeaderNames.DATE, httpDate());
-        h.set("X-Couch-Request-ID", requestId);
-        h.set("X-CouchDB-Body-Time", "0");
-        h.set(HttpHeaderNames.CONNECTION, keepAlive ? HttpHeaderValues.KEEP_ALIVE : HttpHeaderValues.CLOSE);
-    }
-
-    /** The Date header's text, formatted once a second: formatting it per answer was 1 % of a GET's CPU. */
-    private record DateText(long second, String text) {}
-
-    private static volatile DateText date = new DateText(-1, "");
-
-    static String httpDate() {
-        long now = System.currentTimeMillis() / 1000;
-        DateText d = date;
-        if (d.second() != now) {
-            d = new DateText(now, HTTP_DATE.format(java.time.Instant.ofEpochSecond(now).atZone(ZoneOffset.UTC)));
-            date = d;
-        }
-        return d.text();
-    }
-
-    /**
-     * {@code v} as a header can carry it: characters other than visible ASCII, space and tab
-     * (control characters; past U+00FF Netty would write only the low byte, so U+010A would reach
-     * the wire as a bare LF) are percent-encoded as UTF-8. Handlers encode names and ids in the
-     * headers they build (Location); this is the net under them, for values from stored data.
-     */
-    static String headerValue(String v) {
-        int i = 0;
-        while (i < v.length() && safe(v.charAt(i))) i++;
-        if (i == v.length()) return v;
-        StringBuilder b = new StringBuilder(v.length() + 16).append(v, 0, i);
-        for (byte x : v.substring(i).getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
-            if (x >= 0 && safe((char) x)) b.append((char) x);
-            else b.append('%').append(Character.toUpperCase(Character.forDigit((x >> 4) & 0xf, 16))).append(Character.toUpperCase(Character.forDigit(x & 0xf, 16)));
-        }
-        return b.toString();
-    }
-
-    private static boolean safe(char c) {
-        return c >= 0x20 && c < 0x7f || c == '\t';
     }
 
     /** CouchDB's nonce: the client's X-Couch-Request-ID if sane, else 10 random hex digits. */
@@ -455,14 +408,22 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         return HexFormat.of().formatHex(b);
     }
 
+    /** A byte buffer whose array is read in place. */
+    private static final class Buffer extends ByteArrayOutputStream {
+        byte[] buf() {
+            return buf;
+        }
+    }
+
     /** The chunked writer: nothing is sent before the first flush, so an early failure can still be a proper error. */
     private final class Stream implements ResponseStream {
         private final ChannelHandlerContext ctx;
         private final Response.Streamed resp;
         private final String requestId;
         private final Exchange exchange;
-        private final ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+        private final Buffer buffer = new Buffer();
         boolean started;
+        private boolean chunked;
 
         Stream(ChannelHandlerContext ctx, Response.Streamed resp, String requestId, Exchange exchange) {
             this.ctx = ctx;
@@ -483,12 +444,10 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             if (!open) throw new ClientGoneException();
             startIfNeeded();
             if (buffer.size() == 0) {
-                ctx.flush();
+                out.flush();
                 return;
             }
-            byte[] chunk = buffer.toByteArray();
-            buffer.reset();
-            ctx.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(chunk)));
+            out.writeAndFlush(body());
             awaitWritable();
         }
 
@@ -499,28 +458,28 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
         private void startIfNeeded() {
             if (started) return;
-            HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(resp.status()));
             if (!exchange.in.body().complete()) exchange.keepAlive = false;
-            headers(head.headers(), resp, requestId, exchange.keepAlive);
             // A body whose length the handler knows (an attachment) is sent with it, as CouchDB does, not chunked.
-            if (!head.headers().contains(HttpHeaderNames.CONTENT_LENGTH)) HttpUtil.setTransferEncodingChunked(head, true);
+            var head = Wire.streamHead(resp, requestId, exchange.keepAlive);
+            chunked = Wire.chunked(resp);
             // Only now: headers that failed to build leave the error answer possible.
             started = true;
             exchange.wrote = true;
-            ctx.write(head);
+            out.write(head);
+        }
+
+        /** What the buffer holds, framed as a chunk if the body is chunked; the buffer is emptied. */
+        private io.netty.buffer.ByteBuf body() {
+            io.netty.buffer.ByteBuf b = chunked ? Wire.chunk(buffer.buf(), buffer.size()) : Unpooled.copiedBuffer(buffer.buf(), 0, buffer.size());
+            buffer.reset();
+            return b;
         }
 
         ChannelFuture finish() {
             if (!open) throw new ClientGoneException();
-            if (buffer.size() > 0 || !started) {
-                startIfNeeded();
-                if (buffer.size() > 0) {
-                    byte[] chunk = buffer.toByteArray();
-                    buffer.reset();
-                    ctx.write(new DefaultHttpContent(Unpooled.wrappedBuffer(chunk)));
-                        }
-            }
-            return ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+            startIfNeeded();
+            if (buffer.size() > 0) out.write(body());
+            return out.writeAndFlush(chunked ? Unpooled.wrappedBuffer(Wire.LAST_CHUNK) : Unpooled.EMPTY_BUFFER);
         }
 
         /** Waits while the client is not keeping up; a client stuck for the idle timeout is dropped. */

@@ -11,10 +11,8 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpRequestDecoder;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
@@ -26,7 +24,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Netty front end: NIO event loops parse HTTP and hand each request, with its body as it
+ * The Netty front end: event loops ({@link Transport}: native epoll, else NIO) parse HTTP and hand each request, with its body as it
  * arrives (bounded by {@code max_http_request_size}, see {@link RequestBody}), to a virtual thread
  * of its own, so handlers may block on storage while the event loops never do.
  */
@@ -64,14 +62,15 @@ public final class HttpServer implements AutoCloseable {
     }
 
     private HttpServer(HttpConfig config, HttpPipeline pipeline) throws InterruptedException {
-        boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        workers = new MultiThreadIoEventLoopGroup(eventLoops(), NioIoHandler.newFactory());
+        Transport transport = Transport.chosen();
+        boss = new MultiThreadIoEventLoopGroup(1, transport.handlers().get());
+        workers = new MultiThreadIoEventLoopGroup(eventLoops(), transport.handlers().get());
         requests = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("http-", 0).factory());
         liveness = Executors.newFixedThreadPool(2, Thread.ofPlatform().name("http-liveness-", 0).daemon().factory());
         try {
             ServerBootstrap b = new ServerBootstrap()
                     .group(boss, workers)
-                    .channel(NioServerSocketChannel.class)
+                    .channel(transport.serverChannel())
                     .option(ChannelOption.SO_BACKLOG, 1024)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(32 * 1024, 128 * 1024))
@@ -89,12 +88,14 @@ public final class HttpServer implements AutoCloseable {
                             p.addLast("idle", new IdleStateHandler(0, 0, config.idleTimeoutSeconds(), TimeUnit.SECONDS));
                             ConnectionHandler handler = new ConnectionHandler(pipeline, requests, liveness, config, budget);
                             p.addLast("head", handler.headWatch());
-                            p.addLast("codec", new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 64 * 1024));
+                            // Only a decoder: answers are written as bytes (Wire), past it.
+                            p.addLast("codec", new HttpRequestDecoder(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 64 * 1024));
                             p.addLast("chaise", handler);
                         }
                     });
             server = b.bind(config.bindAddress(), config.port()).sync().channel();
             address = (InetSocketAddress) server.localAddress();
+            log.debug("http on {} with the {} transport", address, transport.name());
         } catch (InterruptedException | RuntimeException e) {
             shutdownGroups();
             throw e;
@@ -118,7 +119,7 @@ public final class HttpServer implements AutoCloseable {
     private static final class Refuse extends io.netty.channel.ChannelInboundHandlerAdapter {
         private static final String BODY = new String(ErrorMapper.map(new HttpError(503, "service_unavailable", "too many connections"), null)
                 .toResponse().body(), java.nio.charset.StandardCharsets.UTF_8);
-        private static final byte[] ANSWER = ("HTTP/1.1 503 Service Unavailable\r\nServer: " + ConnectionHandler.SERVER
+        private static final byte[] ANSWER = ("HTTP/1.1 503 Service Unavailable\r\nServer: " + Wire.SERVER
                 + "\r\nContent-Type: application/json\r\nCache-Control: must-revalidate\r\nConnection: close\r\nContent-Length: " + BODY.length() + "\r\n\r\n" + BODY).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
 
         @Override

@@ -28,8 +28,14 @@ class AccessDatabaseTest {
 
     @BeforeAll
     static void start() throws Exception {
-        s = new HttpTestServer();
-        s.config.set("per_doc_access", "enable", "true", false);
+        s = withAccess();
+    }
+
+    /** A test server with {@code [per_doc_access] enable}. */
+    static HttpTestServer withAccess() throws Exception {
+        HttpTestServer server = new HttpTestServer();
+        server.config.set("per_doc_access", "enable", "true", false);
+        return server;
     }
 
     @AfterAll
@@ -64,7 +70,7 @@ class AccessDatabaseTest {
         s.asAdmin("PUT", "/acc-plain?access=false", null).status(201);
         assertEquals("{}", s.asAdmin("GET", "/acc-plain", null).status(200).json().path("props").toString());
         assertEquals("{\"access\":true}", s.asAdmin("GET", db, null).status(200).json().path("props").toString());
-        assertEquals("[\"access-ready\",\"partitioned\",\"scheduler\"]", s.get("/").json().path("features").toString());
+        assertEquals("[\"nouveau\",\"access-ready\",\"partitioned\",\"scheduler\"]", s.get("/").json().path("features").toString());
         // both props at once, each fixed at creation (the branch's couch_db options keep both)
         s.asAdmin("PUT", "/acc-parts?access=true&partitioned=true", null).status(201);
         assertEquals("{\"partitioned\":true,\"access\":true}", s.asAdmin("GET", "/acc-parts", null).status(200).json().path("props").toString());
@@ -74,6 +80,9 @@ class AccessDatabaseTest {
         as(EVE, "GET", "/acc-parts/p1:doc", null).error(403, "forbidden", "access denied");
         assertEquals(1, as(BOB, "GET", "/acc-parts/_partition/p1/_all_docs", null).status(200).json().path("rows").size());
         assertEquals(0, as(EVE, "GET", "/acc-parts/_partition/p1/_all_docs", null).status(200).json().path("rows").size());
+        assertEquals("[\"p1:doc\"]", docIds(as(BOB, "POST", "/acc-parts/_partition/p1/_find", "{\"selector\":{}}").status(200).json().get("docs")));
+        assertEquals("[]", docIds(as(BOB, "POST", "/acc-parts/_partition/p2/_find", "{\"selector\":{}}").status(200).json().get("docs")));
+        assertEquals("[]", docIds(as(EVE, "POST", "/acc-parts/_partition/p1/_find", "{\"selector\":{}}").status(200).json().get("docs")));
         // counts are each user's own (the branch shows everyone the database's)
         assertEquals(0, as(EVE, "GET", "/acc-parts/_partition/p1", null).status(200).json().path("doc_count").asLong());
         assertEquals(1, as(BOB, "GET", "/acc-parts/_partition/p1", null).status(200).json().path("doc_count").asLong());
@@ -84,6 +93,40 @@ class AccessDatabaseTest {
         assertEquals(1, bobs.path("doc_count").asLong());
         assertEquals(0, bobs.path("sizes").path("external").asLong());
         assertEquals(2, s.asAdmin("GET", "/acc-parts", null).status(200).json().path("doc_count").asLong());
+    }
+
+    @Test
+    void dbsInfoShowsEachUserTheirOwnCounts() throws Exception {
+        // CouchDB's chttpd_misc:handle_dbs_info_req gives fabric:get_db_info to whoever may list
+        // databases, member or not; the branch so shows every user an access database's counts.
+        // Chaise's rows are GET /{db}'s for that user, and carry no counts to a non-member.
+        s.config.set("chttpd", "admin_only_all_dbs", "false", false);
+        try {
+            fourDocs();
+            String name = db.substring(1);
+            s.asAdmin("PUT", "/" + name + "-closed?access=true", null).status(201); // admin-only _security
+            s.asAdmin("PUT", "/" + name + "-closed/x", "{\"_access\":[\"bob\"]}").status(201);
+            String keys = "{\"keys\":[\"" + name + "\",\"" + name + "-closed\"]}";
+            for (String who : new String[] {ADMIN, BOB, EVE, null}) {
+                var rows = as(who, "POST", "/_dbs_info", keys).status(200).json();
+                var mine = as(who, "GET", db, null);
+                for (int i = 0; i < 2; i++) {
+                    var info = rows.get(i).get("info");
+                    boolean admin = ADMIN.equals(who);
+                    // bob and eve own two documents each; nobody but the admin is a member of -closed
+                    long own = admin ? (i == 0 ? 4 : 1) : who == null || i == 1 ? 0 : 2;
+                    assertEquals(own, info.get("doc_count").asLong(), who + " " + info);
+                    if (!admin) assertEquals(0, info.path("sizes").path("external").asLong());
+                    if (i == 0 && who != null) assertEquals(mine.status(200).json().get("doc_count"), info.get("doc_count"));
+                }
+                var listed = as(who, "GET", "/_dbs_info?startkey=%22" + name + "%22&endkey=%22" + name + "-closed%22", null).status(200).json();
+                assertEquals(rows.get(0).get("info").get("doc_count"), listed.get(0).get("info").get("doc_count"));
+                assertEquals(rows.get(1).get("info").get("doc_count"), listed.get(1).get("info").get("doc_count"));
+            }
+            assertEquals(0, as(BOB, "GET", db, null).status(200).json().get("doc_del_count").asLong());
+        } finally {
+            s.config.set("chttpd", "admin_only_all_dbs", "true", false);
+        }
     }
 
     @Test
@@ -213,10 +256,49 @@ class AccessDatabaseTest {
         as(ADMIN, "GET", db + "/_design/a/_list/list1/foo", null).status(200);
         as(ADMIN, "POST", db + "/_design/a/_update/update1", "{\"a\":1}").status(201);
         for (String[] r : new String[][] {{"GET", "/_design/a/_view/foo"}, {"GET", "/_design/a/_show/show1"}, {"GET", "/_design/a/_list/list1/foo"},
-                {"POST", "/_design/a/_update/update1"}, {"GET", "/_design/a/_info"}, {"POST", "/_find"}, {"GET", "/_index"}, {"POST", "/_explain"},
+                {"POST", "/_design/a/_update/update1"}, {"GET", "/_design/a/_info"}, {"GET", "/_index"},
                 {"GET", "/_design_docs"}, {"GET", "/_design/a"}}) {
             as(BOB, r[0], db + r[1], r[0].equals("POST") ? "{\"selector\":{}}" : null).error(403, "forbidden", "access denied");
         }
+        as(BOB, "POST", db + "/_index", "{\"index\":{\"fields\":[\"a\"]}}").error(403, "forbidden", "access denied");
+        as(BOB, "DELETE", db + "/_index/_design/a/json/foo", null).error(403, "forbidden", "access denied");
+    }
+
+    @Test
+    void usersFindTheirOwnDocumentsAndNoIndex() throws Exception {
+        // Beyond the branch, where _find and _explain are for admins (403): a user's run over
+        // their own documents. AccessFindModelTest compares them with the admin's.
+        fourDocs();
+        as(ADMIN, "PUT", db + "/x", "{\"a\":5}").status(201); // the admins' own
+        as(ADMIN, "POST", db + "/_index", "{\"index\":{\"fields\":[\"a\"]},\"name\":\"by-a\",\"ddoc\":\"by-a\"}").status(200);
+        var all = as(BOB, "POST", db + "/_find", "{\"selector\":{},\"execution_stats\":true}").status(200).json();
+        assertEquals("[\"a\",\"b\"]", docIds(all.get("docs")));
+        assertEquals(2, all.get("execution_stats").get("total_keys_examined").asInt()); // bob's documents, not the database's 5
+        assertFalse(all.has("warning")); // no "create an index": a user cannot
+        assertEquals("[\"c\",\"d\"]", docIds(as(EVE, "POST", db + "/_find", "{\"selector\":{\"_id\":{\"$gt\":\"a\"}}}").status(200).json().get("docs")));
+        assertEquals("[]", docIds(as(EVE, "POST", db + "/_find", "{\"selector\":{\"a\":{\"$gt\":0}}}").status(200).json().get("docs")));
+        // fields, and a sort with no index: in memory, documents without the field left out
+        assertEquals("[{\"_id\":\"a\",\"a\":1}]",
+                as(BOB, "POST", db + "/_find", "{\"selector\":{},\"sort\":[\"a\"],\"fields\":[\"_id\",\"a\"]}").status(200).json().get("docs").toString());
+        // use_index: the same answer whether the admins' index exists or not
+        String named = as(BOB, "POST", db + "/_find", "{\"selector\":{\"a\":1},\"use_index\":\"by-a\"}").status(200).json().get("warning").asText();
+        String none = as(BOB, "POST", db + "/_find", "{\"selector\":{\"a\":1},\"use_index\":\"nope\"}").status(200).json().get("warning").asText();
+        assertEquals(none.replace("nope", "by-a"), named);
+        as(BOB, "POST", db + "/_find", "{\"selector\":{\"a\":1},\"use_index\":\"by-a\",\"allow_fallback\":false}")
+                .error(400, "invalid_index", "_design/by-a specified by `use_index` could not be found or it is not suitable.");
+        // an admin's bookmark (on an index) is not a user's
+        String adminBookmark = as(ADMIN, "POST", db + "/_find", "{\"selector\":{\"a\":{\"$gt\":0}},\"limit\":1}").status(200).json().get("bookmark").asText();
+        as(BOB, "POST", db + "/_find", "{\"selector\":{},\"bookmark\":\"" + adminBookmark + "\"}").error(400, "invalid_bookmark", null);
+        String bobsBookmark = as(BOB, "POST", db + "/_find", "{\"selector\":{},\"limit\":1}").status(200).json().get("bookmark").asText();
+        as(ADMIN, "POST", db + "/_find", "{\"selector\":{},\"bookmark\":\"" + bobsBookmark + "\"}").error(400, "invalid_bookmark", null);
+        assertEquals("[\"b\"]", docIds(as(BOB, "POST", db + "/_find", "{\"selector\":{},\"bookmark\":\"" + bobsBookmark + "\"}").status(200).json().get("docs")));
+        as(BOB, "POST", db + "/_find", "{\"selector\":{\"$text\":\"x\"}}").error(501, "index_not_implemented", null);
+        // _explain: the user's own _all_docs, and no index of the admins' as a candidate
+        var explained = as(BOB, "POST", db + "/_explain", "{\"selector\":{\"a\":1}}").status(200).json();
+        assertEquals("_all_docs", explained.get("index").get("name").asText());
+        assertEquals("[]", explained.get("index_candidates").toString());
+        assertEquals("by-a", as(ADMIN, "POST", db + "/_explain", "{\"selector\":{\"a\":1}}").status(200).json().get("index").get("name").asText());
+        as(null, "POST", db + "/_find", "{\"selector\":{}}").status(401);
     }
 
     // ------------------------------------------------------------ what a user sees
@@ -477,6 +559,12 @@ class AccessDatabaseTest {
             if (r.has("error")) out.add(r);
             else out.add(r.get("id").asText());
         }
+        return out.toString();
+    }
+
+    static String docIds(com.fasterxml.jackson.databind.JsonNode docs) {
+        var out = dev.chaise.storage.json.Json.NODES.arrayNode();
+        for (var d : docs) out.add(d.get("_id").asText());
         return out.toString();
     }
 }

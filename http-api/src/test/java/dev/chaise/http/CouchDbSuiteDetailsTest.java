@@ -207,6 +207,6 @@ class CouchDbSuiteDetailsTest {
 
     @Test
     void welcomeListsTheFeaturesChaiseHas() throws Exception {
-        assertEquals("[\"access-ready\",\"partitioned\",\"scheduler\"]", s.get("/").status(200).json().path("features").toString());
+        assertEquals("[\"nouveau\",\"access-ready\",\"partitioned\",\"scheduler\"]", s.get("/").status(200).json().path("features").toString());
     }
 }

@@ -159,6 +159,14 @@ class NouveauHttpTest {
                 s.asAdmin("POST", "/_nouveau_analyze", "{\"analyzer\":\"english\",\"text\":\"running\"}").status(200).json().toString());
         s.asAdmin("POST", "/_nouveau_analyze", "{\"analyzer\":\"standard\"}").error(400, "bad_request", null);
         s.asAdmin("POST", "/_nouveau_analyze", "{\"analyzer\":\"klingon\",\"text\":\"x\"}").error(400, "bad_request", "klingon is not a valid analyzer name");
+        // Nouveau's chinese and japanese: Lucene's SmartChineseAnalyzer (words, not characters) and
+        // JapaneseAnalyzer (kuromoji: particles dropped, verbs to their base form).
+        assertEquals("{\"tokens\":[\"我\",\"是\",\"中国\",\"人\"]}",
+                s.asAdmin("POST", "/_nouveau_analyze", "{\"analyzer\":\"chinese\",\"text\":\"我是中国人\"}").status(200).json().toString());
+        assertEquals("{\"tokens\":[\"関西\",\"国際\",\"空港\",\"行く\"]}",
+                s.asAdmin("POST", "/_nouveau_analyze", "{\"analyzer\":\"japanese\",\"text\":\"関西国際空港に行きました\"}").status(200).json().toString());
+        // polish needs lucene-analysis-stempel, which Maven Central does not serve at our Lucene version.
+        s.asAdmin("POST", "/_nouveau_analyze", "{\"analyzer\":\"polish\",\"text\":\"x\"}").error(400, "bad_request", "polish is not a valid analyzer name");
         s.asAdmin("GET", "/_nouveau_analyze", null).error(405, "method_not_allowed", null);
 
         String db = db();
@@ -174,6 +182,57 @@ class NouveauHttpTest {
         s.asAdmin("POST", "/" + db + "/_nouveau_cleanup", "{}").status(202);
         // couch_db:check_is_admin's 401 for a caller who is no admin of the database.
         s.send("POST", "/" + db + "/_nouveau_cleanup", "{}", "Authorization", HttpTestServer.BOB, "Content-Type", "application/json").status(401);
+    }
+
+    /**
+     * {@code [nouveau] enable = false} (live, over {@code _config}): nouveau_httpd's
+     * {@code check_if_enabled} throws {@code not_found} before search, info and analyze do anything,
+     * cleanup has no check (202), and chttpd_misc:get_features drops {@code nouveau} from {@code GET /}.
+     */
+    @Test
+    void disabledNouveauIsNotFoundAsInCouchDb() throws Exception {
+        try (HttpTestServer own = new HttpTestServer()) { // its own server: the switch is server-wide
+            HttpTestServer was = s;
+            s = own;
+            try {
+                String db = db();
+                post(db, "{\"q\":\"*:*\"}").status(200);
+                assertEquals("nouveau", s.asAdmin("GET", "/", null).json().path("features").get(0).asText());
+                s.asAdmin("PUT", "/_node/_local/_config/nouveau/enable", "\"false\"").status(200);
+                assertTrue(!s.asAdmin("GET", "/", null).json().path("features").toString().contains("nouveau"));
+                post(db, "{\"q\":\"*:*\"}").error(404, "not_found", "missing");
+                s.asAdmin("GET", "/" + db + "/_design/foo/_nouveau/bar?q=*:*", null).error(404, "not_found", "missing");
+                s.asAdmin("GET", "/" + db + "/_design/foo/_nouveau_info/bar", null).error(404, "not_found", "missing");
+                s.asAdmin("POST", "/_nouveau_analyze", "{\"analyzer\":\"standard\",\"text\":\"x\"}").error(404, "not_found", "missing");
+                s.asAdmin("POST", "/" + db + "/_nouveau_cleanup", "{}").status(202);
+                // The database's own rules come first: a missing database is still the database's 404.
+                s.asAdmin("GET", "/nodb/_design/foo/_nouveau/bar?q=*:*", null).error(404, "not_found", "Database does not exist.");
+                s.asAdmin("PUT", "/_node/_local/_config/nouveau/enable", "\"true\"").status(200);
+                assertEquals(4, post(db, "{\"q\":\"*:*\"}").status(200).json().path("total_hits").asInt());
+            } finally {
+                s = was;
+            }
+        }
+    }
+
+    /** [nouveau] max_indexes_open takes a positive count; the bound itself is SearchIndexesTest's. */
+    @Test
+    void maxIndexesOpenIsASettingUnderNouveau() throws Exception {
+        try (HttpTestServer own = new HttpTestServer()) {
+            HttpTestServer was = s;
+            s = own;
+            try {
+                s.asAdmin("PUT", "/_node/_local/_config/nouveau/max_indexes_open", "\"1\"").status(200);
+                String a = db();
+                String b = db();
+                for (int i = 0; i < 2; i++) {
+                    assertEquals(4, post(a, "{\"q\":\"*:*\"}").status(200).json().path("total_hits").asInt());
+                    assertEquals(1, post(b, "{\"q\":\"foo:foo\"}").status(200).json().path("total_hits").asInt());
+                }
+            } finally {
+                s = was;
+            }
+        }
     }
 
     /** nouveau_test.exs "search GET/POST (partitioned)": a partition's query keeps to its documents; a global one sees all. */

@@ -38,7 +38,7 @@ class ServerEndpointsTest {
         assertEquals("3.5.0", j.get("version").asText());
         assertTrue(j.get("uuid").asText().matches("[0-9a-f]{32}"), j.toString());
         assertTrue(j.get("features").isArray());
-        assertEquals("[\"access-ready\",\"partitioned\",\"scheduler\"]", j.get("features").toString()); // what Chaise has, by CouchDB 3.5's names
+        assertEquals("[\"nouveau\",\"access-ready\",\"partitioned\",\"scheduler\"]", j.get("features").toString()); // what Chaise has, by CouchDB 3.5's names
         assertEquals("Chaise", j.get("vendor").get("name").asText());
         assertTrue(j.has("git_sha"));
         assertEquals("application/json", r.header("Content-Type"));

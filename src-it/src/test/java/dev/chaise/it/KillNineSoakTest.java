@@ -1,5 +1,8 @@
 package dev.chaise.it;
 
+import static dev.chaise.it.KillNineProbe.adopt;
+import static dev.chaise.it.KillNineProbe.deleteTree;
+import static dev.chaise.it.KillNineProbe.expect;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -7,6 +10,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.it.KillNineProbe.Tracked;
+import dev.chaise.it.KillNineProbe.UnexpectedAnswer;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -59,13 +64,7 @@ class KillNineSoakTest {
     /** A document as a write left it: {@code op} is the writing operation's number, in the body. */
     record State(String rev, boolean deleted, long op, String type, String attDigest) {}
 
-    /** The last acknowledged state, and the write in flight (unacknowledged), if any. */
-    static final class Tracked {
-        volatile State acked;
-        volatile State pending;
-    }
-
-    private final Map<String, Tracked> docs = new ConcurrentHashMap<>();
+    private final Map<String, Tracked<State>> docs = new ConcurrentHashMap<>();
     /** Answers a writer did not expect while the server was up (a 5xx, say): each fails the test. */
     private final List<String> anomalies = java.util.Collections.synchronizedList(new ArrayList<>());
     private final AtomicLong ops = new AtomicLong();
@@ -122,7 +121,7 @@ class KillNineSoakTest {
                 server.close();
                 break;
             }
-            adopt(c.actual);
+            adopt(docs, c.actual);
             long before = acknowledged.get();
             long loadMs = 3_000 + rnd.nextInt(6_000);
             runLoadThenKill(server, loadMs, rnd.nextLong());
@@ -222,24 +221,11 @@ class KillNineSoakTest {
         }
     }
 
-    /** A writer got an answer it did not expect. */
-    static final class UnexpectedAnswer extends RuntimeException {
-        UnexpectedAnswer(String message) {
-            super(message, null, false, false);
-        }
-    }
-
-    private static void expect(HttpResponse<String> res, int status) {
-        if (res.statusCode() != status) {
-            throw new UnexpectedAnswer(res.request().method() + " " + res.request().uri().getPath() + ": " + res.statusCode() + " " + res.body());
-        }
-    }
-
     private void put(String id, State base, String type) throws IOException, InterruptedException {
         long op = ops.incrementAndGet();
         ObjectNode body = JSON.createObjectNode().put("type", type).put("op", op);
         if (base != null) body.put("_rev", base.rev);
-        Tracked t = docs.computeIfAbsent(id, k -> new Tracked());
+        Tracked<State> t = docs.computeIfAbsent(id, k -> new Tracked<>());
         t.pending = new State(null, false, op, type, null); // a PUT without _attachments drops the attachment
         HttpResponse<String> res = send("PUT", "/" + DB + "/" + id, body);
         expect(res, 201);
@@ -247,7 +233,7 @@ class KillNineSoakTest {
     }
 
     private void delete(String id) throws IOException, InterruptedException {
-        Tracked t = docs.get(id);
+        Tracked<State> t = docs.get(id);
         State base = t.acked;
         t.pending = new State(null, true, base.op, base.type, null);
         HttpResponse<String> res = send("DELETE", "/" + DB + "/" + id + "?rev=" + base.rev, null);
@@ -263,7 +249,7 @@ class KillNineSoakTest {
             long op = ops.incrementAndGet();
             String type = TYPES[r.nextInt(TYPES.length)];
             list.addObject().put("_id", id).put("type", type).put("op", op);
-            Tracked t = docs.computeIfAbsent(id, k -> new Tracked());
+            Tracked<State> t = docs.computeIfAbsent(id, k -> new Tracked<>());
             t.pending = new State(null, false, op, type, null);
             pending.put(id, t.pending);
         }
@@ -277,7 +263,7 @@ class KillNineSoakTest {
     }
 
     private void attach(String id, Random r) throws IOException, InterruptedException {
-        Tracked t = docs.get(id);
+        Tracked<State> t = docs.get(id);
         State base = t.acked;
         byte[] bytes = new byte[1 + r.nextInt(16 * 1024)];
         r.nextBytes(bytes);
@@ -296,7 +282,7 @@ class KillNineSoakTest {
         acked(t, t.pending, JSON.readTree(res.body()).get("rev").asText());
     }
 
-    private void acked(Tracked t, State pending, String rev) {
+    private void acked(Tracked<State> t, State pending, String rev) {
         t.acked = new State(rev, pending.deleted, pending.op, pending.type, pending.attDigest);
         t.pending = null;
         acknowledged.incrementAndGet();
@@ -337,7 +323,7 @@ class KillNineSoakTest {
             if (!seen.add(id)) losses.add("_changes lists " + id + " twice");
             if (ch.path("deleted").asBoolean()) {
                 deletedInFeed++;
-                Tracked t = docs.get(id);
+                Tracked<State> t = docs.get(id);
                 State last = t == null ? null : t.acked != null ? t.acked : t.pending;
                 actual.put(id, new State(ch.get("changes").get(0).get("rev").asText(), true, last == null ? -1 : last.op,
                         last == null ? null : last.type, null));
@@ -348,7 +334,7 @@ class KillNineSoakTest {
         if (!view.equals(recount)) losses.add("the view " + view + " is not the recount " + recount);
 
         for (var e : docs.entrySet()) {
-            Tracked t = e.getValue();
+            Tracked<State> t = e.getValue();
             State a = actual.get(e.getKey());
             boolean asAcked = same(a, t.acked);
             boolean asPending = t.pending != null && same(a, t.pending);
@@ -369,17 +355,6 @@ class KillNineSoakTest {
         return actual.op == expected.op && java.util.Objects.equals(actual.attDigest, expected.attDigest);
     }
 
-    /** After the checks, what is there is what the next cycle builds on: a write in flight landed or not. */
-    private void adopt(Map<String, State> actual) {
-        for (var e : docs.entrySet()) {
-            Tracked t = e.getValue();
-            if (t.pending == null) continue;
-            State a = actual.get(e.getKey());
-            t.acked = a;
-            t.pending = null;
-        }
-    }
-
     private Map<String, Long> viewCounts() throws IOException, InterruptedException {
         HttpResponse<String> res = send("GET", "/" + DB + "/_design/soak/_view/types?group=true", null);
         expect(res, 200);
@@ -397,19 +372,6 @@ class KillNineSoakTest {
     }
 
     private HttpResponse<String> send(String method, String path, JsonNode body) throws IOException, InterruptedException {
-        HttpRequest.BodyPublisher p = body == null ? HttpRequest.BodyPublishers.noBody()
-                : HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body));
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url + path)).header("Authorization", auth)
-                .timeout(Duration.ofSeconds(120)).method(method, p);
-        if (body != null) b.header("Content-Type", "application/json");
-        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        return KillNineProbe.send(http, url, auth, method, path, body);
     }
-
-    private static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) return;
-        try (var s = Files.walk(dir)) {
-            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
-        }
-    }
-
 }

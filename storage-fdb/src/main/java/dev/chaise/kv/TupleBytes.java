@@ -61,6 +61,79 @@ public final class TupleBytes {
         return out; // the last byte stays 0: the terminator
     }
 
+    private static final byte DOUBLE = 0x21;
+
+    /**
+     * Decodes {@code bytes[from, to)} as {@code Tuple.fromBytes} would, appending the elements to
+     * {@code out}, if every element is null, a string, a boolean, a double or an integer that fits
+     * a long (8-byte negatives excepted); otherwise returns false, with {@code out} in an unspecified
+     * state, and the caller decodes with {@link Tuple}. A document read decodes every leaf's path
+     * and value: {@code Tuple.fromBytes} builds a tuple and its list per call, and was most of
+     * the imploding's CPU (issue 27). Malformed bytes give false or an exception, never a value.
+     */
+    public static boolean decodeSimple(byte[] bytes, int from, int to, java.util.List<Object> out) {
+        int i = from;
+        while (i < to) {
+            byte code = bytes[i++];
+            if (code == NULL) {
+                out.add(null);
+            } else if (code == STRING) {
+                int end = i;
+                boolean escaped = false;
+                while (true) {
+                    if (end >= to) return false;
+                    if (bytes[end] == 0) {
+                        if (end + 1 < to && bytes[end + 1] == (byte) 0xff) {
+                            escaped = true;
+                            end += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    end++;
+                }
+                out.add(escaped ? unescapedString(bytes, i, end) : new String(bytes, i, end - i, StandardCharsets.UTF_8));
+                i = end + 1;
+            } else if (code >= INT_ZERO && code <= INT_ZERO + 8) {
+                int n = code - INT_ZERO;
+                if (i + n > to || (n == 8 && bytes[i] < 0)) return false; // past a long: a BigInteger
+                long v = 0;
+                for (int j = 0; j < n; j++) v = (v << 8) | (bytes[i + j] & 0xff);
+                out.add(v);
+                i += n;
+            } else if (code >= INT_ZERO - 7 && code < INT_ZERO) {
+                int n = INT_ZERO - code;
+                if (i + n > to) return false;
+                long v = 0;
+                for (int j = 0; j < n; j++) v = (v << 8) | (bytes[i + j] & 0xff);
+                out.add(v - ((1L << (8 * n)) - 1)); // the ones' complement of the magnitude
+                i += n;
+            } else if (code == FALSE || code == TRUE) {
+                out.add(code == TRUE);
+            } else if (code == DOUBLE) {
+                if (i + 8 > to) return false;
+                long bits = 0;
+                for (int j = 0; j < 8; j++) bits = (bits << 8) | (bytes[i + j] & 0xff);
+                bits = bits < 0 ? bits ^ Long.MIN_VALUE : ~bits; // positives had the sign bit set, negatives every bit flipped
+                out.add(Double.longBitsToDouble(bits));
+                i += 8;
+            } else {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static String unescapedString(byte[] bytes, int from, int to) {
+        byte[] u = new byte[to - from];
+        int n = 0;
+        for (int i = from; i < to; i++) {
+            u[n++] = bytes[i];
+            if (bytes[i] == 0) i++; // 00 ff stands for 00
+        }
+        return new String(u, 0, n, StandardCharsets.UTF_8);
+    }
+
     /** One integer element, as {@code Tuple.from(v).pack()}. */
     public static byte[] integer(long v) {
         return new TupleBytes(10).add(v).toArray();

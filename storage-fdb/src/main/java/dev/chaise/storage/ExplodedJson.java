@@ -397,6 +397,8 @@ public final class ExplodedJson {
         /** open.get(i + 1) is the container at path elements 0..i of the previous key. */
         final ArrayList<ContainerNode<?>> open = new ArrayList<>();
         final ArrayList<Object> openPath = new ArrayList<>();
+        final ArrayList<Object> pathScratch = new ArrayList<>();
+        final ArrayList<Object> valueScratch = new ArrayList<>(2);
         byte[] previous;
 
         Imploder(byte[] prefix, Iterator<KeyValue> kvs) {
@@ -414,7 +416,7 @@ public final class ExplodedJson {
                 if (k.length == prefix.length) continue;
                 if (Keys.compare(previous, k) >= 0) throw corrupt(k, "keys out of order");
                 previous = k;
-                Tuple path = unpack(k, k, prefix.length, k.length - prefix.length);
+                List<Object> path = elements(k, k, prefix.length, k.length, pathScratch);
                 int n = path.size();
 
                 int shared = 0;
@@ -439,7 +441,7 @@ public final class ExplodedJson {
         }
 
         JsonNode value(byte[] k, byte[] v) {
-            Tuple t = unpack(k, v, 0, v.length);
+            List<Object> t = elements(k, v, 0, v.length, valueScratch);
             if (t.size() == 0) throw corrupt(k, "empty value");
             Object o = t.get(0);
             if (o instanceof byte[] tag) {
@@ -489,6 +491,21 @@ public final class ExplodedJson {
 
         static JsonNode integer(long l) {
             return (int) l == l ? IntNode.valueOf((int) l) : LongNode.valueOf(l);
+        }
+
+        /**
+         * The elements of {@code bytes[from, to)} (the key or the value of the KV at {@code k}), in
+         * {@code scratch} when {@link TupleBytes#decodeSimple} can read them (almost every leaf),
+         * else through {@link Tuple}.
+         */
+        static List<Object> elements(byte[] k, byte[] bytes, int from, int to, ArrayList<Object> scratch) {
+            scratch.clear();
+            try {
+                if (TupleBytes.decodeSimple(bytes, from, to, scratch)) return scratch;
+            } catch (RuntimeException e) {
+                throw corrupt(k, "not a tuple: " + e.getMessage());
+            }
+            return unpack(k, bytes, from, to - from).getItems();
         }
 
         /** Unpacks part of {@code bytes} (the key or the value of the KV at {@code k}). */

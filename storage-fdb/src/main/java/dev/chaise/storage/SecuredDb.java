@@ -191,8 +191,26 @@ public final class SecuredDb {
      */
     public DbInfo info() {
         DbInfo i = db.info();
-        if (!limitedByAccess()) return i;
-        DbStats.Snapshot own = ownCounts("");
+        return limitedByAccess() ? withCounts(i, ownCounts("")) : i;
+    }
+
+    /**
+     * A database's info in a listing of databases ({@code _dbs_info}), which CouchDB gives whoever
+     * may list databases, member or not: an access database's as {@link #info()} gives it to
+     * {@code user}, and with no counts at all to someone who is not its member (they may read
+     * none of its documents).
+     */
+    static DbInfo listed(Database db, UserCtx user, List<DbPolicy> policies) {
+        if (!db.isAccess()) return db.info();
+        try {
+            return open(db, user, Level.MEMBER, policies).info();
+        } catch (StorageException e) {
+            if (e.kind() != StorageException.Kind.FORBIDDEN && e.kind() != StorageException.Kind.UNAUTHORIZED) throw e;
+            return withCounts(db.info(), new DbStats.Snapshot(0, 0, 0, 0));
+        }
+    }
+
+    private static DbInfo withCounts(DbInfo i, DbStats.Snapshot own) {
         return new DbInfo(i.name(), i.uuid(), own.docCount(), own.docDelCount(), i.updateSeq(), 0, 0, i.purgeSeq(), i.partitioned(), i.access());
     }
 

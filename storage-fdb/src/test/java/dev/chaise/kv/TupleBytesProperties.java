@@ -1,6 +1,8 @@
 package dev.chaise.kv;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.apple.foundationdb.tuple.Tuple;
@@ -56,6 +58,52 @@ class TupleBytesProperties {
     @Provide
     Arbitrary<String> awkward() {
         return Arbitraries.strings().withChars('\u0000', 'a', '\u00e9', '\u20ac', '\ud83d', '\ude00', '\uffff').ofMaxLength(40);
+    }
+
+    @Property(tries = 3000)
+    void decodesAsTheTupleLayer(@ForAll("decodable") @Size(max = 8) List<Object> items) {
+        byte[] packed;
+        try {
+            packed = Tuple.fromList(items).pack();
+        } catch (IllegalArgumentException e) {
+            return; // a lone surrogate: no tuple holds it
+        }
+        byte[] framed = new byte[packed.length + 4]; // decoded from the middle of an array, as keys after a prefix are
+        System.arraycopy(packed, 0, framed, 3, packed.length);
+        List<Object> out = new ArrayList<>();
+        boolean wide = items.stream().anyMatch(o -> o instanceof Long l && l <= -(1L << 56)); // 8-byte negatives
+        if (TupleBytes.decodeSimple(framed, 3, 3 + packed.length, out)) {
+            assertEquals(Tuple.fromBytes(packed).getItems(), out);
+        } else {
+            assertTrue(wide, () -> "declined " + items);
+        }
+    }
+
+    @Provide
+    Arbitrary<List<Object>> decodable() {
+        Arbitrary<Object> one = Arbitraries.oneOf(
+                Arbitraries.longs().map(Object.class::cast),
+                edges().map(Object.class::cast),
+                Arbitraries.strings().ofMaxLength(20).map(Object.class::cast),
+                awkward().map(Object.class::cast),
+                Arbitraries.doubles().map(Object.class::cast),
+                Arbitraries.of(-0.0d, 0.0d, Double.MAX_VALUE, -Double.MAX_VALUE, Double.MIN_VALUE, 1e-300).map(Object.class::cast),
+                Arbitraries.of(Boolean.TRUE, Boolean.FALSE).map(Object.class::cast),
+                Arbitraries.just(null));
+        return one.list().ofMaxSize(8);
+    }
+
+    @Property(tries = 500)
+    void declinesWhatItDoesNotDecode(@ForAll("elements") @Size(max = 8) List<Object> items) {
+        byte[] packed = Tuple.fromList(items).pack();
+        List<Object> out = new ArrayList<>();
+        if (!TupleBytes.decodeSimple(packed, 0, packed.length, out)) return;
+        List<Object> expected = Tuple.fromBytes(packed).getItems();
+        assertEquals(expected.size(), out.size());
+        for (int i = 0; i < out.size(); i++) {
+            Object e = expected.get(i);
+            assertEquals(e instanceof Integer n ? (Object) (long) n : e, out.get(i));
+        }
     }
 
     @Property(tries = 1000)

@@ -46,7 +46,10 @@ public final class Authenticator {
     private final dev.chaise.http.config.ConfigStore config;
     private final java.util.Map<String, AuthenticationHandler> builtIn = new java.util.LinkedHashMap<>();
     private final Lockout lockout;
-    private final ConcurrentHashMap<String, byte[]> verified = new ConcurrentHashMap<>();
+    /** A user's name and stored hash, the key of a password already checked (a new hash, a new key): a record, not a string built per request. */
+    private record Known(String name, PasswordHash hash) {}
+
+    private final ConcurrentHashMap<Known, byte[]> verified = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, CompletableFuture<Boolean>> checking = new ConcurrentHashMap<>();
     /** Half the cores (at least one): requests keep the rest while checks queue here. */
     private static final ExecutorService HASHING = Executors.newFixedThreadPool(Math.max(1, Runtime.getRuntime().availableProcessors() / 2),
@@ -196,14 +199,14 @@ public final class Authenticator {
      * matches (the cache's entry).
      */
     private boolean matches(Credentials c, String password) {
-        String key = c.name() + '\0' + c.password().toAdminString();
+        Known key = new Known(c.name(), c.password());
         byte[] fast = fastHash(password);
         byte[] known = verified.get(key);
         if (known != null) {
             fastHashes.increment();
             return MessageDigest.isEqual(known, fast);
         }
-        if (!slowCheck(c, password, key + '\0' + HexFormat.of().formatHex(fast))) return false;
+        if (!slowCheck(c, password, c.name() + '\0' + c.password().toAdminString() + '\0' + HexFormat.of().formatHex(fast))) return false;
         if (verified.size() >= CACHE_LIMIT) verified.clear();
         fastHashes.increment(); // remembered, as couch_passwords_cache:insert hashes it
         verified.put(key, fast);

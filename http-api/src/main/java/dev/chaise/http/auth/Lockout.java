@@ -48,6 +48,7 @@ final class Lockout {
 
     /** Whether {@code name} from {@code peer} is locked out now (only in {@code enforce} mode). */
     boolean isLocked(String peer, String name, String salt) {
+        if (failures.isEmpty()) return false; // the common case, asked on every Basic request: no setting read, no key built
         String mode = mode();
         if (mode.equals("off") || peer == null) return false;
         Count c = live(new Key(peer, name, salt));

@@ -18,6 +18,11 @@ public final class ServerAdmins implements UserDirectory {
 
     private final ConfigStore config;
 
+    /** An admin's setting as last read, and what it parsed to: parsed again only when the text changes. */
+    private record Parsed(String text, Optional<Credentials> credentials) {}
+
+    private final java.util.concurrent.ConcurrentHashMap<String, Parsed> parsed = new java.util.concurrent.ConcurrentHashMap<>();
+
     public ServerAdmins(ConfigStore config) {
         this.config = config;
     }
@@ -25,9 +30,15 @@ public final class ServerAdmins implements UserDirectory {
     @Override
     public Optional<Credentials> lookup(String name) {
         return config.get(SECTION, name).flatMap(v -> {
-            Optional<PasswordHash> h = PasswordHash.parseAdmin(v);
-            if (h.isEmpty()) log.warn("[admins] {} is not a password hash CouchDB understands; that admin cannot log in", name);
-            return h.map(hash -> new Credentials(name, List.of(UserCtx.ADMIN_ROLE), hash));
+            Parsed last = parsed.get(name);
+            if (last == null || !last.text().equals(v)) {
+                Optional<PasswordHash> h = PasswordHash.parseAdmin(v);
+                if (h.isEmpty()) log.warn("[admins] {} is not a password hash CouchDB understands; that admin cannot log in", name);
+                last = new Parsed(v, h.map(hash -> new Credentials(name, List.of(UserCtx.ADMIN_ROLE), hash)));
+                if (parsed.size() >= 1_000) parsed.clear();
+                parsed.put(name, last);
+            }
+            return last.credentials();
         });
     }
 

@@ -1,11 +1,13 @@
 package dev.chaise.http.handlers;
 
 import dev.chaise.http.Request;
+import dev.chaise.storage.DbReader;
 import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.Storage;
 import dev.chaise.storage.UserCtx;
 import java.util.List;
 import java.util.Set;
+import java.util.function.BiFunction;
 
 /**
  * How a handler opens the database a request names: through storage's door
@@ -39,6 +41,27 @@ public final class Access {
      * server admins too.
      */
     public SecuredDb database(Request req, String name, SecuredDb.Level level) {
+        checkPath(req, name);
+        SecuredDb db = storage.open(name, req.user(), level);
+        checkQuery(req, db);
+        return db;
+    }
+
+    /**
+     * {@link #database(Request, SecuredDb.Level)} and a read of it in one transaction
+     * ({@link Storage#read}): the same checks in the same order, then {@code body}, which may run
+     * more than once.
+     */
+    public <T> T read(Request req, SecuredDb.Level level, BiFunction<SecuredDb, DbReader, T> body) {
+        String name = req.param("db");
+        checkPath(req, name);
+        return storage.read(name, req.user(), level, (db, r) -> {
+            checkQuery(req, db);
+            return body.apply(db, r);
+        });
+    }
+
+    private static void checkPath(Request req, String name) {
         UserCtx u = req.user();
         if (name.startsWith("_") && !SYSTEM_DBS.contains(name)) SecuredDb.requireServerAdmin(u);
         List<String> p = req.path();
@@ -46,17 +69,20 @@ public final class Access {
                 && (p.get(1).equals("_all_docs") || p.get(1).equals("_changes"))) {
             SecuredDb.requireServerAdmin(u);
         }
-        SecuredDb db = storage.open(name, u, level);
+    }
+
+    private static void checkQuery(Request req, SecuredDb db) {
+        List<String> p = req.path();
         if (p.size() > 1 && QUERIES.contains(p.get(1)) || p.size() > 3 && p.get(1).equals("_design")) db.checkQuery();
-        return db;
     }
 
     /**
      * What reads the database beyond one user's documents: with the design functions
      * ({@code _design/{ddoc}/_view/...}, {@code _show}, {@code _list}, {@code _update}, ...),
-     * for an access database's admins only ({@link SecuredDb#checkQuery}).
+     * for an access database's admins only ({@link SecuredDb#checkQuery}). A user's {@code _find}
+     * and {@code _explain} run over their own documents ({@code Mango#findOwn}).
      */
-    private static final Set<String> QUERIES = Set.of("_find", "_index", "_explain", "_design_docs", "_local_docs", "_view_cleanup");
+    private static final Set<String> QUERIES = Set.of("_index", "_design_docs", "_local_docs", "_view_cleanup");
 
     /** The database named by the request's {@code {db}}. */
     public SecuredDb database(Request req, SecuredDb.Level level) {

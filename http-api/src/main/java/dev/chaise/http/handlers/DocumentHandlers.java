@@ -70,6 +70,15 @@ public final class DocumentHandlers {
         return id;
     }
 
+    /** The document id a read names, once the user may read it: 404 for an id no document can have, then the policies' say. */
+    private static String readable(Request req, SecuredDb db) {
+        String id = docId(req);
+        if (!validId(id)) throw StorageException.notFound("missing"); // no document can have it
+        db.requirePartition(id);
+        db.checkReader(id);
+        return id;
+    }
+
     private SecuredDb member(Request req) {
         return access.database(req, SecuredDb.Level.MEMBER);
     }
@@ -77,35 +86,35 @@ public final class DocumentHandlers {
     // ---------------------------------------------------------------- GET
 
     private Response get(Request req) throws Exception {
-        SecuredDb db = member(req);
-        String id = docId(req);
-        if (!validId(id)) throw StorageException.notFound("missing"); // no document can have it
-        db.requirePartition(id);
-        db.checkReader(id);
         String openRevs = req.query("open_revs");
-        if (openRevs != null) return openRevs(req, db, id, openRevs);
-        boolean meta = flag(req, "meta");
-        // With latest=true CouchDB opens the winner whatever rev was asked for.
-        RevId rev = req.query("rev") == null || flag(req, "latest") ? null : RevId.parse(req.query("rev"));
-        Meta m = new Meta(flag(req, "revs"), meta || flag(req, "revs_info"), rev == null && (meta || flag(req, "conflicts")),
-                rev == null && (meta || flag(req, "deleted_conflicts")), meta || flag(req, "local_seq"));
-        long attsSince = attsSince(req);
-        // chttpd_db:send_doc_efficiently: bodies as multipart/related parts, sent as stored, each stub saying how.
-        boolean related = attsSince >= 0 && OpenRevs.accepts(req.header("Accept"), "multipart/related");
-        boolean encodingInfo = related || flag(req, "att_encoding_info");
-        record Read(StoredDoc doc, ObjectNode body) {}
-        Read read = db.database().read(r -> {
+        if (openRevs != null) {
+            SecuredDb db = member(req);
+            return openRevs(req, db, readable(req, db), openRevs);
+        }
+        record Read(SecuredDb db, StoredDoc doc, ObjectNode body, long attsSince, boolean related) {}
+        // Opened and read in one transaction: the directory entry is read once (issue 27).
+        Read read = access.read(req, SecuredDb.Level.MEMBER, (db, r) -> {
+            String id = readable(req, db);
+            boolean meta = flag(req, "meta");
+            // With latest=true CouchDB opens the winner whatever rev was asked for.
+            RevId rev = req.query("rev") == null || flag(req, "latest") ? null : RevId.parse(req.query("rev"));
+            Meta m = new Meta(flag(req, "revs"), meta || flag(req, "revs_info"), rev == null && (meta || flag(req, "conflicts")),
+                    rev == null && (meta || flag(req, "deleted_conflicts")), meta || flag(req, "local_seq"));
+            long attsSince = attsSince(req);
+            // chttpd_db:send_doc_efficiently: bodies as multipart/related parts, sent as stored, each stub saying how.
+            boolean related = attsSince >= 0 && OpenRevs.accepts(req.header("Accept"), "multipart/related");
+            boolean encodingInfo = related || flag(req, "att_encoding_info");
             StoredDoc doc = r.get(id, rev, m.needsBranches());
             ObjectNode rendered = db.render(doc, m);
             if (encodingInfo) DocumentJson.showEncoding(doc, rendered);
             if (!related && rendered.has("_attachments")) r.inlineAttachments(doc, rendered, attsSince);
-            return new Read(doc, rendered);
+            return new Read(db, doc, rendered, attsSince, related);
         });
         StoredDoc d = read.doc();
         ObjectNode body = read.body();
         // CouchDB sends an ETag only for a document without meta members.
         boolean hasMeta = body.has("_revs_info") || body.has("_conflicts") || body.has("_deleted_conflicts") || body.has("_local_seq");
-        MultipartDocs.Bodies bodies = related ? MultipartDocs.stored(db.database(), id, attsSince) : null;
+        MultipartDocs.Bodies bodies = read.related() ? MultipartDocs.stored(read.db().database(), d.id(), read.attsSince()) : null;
         if (hasMeta) return docResponse(body, bodies);
         String etag = "\"" + d.rev() + "\"";
         if (etagMatches(req, etag)) return notModified(etag);

@@ -24,7 +24,7 @@ final class JsonReqObject {
      */
     static ObjectNode of(Request req, SecuredDb db, String docId, String uuid, String body) {
         ObjectNode r = Json.NODES.objectNode();
-        r.set("info", Json.MAPPER.valueToTree(DatabaseHandlers.info(db.database().info())));
+        r.set("info", Json.MAPPER.valueToTree(DatabaseHandlers.info(db.info())));
         r.put("uuid", uuid);
         if (docId == null) r.putNull("id");
         else r.put("id", docId);

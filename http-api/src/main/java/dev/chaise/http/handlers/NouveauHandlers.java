@@ -8,6 +8,7 @@ import dev.chaise.http.HttpError;
 import dev.chaise.http.Request;
 import dev.chaise.http.Response;
 import dev.chaise.http.Router;
+import dev.chaise.http.config.ConfigStore;
 import dev.chaise.storage.Database;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.SecuredDb;
@@ -22,24 +23,53 @@ import java.util.Map;
 /**
  * Nouveau, CouchDB 3.5's full-text search ({@code nouveau_httpd}), served in process:
  * {@code GET|POST /{db}/_design/{ddoc}/_nouveau/{index}}, {@code GET .../_nouveau_info/{index}},
- * {@code POST /{db}/_nouveau_cleanup} and {@code POST /_nouveau_analyze}.
+ * {@code POST /{db}/_nouveau_cleanup} and {@code POST /_nouveau_analyze}. With
+ * {@code [nouveau] enable = false} all but the cleanup answer 404, as nouveau_httpd's do.
  */
 public final class NouveauHandlers {
     private final SearchIndexes search;
     private final Access access;
 
-    public NouveauHandlers(SearchIndexes search, Access access) {
+    /** Applies {@code [nouveau] enable} and {@code max_indexes_open} from {@code config}, now and as they change. */
+    public NouveauHandlers(SearchIndexes search, Access access, ConfigStore config) {
         this.search = search;
         this.access = access;
+        for (String key : new String[] {"enable", "max_indexes_open"}) apply(key, config.get(SECTION, key).orElse(null));
+        config.addListener((section, key, value) -> {
+            if (section.equals(SECTION)) apply(key, value);
+        });
+    }
+
+    private static final String SECTION = "nouveau";
+
+    /**
+     * {@code enable}: on unless {@code false} (CouchDB's default is off because Nouveau is a
+     * service to run beside it; here there is none). {@code max_indexes_open}: a positive count,
+     * else the default, as Nouveau's {@code maxIndexesOpen}.
+     */
+    private void apply(String key, String value) {
+        String v = value == null ? "" : value.strip();
+        switch (key) {
+            case "enable" -> search.enable(!v.equals("false"));
+            case "max_indexes_open" -> search.maxIndexesOpen(v.matches("[1-9][0-9]{0,8}") ? Integer.parseInt(v) : SearchIndexes.MAX_INDEXES_OPEN);
+            default -> { }
+        }
+    }
+
+    /** nouveau_httpd's {@code check_if_enabled}: a bare 404 while {@code [nouveau] enable} is false. */
+    private void requireEnabled() {
+        if (!search.enabled()) throw StorageException.notFound("missing");
     }
 
     public void register(Router r) {
         r.add("GET", "/{db}/_design/{ddoc}/_nouveau/{index}", req -> {
             SecuredDb adb = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
+            requireEnabled();
             return query(req, adb, SearchRequest.fromQuery(req::query).inPartition(req.query("partition")));
         });
         r.add("POST", "/{db}/_design/{ddoc}/_nouveau/{index}", req -> {
             SecuredDb adb = access.database(req, req.param("db"), SecuredDb.Level.MEMBER);
+            requireEnabled();
             Bodies.requireContentType(req, Response.JSON);
             return query(req, adb, SearchRequest.fromBody(Bodies.jsonObject(req)).inPartition(req.query("partition")));
         });
@@ -51,6 +81,7 @@ public final class NouveauHandlers {
             return Response.json(202, Map.of("ok", true));
         });
         r.add("POST", "/_nouveau_analyze", req -> {
+            requireEnabled();
             Bodies.requireContentType(req, Response.JSON);
             ObjectNode body = Bodies.jsonObject(req);
             JsonNode analyzer = body.get("analyzer");
@@ -101,6 +132,7 @@ public final class NouveauHandlers {
 
     private Response info(Request req) {
         Database db = access.database(req, req.param("db"), SecuredDb.Level.MEMBER).database();
+        requireEnabled();
         SearchIndexDef def = search.definition(db, ddocId(req), req.param("index"));
         ObjectNode out = Json.NODES.objectNode();
         out.put("name", def.ddocId() + "/" + def.name());

@@ -33,6 +33,8 @@ public final class ServerHandlers {
     private final java.util.function.Supplier<List<dev.chaise.views.ActiveTasks.Info>> tasks;
     /** Tasks of other kinds (replications), already in CouchDB's shape. */
     private volatile java.util.function.Supplier<? extends List<?>> otherTasks = List::of;
+    /** Features the configuration switches ({@code nouveau}), listed before the others as chttpd_misc:get_features does. */
+    private volatile java.util.function.Supplier<List<String>> switchedFeatures = List::of;
 
     private final java.util.function.Supplier<String> unusable;
     private final Uuids uuids;
@@ -92,6 +94,11 @@ public final class ServerHandlers {
         });
     }
 
+    /** Features to list in {@code GET /} while the configuration has them on. */
+    public void switchedFeatures(java.util.function.Supplier<List<String>> supplier) {
+        this.switchedFeatures = supplier;
+    }
+
     /** Adds tasks of another kind to {@code _active_tasks}. */
     public void otherTasks(java.util.function.Supplier<? extends List<?>> supplier) {
         this.otherTasks = supplier;
@@ -105,7 +112,8 @@ public final class ServerHandlers {
         body.put("uuid", uuid);
         // Only the features this server has, as CouchDB 3.5 names them: Fauxton picks its screens and
         // APIs by them ("scheduler": the _scheduler endpoints and the replicator behind them).
-        body.put("features", FEATURES);
+        List<String> switched = switchedFeatures.get();
+        body.put("features", switched.isEmpty() ? FEATURES : java.util.stream.Stream.concat(switched.stream(), FEATURES.stream()).toList());
         body.put("vendor", Map.of("name", "Chaise", "version", config.get().vendorVersion()));
         return Response.json(200, body);
     }
@@ -151,7 +159,7 @@ public final class ServerHandlers {
         List<Object> out = new ArrayList<>();
         for (String name : listNames(req)) {
             try {
-                out.add(Map.of("key", name, "info", DatabaseHandlers.info(storage.open(name).info())));
+                out.add(Map.of("key", name, "info", DatabaseHandlers.info(storage.listedInfo(name, req.user()))));
             } catch (StorageException e) {
                 if (e.kind() != StorageException.Kind.NOT_FOUND) throw e; // deleted meanwhile
             }
@@ -173,7 +181,7 @@ public final class ServerHandlers {
             row.put("key", k);
             try {
                 if (!k.isTextual()) throw StorageException.notFound("not a name");
-                row.put("info", DatabaseHandlers.info(storage.open(k.asText()).info()));
+                row.put("info", DatabaseHandlers.info(storage.listedInfo(k.asText(), req.user())));
             } catch (StorageException e) {
                 if (e.kind() != StorageException.Kind.NOT_FOUND && e.kind() != StorageException.Kind.ILLEGAL_DATABASE_NAME) throw e;
                 row.put("error", "not_found");

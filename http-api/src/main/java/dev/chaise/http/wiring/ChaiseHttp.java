@@ -137,7 +137,8 @@ public final class ChaiseHttp implements AutoCloseable {
         new NotImplementedHandlers(access).register(router);
         new FauxtonHandlers(configStore).register(router);
         new MangoHandlers(views.queries(), access).register(router);
-        new NouveauHandlers(views.search(), access).register(router);
+        new NouveauHandlers(views.search(), access, configStore).register(router);
+        serverHandlers.switchedFeatures(() -> views.search().enabled() ? List.of("nouveau") : List.of());
     }
 
     /** The HTTP side of the server's metrics registry (storage's), and Chaise's own gauges. */

@@ -42,7 +42,18 @@ final class EmbeddedTransaction implements Transaction {
     private final List<MergedRangeIterator> snapshotIterators = new ArrayList<>();
     private final List<PendingWatch> watches = new ArrayList<>();
     private final ReadTransaction snapshotView = new SnapshotView();
+    private static final AutoCloseable[] SHARED = new AutoCloseable[0];
+
     private State state = State.OPEN;
+    /**
+     * An unbounded RocksDB iterator over the snapshot, lent to one snapshot range read at a time:
+     * a document GET's two range reads (its revisions, then its body) open one iterator instead of
+     * two, and opening one (a merge over the memtables and every level) cost about as much as
+     * reading a small range (issue 27). Reads that record conflicts keep iterators bounded to their
+     * range, so an insert's read of an absent document stops at its bounds.
+     */
+    private RocksIterator spare;
+    private boolean spareLent;
     private ReadView view;
     private ReadOptions readOptions;
     private long readVersion = -1;
@@ -147,6 +158,7 @@ final class EmbeddedTransaction implements Transaction {
         ensureView();
         checkNotTooOld();
         long start = System.nanoTime();
+        if (snapshot && !spareLent) return lendSpare(begin, e, limit, reverse, start);
         // Bounds let RocksDB skip files outside the range and stop at its edges instead of
         // positioning on a neighbour's key: a reverse limit-1 read of an absent document (RFC C's
         // insert path) cost ~25 us without them.
@@ -165,6 +177,26 @@ final class EmbeddedTransaction implements Transaction {
         if (!snapshot) iterators.add(it);
         else snapshotIterators.add(it);
         return it;
+    }
+
+    private RangeIterator lendSpare(byte[] begin, byte[] end, int limit, boolean reverse, long start) {
+        MergedRangeIterator it;
+        store.enterNative();
+        try {
+            if (spare == null) spare = store.db().newIterator(store.dataCf(), readOptions);
+            it = new MergedRangeIterator(this, spare, SHARED, begin, end, limit, reverse,
+                    writes.snapshotOf(begin, end), new TreeMap<>(writes.cleared), writes.unreadableIn(begin, end), start);
+        } finally {
+            store.exitNative();
+        }
+        spareLent = true;
+        snapshotIterators.add(it);
+        return it;
+    }
+
+    /** A range read ends (under this transaction's monitor): the iterator it was lent may be lent again. */
+    void giveBack(RocksIterator it) {
+        if (it == spare) spareLent = false;
     }
 
     /** The range's end, after FDB's checks: an inverted range reads as empty; past the user key space is an error. */
@@ -440,6 +472,17 @@ final class EmbeddedTransaction implements Transaction {
             w.future().completeExceptionally(new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the watch's transaction did not commit"));
         }
         watches.clear();
+        if (spare != null) {
+            if (store.tryEnterNative()) { // else the store closed and RocksDB freed it
+                try {
+                    spare.close(); // before the snapshot it reads is released
+                } finally {
+                    store.exitNative();
+                }
+            }
+            spare = null;
+            spareLent = false;
+        }
         if (readOptions != null) {
             readOptions.close(); // an options object: independent of the database's life
             readOptions = null;

@@ -11,6 +11,7 @@ import dev.chaise.storage.DbHandle;
 import dev.chaise.storage.DbReader;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.ScanProperties;
+import dev.chaise.storage.SecuredDb;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
@@ -90,7 +91,7 @@ public final class Mango {
         Find.Query q = Find.parse(body);
         noTextSearch(q);
         Bookmark bookmark = Bookmark.decode(q.bookmark());
-        Planner.Choice choice = choose(db, q, false);
+        Planner.Choice choice = choose(db, q, indexes.list(db), Sort.names(q.sort()), false);
         MangoIndex index = choice.index();
         if (bookmark != null && !bookmark.isOn(index)) {
             // A later page stays on the index its first page ran on, while that can still serve the query.
@@ -103,12 +104,7 @@ public final class Mango {
             else run.json();
         }
         List<String> warnings = new ArrayList<>();
-        if (q.useIndex().given() && !q.useIndex().selects(index.ddoc(), index.name())) {
-            warnings.add(q.useIndex().name() == null
-                    ? "_design/" + q.useIndex().ddoc() + " was not used because it does not contain a valid index for this query."
-                    : "_design/" + q.useIndex().ddoc() + ", " + q.useIndex().name() + " was not used because it is not a valid index for this query.");
-            counts.invalidIndex().increment();
-        }
+        useIndexWarning(q, index, warnings);
         if (index.special()) {
             warnings.add(Find.NO_INDEX_WARNING);
             counts.unindexed().increment();
@@ -121,21 +117,68 @@ public final class Mango {
         }
         String next = run.last != null ? run.last.encode() : q.bookmark() != null ? q.bookmark() : "nil";
         Find.Stats stats = new Find.Stats(run.keys, run.docs, run.quorumDocs, run.out.size(), (System.nanoTime() - start) / 1e6);
-        counts.keys().add(run.keys);
-        counts.docs().add(run.docs);
-        counts.quorumDocs().add(run.quorumDocs);
-        counts.results().add(run.out.size());
-        counts.evaluated().add(run.evaluated);
-        counts.time().record(stats.millis());
+        count(stats, run.evaluated);
         return new Find.Result(run.out, next, warnings, stats);
     }
 
     /**
-     * The index a query runs on ({@link Planner}); a partition's query of a database that is not
-     * partitioned can only fall to {@code _all_docs}, which refuses it as CouchDB's does.
+     * A {@code _find} body run for a user of a per-document access database over the documents
+     * they may read ({@link OwnDocsScan}), never over an index: the planner sees no JSON index,
+     * so {@code use_index} is a warning (or {@code invalid_index} without fallback) whatever the
+     * database holds, and a sort needs none. The documents come back as the user may see them.
      */
-    private Planner.Choice choose(Database db, Find.Query q, boolean forExplain) {
-        Planner.Choice c = Planner.choose(q.selector(), Sort.names(q.sort()), q.useIndex(), q.allowFallback(), indexes.list(db), forExplain,
+    public Find.Result findOwn(SecuredDb db, JsonNode body) {
+        long start = System.nanoTime();
+        Find.Query q = Find.parse(body);
+        noTextSearch(q);
+        Bookmark bookmark = Bookmark.decode(q.bookmark());
+        Planner.Choice choice = choose(db.database(), q, List.of(), List.of(), false);
+        OwnDocsScan scan = new OwnDocsScan(db, q);
+        OwnDocsScan.Page page = scan.run(bookmark);
+        List<String> warnings = new ArrayList<>();
+        useIndexWarning(q, choice.index(), warnings);
+        String next = page.bookmark() != null ? page.bookmark() : q.bookmark() != null ? q.bookmark() : "nil";
+        Find.Stats stats = new Find.Stats(scan.keys, scan.docs, scan.quorumDocs, page.docs().size(), (System.nanoTime() - start) / 1e6);
+        count(stats, scan.evaluated);
+        return new Find.Result(page.docs(), next, warnings, stats);
+    }
+
+    private void count(Find.Stats stats, long evaluated) {
+        counts.keys().add(stats.keysExamined());
+        counts.docs().add(stats.docsExamined());
+        counts.quorumDocs().add(stats.quorumDocsExamined());
+        counts.results().add(stats.resultsReturned());
+        counts.evaluated().add(evaluated);
+        counts.time().record(stats.millis());
+    }
+
+    /**
+     * {@code _explain} for a user of a per-document access database, as {@link #findOwn} runs the
+     * query: on the special index (their own {@code _all_docs}), with no other index as a
+     * candidate, so nothing tells them which indexes the database's admins built.
+     */
+    public ObjectNode explainOwn(SecuredDb db, JsonNode body) {
+        Find.Query q = Find.parse(body);
+        noTextSearch(q);
+        return explain(db.database(), q, choose(db.database(), q, List.of(), List.of(), true));
+    }
+
+    /** CouchDB's warning when {@code use_index} named an index the query did not run on. */
+    private void useIndexWarning(Find.Query q, MangoIndex index, List<String> warnings) {
+        if (!q.useIndex().given() || q.useIndex().selects(index.ddoc(), index.name())) return;
+        warnings.add(q.useIndex().name() == null
+                ? "_design/" + q.useIndex().ddoc() + " was not used because it does not contain a valid index for this query."
+                : "_design/" + q.useIndex().ddoc() + ", " + q.useIndex().name() + " was not used because it is not a valid index for this query.");
+        counts.invalidIndex().increment();
+    }
+
+    /**
+     * The index a query runs on ({@link Planner}) among {@code jsonIndexes}, for a sort by
+     * {@code sortFields}; a partition's query of a database that is not partitioned can only fall
+     * to {@code _all_docs}, which refuses it as CouchDB's does.
+     */
+    private static Planner.Choice choose(Database db, Find.Query q, List<JsonIndex> jsonIndexes, List<String> sortFields, boolean forExplain) {
+        Planner.Choice c = Planner.choose(q.selector(), sortFields, q.useIndex(), q.allowFallback(), jsonIndexes, forExplain,
                 db.partitioned(), q.partition() != null);
         if (q.partition() != null && !db.partitioned() && c.index() != null) {
             throw new MangoException("query_parse_error", "`partition` parameter is not supported on this db"); // couch_mrview_util:validate_all_docs_args
@@ -379,7 +422,10 @@ public final class Mango {
     public ObjectNode explain(Database db, JsonNode body) {
         Find.Query q = Find.parse(body);
         noTextSearch(q);
-        Planner.Choice c = choose(db, q, true);
+        return explain(db, q, choose(db, q, indexes.list(db), Sort.names(q.sort()), true));
+    }
+
+    private static ObjectNode explain(Database db, Find.Query q, Planner.Choice c) {
         ObjectNode out = Json.NODES.objectNode();
         out.put("dbname", db.name());
         if (c.index() == null) out.putNull("index");

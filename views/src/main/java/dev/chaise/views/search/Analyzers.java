@@ -12,6 +12,7 @@ import org.apache.lucene.analysis.bg.BulgarianAnalyzer;
 import org.apache.lucene.analysis.ca.CatalanAnalyzer;
 import org.apache.lucene.analysis.cjk.CJKAnalyzer;
 import org.apache.lucene.analysis.classic.ClassicAnalyzer;
+import org.apache.lucene.analysis.cn.smart.SmartChineseAnalyzer;
 import org.apache.lucene.analysis.core.KeywordAnalyzer;
 import org.apache.lucene.analysis.core.LetterTokenizer;
 import org.apache.lucene.analysis.core.SimpleAnalyzer;
@@ -33,6 +34,7 @@ import org.apache.lucene.analysis.hu.HungarianAnalyzer;
 import org.apache.lucene.analysis.hy.ArmenianAnalyzer;
 import org.apache.lucene.analysis.id.IndonesianAnalyzer;
 import org.apache.lucene.analysis.it.ItalianAnalyzer;
+import org.apache.lucene.analysis.ja.JapaneseAnalyzer;
 import org.apache.lucene.analysis.lv.LatvianAnalyzer;
 import org.apache.lucene.analysis.miscellaneous.ASCIIFoldingFilter;
 import org.apache.lucene.analysis.miscellaneous.PerFieldAnalyzerWrapper;
@@ -48,9 +50,9 @@ import org.apache.lucene.analysis.tokenattributes.CharTermAttribute;
 import org.apache.lucene.analysis.tr.TurkishAnalyzer;
 
 /**
- * Nouveau's analyzers by name. Those of lucene-analysis-common are all here; {@code chinese},
- * {@code japanese} and {@code polish} need Lucene's smartcn, kuromoji and stempel modules (several
- * megabytes of dictionaries each) and are refused as unknown names.
+ * Nouveau's analyzers by name (its Lucene9AnalyzerFactory's list): lucene-analysis-common's,
+ * {@code chinese} (smartcn) and {@code japanese} (kuromoji). {@code polish} needs Lucene's stempel
+ * module, which Maven Central did not serve at our Lucene version, so it is refused as an unknown name.
  */
 final class Analyzers {
     private static final Map<String, Supplier<Analyzer>> KNOWN = new HashMap<>();
@@ -61,6 +63,7 @@ final class Analyzers {
         KNOWN.put("basque", BasqueAnalyzer::new);
         KNOWN.put("bulgarian", BulgarianAnalyzer::new);
         KNOWN.put("catalan", CatalanAnalyzer::new);
+        KNOWN.put("chinese", SmartChineseAnalyzer::new);
         KNOWN.put("cjk", CJKAnalyzer::new);
         KNOWN.put("classic", ClassicAnalyzer::new);
         KNOWN.put("czech", CzechAnalyzer::new);
@@ -77,6 +80,7 @@ final class Analyzers {
         KNOWN.put("indonesian", IndonesianAnalyzer::new);
         KNOWN.put("irish", IrishAnalyzer::new);
         KNOWN.put("italian", ItalianAnalyzer::new);
+        KNOWN.put("japanese", JapaneseAnalyzer::new);
         KNOWN.put("keyword", KeywordAnalyzer::new);
         KNOWN.put("latvian", LatvianAnalyzer::new);
         KNOWN.put("norwegian", NorwegianAnalyzer::new);

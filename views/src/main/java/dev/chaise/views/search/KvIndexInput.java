@@ -3,9 +3,17 @@ package dev.chaise.views.search;
 import java.io.EOFException;
 import java.io.IOException;
 import org.apache.lucene.store.IndexInput;
+import org.apache.lucene.store.RandomAccessInput;
+import org.apache.lucene.util.BitUtil;
 
-/** A file (or a slice of one) of a {@link KvDirectory}, read block by block through the directory's cache. */
-final class KvIndexInput extends IndexInput {
+/**
+ * A file (or a slice of one) of a {@link KvDirectory}, read block by block through the directory's cache.
+ *
+ * <p>Shorts, ints and longs inside the current block are read in one step, and the input is its
+ * own {@link RandomAccessInput}: doc values and postings read that way for every hit (sorting by
+ * id, facets), and Lucene's fallback would seek and assemble each value a byte at a time.
+ */
+final class KvIndexInput extends IndexInput implements RandomAccessInput {
     private static final int BS = SearchSubspace.BLOCK_SIZE;
     private final KvDirectory dir;
     private final long fileId;
@@ -25,36 +33,96 @@ final class KvIndexInput extends IndexInput {
         this.lastBlock = length == 0 ? offset / BS : (offset + length - 1) / BS;
     }
 
-    private void load(long abs) {
+    /** Makes the block holding slice position {@code p} current; @return the index of {@code p} in it */
+    private int load(long p) {
+        long abs = offset + p;
         long n = abs / BS;
         if (n != blockNo) {
             block = dir.block(fileId, n, lastBlock);
             blockNo = n;
         }
+        return (int) (abs % BS);
+    }
+
+    /** The index in the current block of {@code size} bytes at slice position {@code p}, or -1 if they span two blocks. */
+    private int within(long p, int size) throws EOFException {
+        if (p < 0 || p > length - size) throw new EOFException("read past EOF (" + p + "+" + size + "): " + this);
+        int in = load(p);
+        return in <= BS - size ? in : -1;
     }
 
     @Override
     public byte readByte() throws IOException {
         if (pos >= length) throw new EOFException("read past EOF: " + this);
-        long abs = offset + pos;
-        load(abs);
-        pos++;
-        return block[(int) (abs % BS)];
+        int in = load(pos++); // before reading the field: load may replace the block
+        return block[in];
     }
 
     @Override
     public void readBytes(byte[] b, int off, int len) throws IOException {
         if (len > length - pos) throw new EOFException("read past EOF: " + this);
         while (len > 0) {
-            long abs = offset + pos;
-            load(abs);
-            int in = (int) (abs % BS);
+            int in = load(pos);
             int n = Math.min(len, BS - in);
             System.arraycopy(block, in, b, off, n);
             pos += n;
             off += n;
             len -= n;
         }
+    }
+
+    @Override
+    public short readShort() throws IOException {
+        int in = within(pos, Short.BYTES);
+        if (in < 0) return super.readShort();
+        pos += Short.BYTES;
+        return (short) BitUtil.VH_LE_SHORT.get(block, in);
+    }
+
+    @Override
+    public int readInt() throws IOException {
+        int in = within(pos, Integer.BYTES);
+        if (in < 0) return super.readInt();
+        pos += Integer.BYTES;
+        return (int) BitUtil.VH_LE_INT.get(block, in);
+    }
+
+    @Override
+    public long readLong() throws IOException {
+        int in = within(pos, Long.BYTES);
+        if (in < 0) return super.readLong();
+        pos += Long.BYTES;
+        return (long) BitUtil.VH_LE_LONG.get(block, in);
+    }
+
+    // RandomAccessInput: reads at a position, leaving the input's own position where it was.
+
+    @Override
+    public byte readByte(long p) throws IOException {
+        if (p < 0 || p >= length) throw new EOFException("read past EOF (" + p + "): " + this);
+        int in = load(p);
+        return block[in];
+    }
+
+    @Override
+    public short readShort(long p) throws IOException {
+        int in = within(p, Short.BYTES);
+        if (in >= 0) return (short) BitUtil.VH_LE_SHORT.get(block, in);
+        return (short) ((readByte(p) & 0xFF) | (readByte(p + 1) & 0xFF) << 8);
+    }
+
+    @Override
+    public int readInt(long p) throws IOException {
+        int in = within(p, Integer.BYTES);
+        if (in >= 0) return (int) BitUtil.VH_LE_INT.get(block, in);
+        return (readShort(p) & 0xFFFF) | readShort(p + 2) << 16;
+    }
+
+    @Override
+    public long readLong(long p) throws IOException {
+        int in = within(p, Long.BYTES);
+        if (in >= 0) return (long) BitUtil.VH_LE_LONG.get(block, in);
+        return (readInt(p) & 0xFFFFFFFFL) | ((long) readInt(p + 4)) << 32;
     }
 
     @Override

@@ -28,6 +28,7 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -67,7 +68,13 @@ public final class SearchIndexes implements AutoCloseable {
     private final BlockCache cache;
     private final BuildListener tasks;
     private final Storage storage;
-    private final ConcurrentHashMap<String, Index> indexes = new ConcurrentHashMap<>();
+    /** Default of {@code [nouveau] max_indexes_open}, as Nouveau's {@code maxIndexesOpen} bounds its open indexes. */
+    public static final int MAX_INDEXES_OPEN = 100;
+    /** The open indexes by database id and signature, least recently used first; guarded by itself. */
+    private final LinkedHashMap<String, Index> indexes = new LinkedHashMap<>(16, 0.75f, true);
+    private int maxOpen = MAX_INDEXES_OPEN;
+    /** {@code [nouveau] enable}: when false, searches are not served and the background updater builds nothing. */
+    private volatile boolean enabled = true;
     private final ConcurrentHashMap<String, ObjectNode> ddocBodies = new ConcurrentHashMap<>();
     private volatile JobQueue jobs;
     private JobWorkerPool pool;
@@ -93,14 +100,24 @@ public final class SearchIndexes implements AutoCloseable {
         this.pool = new JobWorkerPool(queue, JOB_TYPE, builders, activityTimeout, this::runJob);
     }
 
-    /** One index of this process: its directory, its build lock, and the reader searches share. */
+    /**
+     * One index of this process: its directory, its build lock, and the reader searches share.
+     * Once {@link #close closed} (evicted from the open indexes) it keeps no reader: a search that
+     * got it before gets a reader of its own, closed when that search releases it.
+     */
     static final class Index {
         final KvDirectory dir;
         final ReentrantLock building = new ReentrantLock();
-        DirectoryReader reader;
+        /** Query parsers over the index's analyzers (a signature fixes them), reused: one costs more to make than a term query does to run. */
+        final SearchRunner.Parsers parsers;
+        private DirectoryReader reader;
+        /** What the shared reader's commit records, read once per reader rather than per query. */
+        private State state;
+        private boolean closed;
 
-        Index(KvDirectory dir) {
+        Index(KvDirectory dir, SearchIndexDef def) {
             this.dir = dir;
+            this.parsers = new SearchRunner.Parsers(def);
         }
 
         /**
@@ -109,16 +126,21 @@ public final class SearchIndexes implements AutoCloseable {
          */
         synchronized DirectoryReader reader(boolean reopen) throws IOException {
             if (reader == null) {
+                DirectoryReader r;
                 try {
-                    reader = DirectoryReader.open(dir);
+                    r = DirectoryReader.open(dir);
                 } catch (IndexNotFoundException e) {
                     return null;
                 }
+                if (closed) return r; // its only reference is the caller's
+                reader = r;
+                state = State.of(r);
             } else if (reopen) {
                 DirectoryReader newer = DirectoryReader.openIfChanged(reader);
                 if (newer != null) {
                     reader.decRef();
                     reader = newer;
+                    state = State.of(newer);
                 }
             }
             reader.incRef();
@@ -126,8 +148,30 @@ public final class SearchIndexes implements AutoCloseable {
         }
 
         /** Whether the shared reader already covers {@code seqs}: then a query needs no KV read of the index's files. */
-        synchronized boolean readerCovers(Seqs seqs) throws IOException {
-            return reader != null && State.of(reader.getIndexCommit().getUserData()).covers(seqs);
+        synchronized boolean readerCovers(Seqs seqs) {
+            return reader != null && state.covers(seqs);
+        }
+
+        /** What {@code r}'s commit records: kept for the shared reader, read for another. */
+        synchronized State stateOf(DirectoryReader r) throws IOException {
+            return r == reader ? state : State.of(r);
+        }
+
+        /** Drops the shared reader (searches holding it finish first: it closes with their decRef). */
+        synchronized void close() {
+            closed = true;
+            try {
+                if (reader != null) reader.decRef();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            } finally {
+                reader = null;
+                state = null;
+            }
+        }
+
+        synchronized boolean closed() {
+            return closed;
         }
     }
 
@@ -138,8 +182,61 @@ public final class SearchIndexes implements AutoCloseable {
         }
     }
 
+    /** The open index of {@code def}, opened (and the least recently used one beyond the bound closed) if it was not. */
     Index index(Database db, SearchIndexDef def) {
-        return indexes.computeIfAbsent(db.handle().id() + "/" + def.sig(), k -> new Index(new KvDirectory(db, def.sig(), cache)));
+        String key = db.handle().id() + "/" + def.sig();
+        synchronized (indexes) {
+            Index idx = indexes.get(key);
+            if (idx == null) {
+                idx = new Index(new KvDirectory(db, def.sig(), cache), def);
+                indexes.put(key, idx);
+                closeBeyondBound(key);
+            }
+            return idx;
+        }
+    }
+
+    /**
+     * Closes the least recently used indexes until no more than the bound are open, skipping any
+     * a build holds (its writer must stay the only one on that directory) and {@code keep}.
+     */
+    private void closeBeyondBound(String keep) {
+        for (var it = indexes.entrySet().iterator(); indexes.size() > maxOpen && it.hasNext(); ) {
+            Map.Entry<String, Index> e = it.next();
+            Index idx = e.getValue();
+            if (e.getKey().equals(keep) || idx.building.isHeldByCurrentThread() || !idx.building.tryLock()) continue;
+            try {
+                idx.close(); // a build that waits for this lock sees it closed and takes the index anew
+            } finally {
+                idx.building.unlock();
+            }
+            it.remove();
+        }
+    }
+
+    /** {@code [nouveau] max_indexes_open}: how many indexes keep a reader open here; beyond it the least recently used closes. */
+    public void maxIndexesOpen(int n) {
+        if (n < 1) throw new IllegalArgumentException("max_indexes_open must be at least 1");
+        synchronized (indexes) {
+            maxOpen = n;
+            closeBeyondBound(null);
+        }
+    }
+
+    /** {@code [nouveau] enable}, as CouchDB's {@code nouveau:enabled()}. */
+    public void enable(boolean on) {
+        enabled = on;
+    }
+
+    public boolean enabled() {
+        return enabled;
+    }
+
+    /** How many indexes are open now. */
+    int openIndexes() {
+        synchronized (indexes) {
+            return indexes.size();
+        }
     }
 
     // ---------------------------------------------------------------- definitions
@@ -166,6 +263,10 @@ public final class SearchIndexes implements AutoCloseable {
 
     /** What a commit records. */
     record State(Sequence updateSeq, Sequence purgeSeq, IndexedFields.Schema schema) {
+        static State of(DirectoryReader r) throws IOException {
+            return of(r.getIndexCommit().getUserData());
+        }
+
         static State of(Map<String, String> userData) {
             return new State(seq(userData.get("update_seq")), seq(userData.get("purge_seq")), IndexedFields.Schema.parse(userData.get("_schema")));
         }
@@ -194,11 +295,7 @@ public final class SearchIndexes implements AutoCloseable {
 
     /** @return whether the shared reader was current already (else it must be reopened) */
     private boolean refresh(Database db, SearchIndexDef def, Seqs seqs) {
-        try {
-            if (index(db, def).readerCovers(seqs)) return true;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        if (index(db, def).readerCovers(seqs)) return true;
         State now = committed(db, def);
         if (now != null && now.covers(seqs)) return false;
         if (jobs != null) buildAsJob(db, def);
@@ -218,6 +315,7 @@ public final class SearchIndexes implements AutoCloseable {
 
     /** The background updater's pass over one design document: each of its Nouveau indexes brought up to date. */
     public void requestAll(Database db, String ddocId) {
+        if (!enabled) return;
         ObjectNode body = ddocBody(db, ddocId);
         for (String name : SearchIndexDef.names(body)) {
             SearchIndexDef def = SearchIndexDef.parse(ddocId, body, name);
@@ -231,7 +329,7 @@ public final class SearchIndexes implements AutoCloseable {
             DirectoryReader r = index(db, def).reader(true);
             if (r == null) return null;
             try {
-                return State.of(r.getIndexCommit().getUserData());
+                return State.of(r);
             } finally {
                 r.decRef();
             }
@@ -280,6 +378,11 @@ public final class SearchIndexes implements AutoCloseable {
     void build(Database db, SearchIndexDef def, Runnable progress) {
         Index idx = index(db, def);
         idx.building.lock();
+        while (idx.closed()) { // closed while this waited: the open one is another
+            idx.building.unlock();
+            idx = index(db, def);
+            idx.building.lock();
+        }
         IndexWriterConfig cfg = new IndexWriterConfig(Analyzers.of(def)).setCommitOnClose(false)
                 .setIndexDeletionPolicy(new KeepRecentCommits(KEEP_COMMITS_MILLIS));
         try (IndexWriter w = new IndexWriter(idx.dir, cfg); MapProgram program = program(def)) {
@@ -402,9 +505,10 @@ public final class SearchIndexes implements AutoCloseable {
             boolean current = req.update() && refresh(db, def, Seqs.of(db));
             long latency = (System.nanoTime() - t0) / 1_000_000;
             if (req.update()) updateLatency.record(latency);
-            DirectoryReader r = index(db, def).reader(!current);
+            Index idx = index(db, def);
+            DirectoryReader r = idx.reader(!current);
             try {
-                return SearchRunner.run(r, def, req, latency);
+                return SearchRunner.run(r, r == null ? null : idx.stateOf(r).schema(), idx.parsers, req, latency);
             } finally {
                 if (r != null) r.decRef();
             }
@@ -422,7 +526,7 @@ public final class SearchIndexes implements AutoCloseable {
         try {
             Index idx = index(db, def);
             DirectoryReader r = idx.reader(true);
-            State s = r == null ? null : State.of(r.getIndexCommit().getUserData());
+            State s = r == null ? null : State.of(r);
             out.put("update_seq", s == null || s.updateSeq() == null ? "0" : s.updateSeq().toHex());
             out.put("purge_seq", s == null || s.purgeSeq() == null ? "0" : s.purgeSeq().toHex());
             out.put("num_docs", r == null ? 0 : r.numDocs());
@@ -461,7 +565,15 @@ public final class SearchIndexes implements AutoCloseable {
             }
             return null;
         });
-        indexes.keySet().removeIf(k -> k.startsWith(db.handle().id() + "/") && !live.contains(k.substring(k.indexOf('/') + 1)));
+        synchronized (indexes) {
+            for (var it = indexes.entrySet().iterator(); it.hasNext(); ) {
+                Map.Entry<String, Index> e = it.next();
+                String k = e.getKey();
+                if (!k.startsWith(db.handle().id() + "/") || live.contains(k.substring(k.indexOf('/') + 1))) continue;
+                e.getValue().close();
+                it.remove();
+            }
+        }
     }
 
     /** {@code POST /_nouveau_analyze}. */

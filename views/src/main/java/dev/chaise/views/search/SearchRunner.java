@@ -14,6 +14,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.lucene.document.Document;
@@ -27,6 +29,7 @@ import org.apache.lucene.facet.StringValueFacetCounts;
 import org.apache.lucene.facet.range.DoubleRange;
 import org.apache.lucene.facet.range.DoubleRangeFacetCounts;
 import org.apache.lucene.index.DirectoryReader;
+import org.apache.lucene.index.IndexReader;
 import org.apache.lucene.index.Term;
 import org.apache.lucene.index.IndexableField;
 import org.apache.lucene.index.StoredFields;
@@ -70,14 +73,40 @@ public final class SearchRunner {
     public record Result(long totalHits, String totalHitsRelation, List<Hit> hits, String bookmark,
                          Map<String, Map<String, Number>> counts, Map<String, Map<String, Number>> ranges, long updateLatency) {}
 
-    static Result run(DirectoryReader reader, SearchIndexDef def, SearchRequest req, long latency) throws IOException {
+    /**
+     * Standard query parsers over one index's analyzers, kept for reuse (a parser is not thread
+     * safe, so each query takes one of its own): making one builds its whole processor pipeline.
+     */
+    static final class Parsers {
+        private static final int KEPT = 16;
+        private final SearchIndexDef def;
+        private final ConcurrentLinkedQueue<StandardQueryParser> idle = new ConcurrentLinkedQueue<>();
+
+        Parsers(SearchIndexDef def) {
+            this.def = def;
+        }
+
+        StandardQueryParser take() {
+            StandardQueryParser qp = idle.poll();
+            if (qp != null) return qp;
+            qp = new StandardQueryParser(Analyzers.of(def));
+            qp.setEnablePositionIncrements(true);
+            return qp;
+        }
+
+        void give(StandardQueryParser qp) {
+            if (idle.size() < KEPT) idle.offer(qp);
+        }
+    }
+
+    /** @param schema the reader's commit's field types; @param parsers the index's */
+    static Result run(DirectoryReader reader, IndexedFields.Schema schema, Parsers parsers, SearchRequest req, long latency) throws IOException {
         ArrayNode previous = unpack(req.bookmark());
         if (reader == null) { // update=false on an index never built: empty, as a new Nouveau index is
             return new Result(0, TotalHits.Relation.EQUAL_TO.name(), List.of(), pack(previous), req.counts() == null ? null : Map.of(),
                     req.ranges() == null ? null : Map.of(), latency);
         }
-        IndexedFields.Schema schema = IndexedFields.Schema.parse(reader.getIndexCommit().getUserData().get("_schema"));
-        Query query = parse(def, schema, req);
+        Query query = parse(parsers, schema, req);
         Sort sort = sort(schema, req.sort());
         FieldDoc after = previous == null || previous.isEmpty() ? null : after(previous, sort);
         IndexSearcher searcher = new IndexSearcher(reader);
@@ -114,8 +143,7 @@ public final class SearchRunner {
                 if (req.counts() != null) {
                     counts = new LinkedHashMap<>();
                     for (String field : req.counts()) {
-                        StringDocValuesReaderState state = new StringDocValuesReaderState(reader, field);
-                        counts.put(field, top(new StringValueFacetCounts(state, fc), field, req.topN()));
+                        counts.put(field, top(new StringValueFacetCounts(stringState(reader, field), fc), field, req.topN()));
                     }
                 }
                 if (req.ranges() != null) {
@@ -136,9 +164,32 @@ public final class SearchRunner {
         return new Result(top.totalHits.value(), top.totalHits.relation().name(), out, pack(bookmark), counts, ranges, latency);
     }
 
-    private static Query parse(SearchIndexDef def, IndexedFields.Schema schema, SearchRequest req) {
-        StandardQueryParser qp = new StandardQueryParser(Analyzers.of(def));
-        qp.setEnablePositionIncrements(true);
+    /** Each open reader's ordinal maps by field, dropped when the reader closes. */
+    private static final Map<IndexReader.CacheKey, Map<String, StringDocValuesReaderState>> STRING_STATES = new ConcurrentHashMap<>();
+
+    /**
+     * The field's ordinals across the reader's segments, built once per reader as Lucene advises:
+     * building them walks every distinct value of every segment, a cost a query need not pay.
+     */
+    private static StringDocValuesReaderState stringState(DirectoryReader reader, String field) throws IOException {
+        IndexReader.CacheHelper helper = reader.getReaderCacheHelper();
+        if (helper == null) return new StringDocValuesReaderState(reader, field);
+        Map<String, StringDocValuesReaderState> states = STRING_STATES.get(helper.getKey());
+        if (states == null) {
+            states = new ConcurrentHashMap<>();
+            if (STRING_STATES.putIfAbsent(helper.getKey(), states) == null) helper.addClosedListener(STRING_STATES::remove);
+            else states = STRING_STATES.get(helper.getKey());
+        }
+        StringDocValuesReaderState state = states.get(field);
+        if (state == null) {
+            state = new StringDocValuesReaderState(reader, field);
+            states.put(field, state);
+        }
+        return state;
+    }
+
+    private static Query parse(Parsers parsers, IndexedFields.Schema schema, SearchRequest req) {
+        StandardQueryParser qp = parsers.take();
         PointsConfig doubles = new PointsConfig(NumberFormat.getInstance(locale(req.locale())), Double.class);
         Map<String, PointsConfig> points = new LinkedHashMap<>();
         schema.types().forEach((f, t) -> {
@@ -152,6 +203,8 @@ public final class SearchRunner {
                     .add(new TermQuery(new Term(IndexedFields.PARTITION, req.partition())), BooleanClause.Occur.FILTER).build();
         } catch (QueryNodeException e) {
             throw SearchException.badRequest(e.getMessage());
+        } finally {
+            parsers.give(qp);
         }
     }
 

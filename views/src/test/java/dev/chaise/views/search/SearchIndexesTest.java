@@ -131,6 +131,40 @@ class SearchIndexesTest {
     }
 
     @Test
+    void noMoreIndexesStayOpenThanTheBoundAndAnEvictedOneReopensWithItsAnswers() throws Exception {
+        search.maxIndexesOpen(2);
+        ObjectNode body = Json.NODES.objectNode();
+        ObjectNode nouveau = body.putObject("nouveau");
+        for (String f : List.of("foo", "bar", "baz")) { // three definitions, three signatures
+            nouveau.putObject(f).put("index", "function (doc) { index('string', '" + f + "', '' + doc." + f + ", {store: true}); }");
+        }
+        db.updateUnchecked(List.of(DocUpdate.edit("_design/three", null, false, body)), true);
+        SearchIndexDef foo = search.definition(db, "_design/three", "foo");
+        SearchIndexDef bar = search.definition(db, "_design/three", "bar");
+        SearchIndexDef baz = search.definition(db, "_design/three", "baz");
+        assertEquals(List.of("doc4"), ids(query(foo, "{\"q\":\"foo:foo\"}")));
+        // A search that holds foo's reader while foo is evicted still reads it; it closes with the search's release.
+        SearchIndexes.Index held = search.index(db, foo);
+        org.apache.lucene.index.DirectoryReader reader = held.reader(false);
+        assertEquals(List.of("doc3"), ids(query(bar, "{\"q\":\"bar:12\"}")));
+        assertEquals(List.of("doc1"), ids(query(baz, "{\"q\":\"baz:there\"}")));
+        assertEquals(2, search.openIndexes());
+        assertTrue(held.closed(), "the least recently used index was closed");
+        assertEquals(4, reader.numDocs());
+        reader.decRef();
+        assertEquals(0, reader.getRefCount());
+        // Reopened from the KV: the same answers, and a write after the eviction is seen.
+        db.updateUnchecked(List.of(doc("doc5", "{\"foo\":\"foo\",\"bar\":1}")), true);
+        assertEquals(List.of("doc4", "doc5"), ids(query(foo, "{\"q\":\"foo:foo\"}")));
+        assertEquals(2, search.openIndexes());
+        assertTrue(search.index(db, foo) != held);
+        // Lowering the bound closes the excess at once.
+        search.maxIndexesOpen(1);
+        assertEquals(1, search.openIndexes());
+        assertEquals(List.of("doc3"), ids(query(bar, "{\"q\":\"bar:12\"}")));
+    }
+
+    @Test
     void numericRangesFollowTheLocale() {
         SearchIndexDef def = ddoc(FOO_BAR);
         assertEquals(List.of("doc3"), ids(query(def, "{\"q\":\"bar:[10.0 TO 20.0]\",\"locale\":\"us\"}")));

@@ -1,5 +1,6 @@
-# Sourced by ab-jars.sh, perf-phases.sh and wrk-ab.sh: a benchmark server on a fresh data directory,
-# the CPU its JIT compiler threads used (jit_cpu <pid>), and the sides of an A/B (ab_side).
+# Sourced by ab-jars.sh, perf-phases.sh, perf-view.sh and wrk-ab.sh: a benchmark server on a fresh data
+# directory, the CPU its JIT compiler threads used (jit_cpu <pid>), its CPU per thread (thread_ticks),
+# and the sides of an A/B (ab_side).
 #
 #   start_bench_server <jar> <dir> <port> [JVM options after bin/jvm.options...]
 #
@@ -51,4 +52,10 @@ ab_side() {
   mkdir -p "$dir"
   local extra="OPTS_$label"
   read -r -a side <<< "${!extra:-}"
+}
+
+# CPU ticks (1/100 s) of the server ($pid) per thread name, numbers folded (ForkJoinPool-1-worker-#).
+thread_ticks() {
+  for t in /proc/"$pid"/task/*; do echo "$(tr ' ' _ < "$t/comm") $(awk '{print $14 + $15}' "$t/stat")"; done \
+    | awk '{ gsub(/[0-9]+$/, "#", $1); a[$1] += $2 } END { for (k in a) print k, a[k] }' | sort
 }

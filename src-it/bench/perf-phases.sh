@@ -26,19 +26,14 @@ rm -rf "$out"; mkdir -p "$out"
 start_bench_server "$jar" "$out" "$port" -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints
 for _ in 1 2 3; do node "$COUCHBENCH" --url "$url" --phases put,bulk --put-docs 5000 --bulk-docs 20000 --prefix warm > "$out/warm.txt" 2>&1; done
 node "$COUCHBENCH" --url "$url" --phases get --get-seconds 15 --bulk-docs 20000 --prefix warm >> "$out/warm.txt" 2>&1
-# CPU ticks (1/100 s) per thread name, numbers folded (ForkJoinPool-1-worker-#).
-threads() {
-  for t in /proc/"$pid"/task/*; do echo "$(tr ' ' _ < "$t/comm") $(awk '{print $14 + $15}' "$t/stat")"; done \
-    | awk '{ gsub(/[0-9]+$/, "#", $1); a[$1] += $2 } END { for (k in a) print k, a[k] }' | sort
-}
 for phase in put bulk get; do
-  threads > "$out/$phase.t0"
+  thread_ticks > "$out/$phase.t0"
   perf record -F 997 -g -p "$pid" -o "$out/$phase.data" 2> "$out/$phase.perf.log" &
   perf_pid=$!
   sleep 0.5
   node "$COUCHBENCH" --url "$url" --phases "$phase" --put-docs 5000 --bulk-docs 100000 --get-seconds 10 --server-pid "$pid" > "$out/$phase.txt" 2>&1
   kill -INT "$perf_pid"; wait "$perf_pid" || true
-  threads > "$out/$phase.t1"
+  thread_ticks > "$out/$phase.t1"
   "$jdk/bin/jcmd" "$pid" Compiler.perfmap > /dev/null
   cp "/tmp/perf-$pid.map" "$out/$phase.map"
   echo "== $phase: $(grep -h '"server_cpu_s"' "$out/$phase.txt" | sed 's/^ *//')"

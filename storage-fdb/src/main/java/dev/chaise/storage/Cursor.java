@@ -45,6 +45,7 @@ public final class Cursor<T> implements Iterator<T> {
         /**
          * How many rows to read ahead and hand to {@link #prefetch} before mapping them; 0 (the
          * default) maps each row as it is read. Never more than the rows the return limit can use.
+         * Asked before every read-ahead, so a mapper may size the next one by what the last cost.
          */
         default int prefetchSize() {
             return 0;
@@ -168,11 +169,11 @@ public final class Cursor<T> implements Iterator<T> {
         byte[] last = null;
         int rows = 0;
         NoNextReason stop = NoNextReason.SOURCE_EXHAUSTED;
-        int ahead = mapper.prefetchSize();
         java.util.ArrayDeque<KeyValue> fetched = new java.util.ArrayDeque<>();
         try (RangeIterator it = reader.tx().getRange(begin, end, props.rowsPerTransaction(), props.reverse())) {
             while (!fetched.isEmpty() || it.hasNext()) {
-                if (fetched.isEmpty() && ahead > 0) {
+                int ahead = fetched.isEmpty() ? mapper.prefetchSize() : 0;
+                if (ahead > 0) {
                     long room = Math.min(Math.min(ahead, limit - out.size()), props.rowsPerTransaction() - rows);
                     while (fetched.size() < Math.max(1, room) && it.hasNext()) fetched.add(it.next());
                     mapper.prefetch(reader, java.util.List.copyOf(fetched));

@@ -3,6 +3,7 @@ package dev.chaise.storage;
 import com.apple.foundationdb.tuple.Tuple;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.StoreTimer;
 import dev.chaise.kv.Transaction;
@@ -252,6 +253,49 @@ public final class Database {
         T map(DbReader reader, R row);
     }
 
+    /**
+     * A {@link Mapper} that is handed the rows it is about to map first, in their transaction (as
+     * {@link Cursor.RowMapper#prefetch}): one that reads each row's document can read them together.
+     */
+    public interface Prefetching<R, T> extends Mapper<R, T> {
+        /** Rows per read-ahead, asked before each. */
+        int prefetchSize();
+
+        void prefetch(DbReader reader, List<R> rows);
+    }
+
+    /** A typed scan's row mapper: rows decoded once, and handed ahead to a {@link Prefetching} mapper. */
+    private static <R, T> Cursor.RowMapper<T> rowMapper(Mapper<R, T> mapper, java.util.function.BiFunction<DbHandle, KeyValue, R> decode) {
+        if (!(mapper instanceof Prefetching<R, T> ahead)) return (reader, kv) -> mapper.map(reader, decode.apply(reader.handle(), kv));
+        return new Cursor.RowMapper<>() {
+            /** The last read-ahead's rows and what they decoded to; the cursor maps them in order. */
+            private List<KeyValue> rows = List.of();
+            private List<R> decoded = List.of();
+            private int next;
+
+            @Override
+            public int prefetchSize() {
+                return ahead.prefetchSize();
+            }
+
+            @Override
+            public void prefetch(DbReader reader, List<KeyValue> rows) {
+                List<R> d = new ArrayList<>(rows.size());
+                for (KeyValue kv : rows) d.add(decode.apply(reader.handle(), kv));
+                this.rows = rows;
+                this.decoded = List.copyOf(d);
+                this.next = 0;
+                ahead.prefetch(reader, decoded);
+            }
+
+            @Override
+            public T map(DbReader reader, KeyValue kv) {
+                boolean read = next < rows.size() && rows.get(next) == kv;
+                return ahead.map(reader, read ? decoded.get(next++) : decode.apply(reader.handle(), kv));
+            }
+        };
+    }
+
     /** Live documents by id (RFC B's by-id subspace), winners only. */
     public <T> Cursor<T> allDocs(IdRange range, ScanProperties props, byte[] continuation, Mapper<DocInfo, T> mapper) {
         return allDocs(null, range, props, continuation, mapper);
@@ -286,7 +330,7 @@ public final class Database {
         byte[] begin = props.reverse() || since == null ? r[0] : ChangesSubspace.after(opened, since);
         byte[] end = through == null ? r[1] : ChangesSubspace.after(opened, through);
         return new Cursor<>(this, new Cursor.Range(ChangesSubspace.prefix(opened), begin, end), props, null,
-                (reader, kv) -> mapper.map(reader, ChangesSubspace.decode(reader.handle(), kv)));
+                rowMapper(mapper, ChangesSubspace::decode));
     }
 
     /** How many changes lie after {@code after} and up to {@code through} (null: either end open), counted up to {@code cap}. */

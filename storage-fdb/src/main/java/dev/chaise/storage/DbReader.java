@@ -139,6 +139,38 @@ public final class DbReader {
         return out;
     }
 
+    /**
+     * The documents of changes rows read in this transaction, each at the revision its row names
+     * (the winner at this version), read together: one batched read of their bodies and none of
+     * their revision records, which the rows already give. Branches are read for the documents
+     * whose row counts more than one. Null for a deleted document.
+     */
+    public List<StoredDoc> changed(List<Change> changes) {
+        List<byte[][]> ranges = new ArrayList<>(changes.size());
+        byte[][] prefixes = new byte[changes.size()][];
+        for (int i = 0; i < changes.size(); i++) {
+            Change c = changes.get(i);
+            if (c.deleted()) continue;
+            prefixes[i] = DocumentBodies.prefix(db, c.id(), c.rev(), false);
+            ranges.add(new byte[][] {prefixes[i], DocumentBodies.end(prefixes[i])});
+        }
+        List<List<KeyValue>> read = ranges.isEmpty() ? List.of() : tx.getRanges(ranges, 0, false);
+        List<StoredDoc> out = new ArrayList<>(changes.size());
+        int r = 0;
+        for (int i = 0; i < changes.size(); i++) {
+            Change c = changes.get(i);
+            if (prefixes[i] == null) {
+                out.add(null);
+                continue;
+            }
+            List<KeyValue> kvs = read.get(r++);
+            ObjectNode body = kvs.isEmpty() ? Json.NODES.objectNode() : ExplodedJson.implode(prefixes[i], kvs.iterator());
+            timer.increment(StorageCounts.DOCUMENTS_READ);
+            out.add(new StoredDoc(c.id(), c.rev(), false, body, c.branchCount() > 1 ? branches(c.id()) : null, c.seq()));
+        }
+        return out;
+    }
+
     /** The winner of a document, or null if it never existed. One reverse range read, limit 1. */
     public DocInfo winner(String id) {
         List<Branch> last = RevisionsSubspace.lastBranches(tx, db, id, 1);

@@ -250,6 +250,54 @@ class CursorTest {
         }
     }
 
+    /**
+     * A {@link Database.Prefetching} changes scan: each row handed over before it is mapped, in runs
+     * of the size asked before each; the documents {@link DbReader#changed} reads together are the
+     * ones {@link DbReader#get} reads one by one (a conflicted one with its branches, a deleted one none).
+     */
+    @Test
+    void aPrefetchingChangesScanReadsTheSameDocumentsTogether() {
+        db.update(List.of(DocUpdate.replicated("d03", new EditBranch(new RevId(1, "55555555555555555555555555555555"), false, List.of()),
+                Json.NODES.objectNode().put("other", true))), false);
+        db.update(List.of(DocUpdate.edit("d07", db.get("d07", null, false).rev(), true, Json.NODES.objectNode())), true);
+        List<Integer> sizes = new ArrayList<>();
+        List<StoredDoc> together = new ArrayList<>();
+        Database.Prefetching<Change, Change> ahead = new Database.Prefetching<>() {
+            final List<Change> run = new ArrayList<>();
+
+            @Override
+            public int prefetchSize() {
+                return 1 + sizes.size() % 4; // 1, 2, 3, 4, 1, ...
+            }
+
+            @Override
+            public void prefetch(DbReader r, List<Change> rows) {
+                sizes.add(rows.size());
+                run.clear();
+                run.addAll(rows);
+                together.addAll(r.changed(rows));
+            }
+
+            @Override
+            public Change map(DbReader r, Change c) {
+                assertTrue(run.contains(c), c.id() + " was handed over before it was mapped");
+                return c;
+            }
+        };
+        List<Change> changes = new ArrayList<>();
+        db.changes(null, ScanProperties.FORWARD.rowsPerTransaction(7), ahead).forEachRemaining(changes::add);
+        assertEquals(50, changes.size());
+        assertEquals(changes.size(), together.size());
+        for (int i = 0; i < sizes.size(); i++) assertTrue(sizes.get(i) <= 1 + i % 4, "run " + i + " of " + sizes.get(i));
+        for (int i = 0; i < changes.size(); i++) {
+            Change c = changes.get(i);
+            StoredDoc one = c.deleted() ? null : db.read(r -> r.get(c.id(), c.rev(), c.branchCount() > 1));
+            assertEquals(one, together.get(i), c.id());
+        }
+        assertNull(together.get(changes.indexOf(changes.stream().filter(c -> c.id().equals("d07")).findFirst().orElseThrow())));
+        assertEquals(2, together.stream().filter(d -> d != null && d.id().equals("d03")).findFirst().orElseThrow().branches().size());
+    }
+
     private static void sleep(long ms) {
         try {
             Thread.sleep(ms);

@@ -15,7 +15,6 @@ import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.Partitions;
 import dev.chaise.storage.ScanProperties;
 import dev.chaise.storage.Sequence;
-import dev.chaise.storage.StorageException;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
 import dev.chaise.views.collation.ViewCollation;
@@ -94,15 +93,16 @@ public final class ViewIndexer {
      * moves to {@code target} once, and the usual batches take it from there. Documents are
      * distinct across segments (one changes row per document), and rows are replaced through the
      * id range, so segments never overlap; a document changed meanwhile has moved past
-     * {@code target} and is indexed again after.
+     * {@code target} and is indexed again after. The segments are cut by this thread while the
+     * workers index the first ones: cutting them all first kept a core idle for the scan.
      *
      * @return false if another builder moved the index meanwhile (the caller goes on with {@link #update})
      */
     public boolean buildParallel(Database db, DesignDoc ddoc, java.util.function.Supplier<MapProgram> programs, Sequence target,
                                  int workers, Progress progress) {
         Sequence from = updateSeq(db, ddoc.signature());
-        List<Sequence> bounds = segmentBounds(db, from, target);
-        if (bounds.size() < 3) return true; // one segment: the plain loop is as fast
+        Segments segments = new Segments(db, from, target);
+        if (!segments.several()) return true; // one segment: the plain loop is as fast
         // A first build starts from an empty index (clearing what an interrupted attempt left), so
         // its writes need not read each document's old rows.
         boolean fresh = from == null;
@@ -115,15 +115,13 @@ public final class ViewIndexer {
         var pool = java.util.concurrent.Executors.newFixedThreadPool(Math.max(1, workers), Thread.ofPlatform().name("view-build-", 0).daemon().factory());
         try {
             List<java.util.concurrent.Future<?>> done = new ArrayList<>();
-            java.util.concurrent.ConcurrentLinkedQueue<Integer> segments = new java.util.concurrent.ConcurrentLinkedQueue<>();
-            for (int i = 0; i + 1 < bounds.size(); i++) segments.add(i);
             for (int w = 0; w < workers; w++) {
                 done.add(pool.submit(() -> {
                     try (MapProgram program = programs.get()) {
-                        Integer i;
-                        while ((i = segments.poll()) != null) {
-                            Sequence start = bounds.get(i);
-                            Sequence end = bounds.get(i + 1);
+                        Sequence[] segment;
+                        while ((segment = segments.take()) != null) {
+                            Sequence start = segment[0];
+                            Sequence end = segment[1];
                             while (start == null || start.compareTo(end) < 0) {
                                 Batch b = readBatch(db, ddoc, start, end);
                                 if (b.docs.isEmpty()) break;
@@ -137,6 +135,12 @@ public final class ViewIndexer {
                     }
                     return null;
                 }));
+            }
+            try {
+                segments.cutTheRest(workers);
+            } catch (RuntimeException e) {
+                segments.close(workers);
+                throw e;
             }
             for (var f : done) {
                 try {
@@ -163,6 +167,71 @@ public final class ViewIndexer {
             setTrees(tx, h, ddoc, trees);
             return true;
         }, moved -> new byte[] {(byte) (moved ? 1 : 0)}, bytes -> bytes[0] == 1);
+    }
+
+    /**
+     * The segments of (from, target], cut as the changes' keys are read (in snapshot transactions
+     * of a bounded size) and handed to the workers as they come: {@code (from, s1]}, {@code (s1, s2]},
+     * ..., {@code (sn, target]}.
+     */
+    private final class Segments {
+        /** No more segments: one per worker. */
+        private static final Sequence[] END = new Sequence[0];
+        private final Cursor<Sequence> changes;
+        private final Sequence target;
+        private final java.util.concurrent.BlockingQueue<Sequence[]> queue = new java.util.concurrent.LinkedBlockingQueue<>();
+        private final boolean several;
+        private Sequence cut;
+        private boolean ended;
+
+        /** Cuts the first two segments, which tell whether there are several. */
+        Segments(Database db, Sequence from, Sequence target) {
+            // A transaction per segment, so the first is cut without reading far ahead.
+            this.changes = changesThrough(db, from, target, segmentDocs);
+            this.target = target;
+            this.cut = from;
+            Sequence[] a = cutNext();
+            Sequence[] b = a == null ? null : cutNext();
+            this.several = b != null;
+            if (a != null) queue.add(a);
+            if (b != null) queue.add(b);
+        }
+
+        boolean several() {
+            return several;
+        }
+
+        /** The next segment, or null when all are cut. */
+        private Sequence[] cutNext() {
+            if (ended) return null;
+            long n = 0;
+            while (changes.hasNext()) {
+                Sequence s = changes.next();
+                if (++n % segmentDocs == 0) {
+                    Sequence[] segment = {cut, s};
+                    cut = s;
+                    return segment;
+                }
+            }
+            ended = true;
+            return target.equals(cut) ? null : new Sequence[] {cut, target};
+        }
+
+        /** Cuts the remaining segments for the workers, then tells each of them there are no more. */
+        void cutTheRest(int workers) {
+            for (Sequence[] s; (s = cutNext()) != null; ) queue.add(s);
+            close(workers);
+        }
+
+        void close(int workers) {
+            for (int w = 0; w < workers; w++) queue.add(END);
+        }
+
+        /** The next segment, waiting for it to be cut; null when there are no more. */
+        Sequence[] take() throws InterruptedException {
+            Sequence[] s = queue.take();
+            return s == END ? null : s;
+        }
     }
 
     /** A view's tree, with its reducer (null for counts only). */
@@ -232,8 +301,8 @@ public final class ViewIndexer {
     }
 
     /** Changes in (from, target], a sequence each, across as many transactions as it takes. */
-    private static Cursor<Sequence> changesThrough(Database db, Sequence from, Sequence target) {
-        return db.changes(from, target, ScanProperties.FORWARD.rowsPerTransaction(SCAN_ROWS), (r, c) -> c.seq());
+    private static Cursor<Sequence> changesThrough(Database db, Sequence from, Sequence target, int rowsPerTransaction) {
+        return db.changes(from, target, ScanProperties.FORWARD.rowsPerTransaction(rowsPerTransaction), (r, c) -> c.seq());
     }
 
     /** Rows per transaction when only the changes' keys are read. */
@@ -242,28 +311,12 @@ public final class ViewIndexer {
     /** How many changes lie in (from, target]: {@code total_changes} for {@code _active_tasks}. */
     public long countChanges(Database db, Sequence from, Sequence target) {
         long total = 0;
-        for (Cursor<Sequence> c = changesThrough(db, from, target); c.hasNext(); c.next()) total++;
+        for (Cursor<Sequence> c = changesThrough(db, from, target, SCAN_ROWS); c.hasNext(); c.next()) total++;
         return total;
     }
 
     /** How many changes one segment of a parallel build covers. */
     public static final int SEGMENT_DOCS = 5_000;
-
-    /**
-     * Segment boundaries over (from, target]: from, every {@code segmentDocs}-th sequence, target.
-     * Reads the changes' keys in snapshot transactions of a bounded size.
-     */
-    private List<Sequence> segmentBounds(Database db, Sequence from, Sequence target) {
-        List<Sequence> bounds = new ArrayList<>();
-        bounds.add(from);
-        long n = 0;
-        for (Cursor<Sequence> c = changesThrough(db, from, target); c.hasNext(); ) {
-            Sequence s = c.next();
-            if (++n % segmentDocs == 0) bounds.add(s);
-        }
-        if (!target.equals(bounds.getLast())) bounds.add(target);
-        return bounds;
-    }
 
     /**
      * Indexes changes until the index has reached {@code target} (or the end of the feed, for
@@ -340,39 +393,79 @@ public final class ViewIndexer {
     /**
      * The next batch of changes after {@code from} and at most {@code end} (null: to the end of the
      * feed), with their documents, in one snapshot transaction: up to {@link #BATCH_DOCS} changes
-     * or {@link #BATCH_BYTES} read.
+     * or {@link #BATCH_BYTES} read. The documents are read a run of changes at a time
+     * ({@link DbReader#changed}: one iterator sought through the bodies, where a read per document
+     * paid for an iterator, its seek and the revision record every time).
      */
     private static Batch readBatch(Database db, DesignDoc ddoc, Sequence from, Sequence end) {
         ScanProperties props = ScanProperties.FORWARD.rowsPerTransaction(BATCH_DOCS).bytesPerTransaction(BATCH_BYTES).oneTransaction();
-        Sequence[] purgeSeq = new Sequence[1];
-        boolean[] purgeRead = new boolean[1];
-        Cursor<Pending> c = db.changes(from, end, props, (r, change) -> {
-            if (!purgeRead[0]) { // in the batch's own snapshot
-                purgeSeq[0] = r.purgeSeq();
-                purgeRead[0] = true;
-            }
-            ObjectNode doc = null;
-            boolean design = change.id().startsWith(DocumentJson.DESIGN_PREFIX);
-            if (!change.deleted() && (!design || ddoc.includeDesign())) doc = docOf(r, change, ddoc.localSeq());
-            return new Pending(change, doc);
-        });
+        BatchReader reader = new BatchReader(ddoc);
+        Cursor<Pending> c = db.changes(from, end, props, reader);
         List<Pending> docs = new ArrayList<>();
         c.forEachRemaining(docs::add);
-        return new Batch(from, docs, docs.isEmpty() ? from : docs.getLast().change().seq(), purgeSeq[0]);
+        return new Batch(from, docs, docs.isEmpty() ? from : docs.getLast().change().seq(), reader.purgeSeq);
     }
 
-    private static ObjectNode docOf(DbReader r, Change c, boolean localSeq) {
-        StoredDoc d;
-        try {
-            // RFC D's BranchCount says when there can be conflicts: a document without branches costs no extra read.
-            d = r.get(c.id(), c.rev(), c.branchCount() > 1);
-        } catch (StorageException e) {
-            if (e.kind() == StorageException.Kind.NOT_FOUND) return null; // replaced since the change was read
-            throw e;
+    /** Bytes of documents one read-ahead aims at: a run of small documents is one read; a large one comes alone. */
+    static final long READ_AHEAD_BYTES = 256_000;
+    /** The most changes one read-ahead takes. */
+    static final int READ_AHEAD_DOCS = 128;
+
+    /** A batch's changes with their documents, read ahead a run at a time in the batch's transaction. */
+    private static final class BatchReader implements Database.Prefetching<Change, Pending> {
+        private final DesignDoc ddoc;
+        private final Map<Change, ObjectNode> ahead = new java.util.HashMap<>();
+        private Sequence purgeSeq;
+        private boolean purgeRead;
+        /** Bytes per document in the last read-ahead, to size the next; a guess before the first. */
+        private long docBytes = 2_000;
+
+        BatchReader(DesignDoc ddoc) {
+            this.ddoc = ddoc;
         }
-        ObjectNode doc = mapDoc(d);
-        if (localSeq) doc.put("_local_seq", c.seq().toHex());
-        return doc;
+
+        private boolean mapped(Change change) {
+            return !change.deleted() && (ddoc.includeDesign() || !change.id().startsWith(DocumentJson.DESIGN_PREFIX));
+        }
+
+        @Override
+        public int prefetchSize() {
+            return (int) Math.max(1, Math.min(READ_AHEAD_DOCS, READ_AHEAD_BYTES / Math.max(1, docBytes)));
+        }
+
+        @Override
+        public void prefetch(DbReader r, List<Change> rows) {
+            ahead.clear();
+            List<Change> wanted = new ArrayList<>(rows.size());
+            for (Change c : rows) if (mapped(c)) wanted.add(c);
+            if (wanted.isEmpty()) return;
+            long before = r.bytesRead();
+            List<ObjectNode> read = read(r, wanted);
+            docBytes = Math.max(1, (r.bytesRead() - before) / wanted.size());
+            for (int i = 0; i < wanted.size(); i++) ahead.put(wanted.get(i), read.get(i));
+        }
+
+        private List<ObjectNode> read(DbReader r, List<Change> changes) {
+            List<ObjectNode> out = new ArrayList<>(changes.size());
+            List<StoredDoc> read = r.changed(changes);
+            for (int i = 0; i < changes.size(); i++) {
+                ObjectNode doc = mapDoc(read.get(i));
+                if (ddoc.localSeq()) doc.put("_local_seq", changes.get(i).seq().toHex());
+                out.add(doc);
+            }
+            return out;
+        }
+
+        @Override
+        public Pending map(DbReader r, Change change) {
+            if (!purgeRead) { // in the batch's own snapshot
+                purgeSeq = r.purgeSeq();
+                purgeRead = true;
+            }
+            if (!mapped(change)) return new Pending(change, null);
+            ObjectNode doc = ahead.get(change);
+            return new Pending(change, doc != null ? doc : read(r, List.of(change)).getFirst());
+        }
     }
 
     /**

@@ -476,18 +476,29 @@ public final class GraalJsEngine implements JsEngine {
                     if (i > 0) sb.append(',');
                     sb.append(docsJson.get(i));
                 }
-                String all = sb.append(']').toString();
+                return mapArray(sb.append(']').toString(), docsJson.size(), () -> MapProgram.super.mapAll(docsJson));
+            }
+
+            /** Trees are written as one JSON array by one generator, not as a string each to be joined. */
+            @Override
+            public List<List<MapOutcome>> mapAllDocs(List<? extends JsonNode> docs) {
+                if (docs.size() <= 1) return MapProgram.super.mapAllDocs(docs);
+                return mapArray(Json.write(docs), docs.size(), () -> MapProgram.super.mapAllDocs(docs));
+            }
+
+            /** {@code n} documents as one JSON array through every map function; {@code oneByOne} if the call runs away. */
+            private List<List<MapOutcome>> mapArray(String all, int n, java.util.function.Supplier<List<List<MapOutcome>>> oneByOne) {
                 String out;
                 Slot slot = live();
                 try {
-                    out = slot.call(QueryServerStats.Kind.MAP, docsJson.size(), () -> slot.api.invokeMember("mapAll", all).asString());
+                    out = slot.call(QueryServerStats.Kind.MAP, n, () -> slot.api.invokeMember("mapAll", all).asString());
                 } catch (PolyglotException e) {
                     if (!e.isCancelled()) throw e;
-                    return MapProgram.super.mapAll(docsJson); // each alone: see which one runs away
+                    return oneByOne.get(); // each alone: see which one runs away
                 }
                 JsonNode res = parse(out);
                 logLines(source.ddocId(), res.get("l"));
-                List<List<MapOutcome>> result = new ArrayList<>(docsJson.size());
+                List<List<MapOutcome>> result = new ArrayList<>(n);
                 for (JsonNode perDoc : res.get("r")) result.add(outcomes(perDoc));
                 return result;
             }

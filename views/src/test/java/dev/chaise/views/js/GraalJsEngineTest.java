@@ -132,6 +132,11 @@ class GraalJsEngineTest {
             assertEquals("!timeout: timeout", text(out.get(1).getFirst()));
             assertEquals("[[3,null]]", text(out.get(2).getFirst()), "the batch is retried doc by doc: only the runaway fails");
             assertEquals("[[4,null]]", text(p.map("{\"n\":4}").getFirst()), "and the program has a fresh context after");
+            // Trees (what a view build passes) cross as one array too, and are retried the same way.
+            List<com.fasterxml.jackson.databind.node.ObjectNode> trees = List.of(
+                    Json.NODES.objectNode().put("n", 5), Json.NODES.objectNode().put("n", 6).put("spin", true), Json.NODES.objectNode().put("n", 7));
+            List<List<MapOutcome>> docs = p.mapAllDocs(trees);
+            assertEquals(List.of("[[5,null]]", "!timeout: timeout", "[[7,null]]"), docs.stream().map(o -> text(o.getFirst())).toList());
         }
     }
 

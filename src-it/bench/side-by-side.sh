@@ -10,7 +10,8 @@
 # reports the server's CPU per phase. Start every server first, each as it is run for real (Chaise
 # with `./chaise start`). Environment: COUCHBENCH (default ../shared/bench/couchbench.js beside the
 # repository), WORK (results, default a new temporary directory), ARGS (the measured run's options,
-# default the issue's workload). Then: node src-it/bench/side-by-side-table.mjs $WORK
+# default the issue's workload; ARGS_<label> replaces it for one server, e.g. fewer phases for a slow
+# one). Then: node src-it/bench/side-by-side-table.mjs $WORK
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -28,8 +29,9 @@ for r in $(seq 1 "$rounds"); do
     pid="${rest##*@}"
     echo "== round $r $label ($(cut -d' ' -f1 /proc/loadavg) load)"
     node "$COUCHBENCH" --url "$url" --phases put,bulk --put-docs 2000 --bulk-docs 20000 --prefix warm --cleanup > "$WORK/$label-$r-warm.txt" 2>&1
+    own="ARGS_$label"
     # shellcheck disable=SC2086 # ARGS is a list of options
-    node "$COUCHBENCH" --url "$url" $ARGS --cleanup --server-pid "$pid" --json "$WORK/$label-$r.json" > "$WORK/$label-$r.txt" 2>&1
+    node "$COUCHBENCH" --url "$url" ${!own:-$ARGS} --cleanup --server-pid "$pid" --json "$WORK/$label-$r.json" > "$WORK/$label-$r.txt" 2>&1
     grep -E '^(PUT|BULK|GET|VIEW|REDUCE|FIND|CHANGE)' "$WORK/$label-$r.txt" | cut -c1-160
     # The process's peak resident memory so far (the issue bounds Chaise's at 1 GB).
     grep VmHWM "/proc/$pid/status" | tee "$WORK/$label-$r-rss.txt"

@@ -32,7 +32,7 @@ const range = vs => {
   if (!xs.length) return null;
   return [Math.min(...xs), Math.max(...xs)];
 };
-const show = r => (r ? (r[0] === r[1] ? fmt(r[0]) : `${fmt(r[0])}–${fmt(r[1])}`) : '–');
+const show = r => (r ? (fmt(r[0]) === fmt(r[1]) ? fmt(r[0]) : `${fmt(r[0])}–${fmt(r[1])}`) : '–');
 console.log(`| phase | ${labels.join(' | ')} | ${labels.filter(l => l !== ref).map(l => `${l} ÷ ${ref}`).join(' | ')} |`);
 console.log(`|---|${labels.map(() => '---').join('|')}|${labels.filter(l => l !== ref).map(() => '---').join('|')}|`);
 for (const [name, f, higher, c, unit] of rows) {

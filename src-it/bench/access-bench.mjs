@@ -5,6 +5,7 @@
 // latency into the access database against a plain one (one client, sequential).
 //
 //   node src-it/bench/access-bench.mjs --url http://admin:pw@127.0.0.1:5984 [--docs 100000] [--users 1000] [--reads 300] [--puts 500] [--server-pid PID]
+//     [--settle SECONDS] [--read-rounds N]
 //
 // Users are created in _users first (a few seconds for thousands: the password hash is PBKDF2).
 // Prints one JSON line; figures go to docs/benchmarks.md. Node standard library only.
@@ -16,6 +17,10 @@ const users = Number(opt('users', 1000));
 const reads = Number(opt('reads', 300));
 const puts = Number(opt('puts', 500));
 const serverPid = opt('server-pid', null);
+// The reads right after a load of 1,000,000 documents meet RocksDB compacting it and a cold JIT:
+// --settle waits that many seconds first, --read-rounds repeats them (each round printed).
+const settle = Number(opt('settle', 0));
+const readRounds = Number(opt('read-rounds', 1));
 const base = url.origin;
 import { readFileSync } from 'node:fs';
 /** The server's CPU seconds so far (utime + stime of /proc/PID/stat), or null without --server-pid. */
@@ -76,23 +81,28 @@ for (let i = 0; i < docs; i += 1000) {
 }
 const loadSeconds = (Date.now() - load0) / 1000;
 const pick = (i) => (i * 7919) % users;
-const changes = await timedCpu(reads, async (i) => {
-  const r = await call(basic(user(pick(i)), 'pw'), 'GET', `/${dbName}/_changes?since=0`);
-  if (r.results.length !== Math.floor(docs / users)) throw new Error(`changes: ${r.results.length}`);
-});
-const allDocs = await timedCpu(reads, async (i) => {
-  const r = await call(basic(user(pick(i + 1)), 'pw'), 'GET', `/${dbName}/_all_docs`);
-  if (r.total_rows !== Math.floor(docs / users)) throw new Error(`all_docs: ${r.total_rows}`);
-});
-// A user's _find over their own documents, sorted in memory (no index serves a user): it reads their rows only.
 const perUser = Math.floor(docs / users);
-const find = await timedCpu(reads, async (i) => {
-  const r = await call(basic(user(pick(i + 3)), 'pw'), 'POST', `/${dbName}/_find`,
-    { selector: { n: { $gte: 0 } }, sort: [{ n: 'desc' }], limit: 25, execution_stats: true });
-  if (r.docs.length !== Math.min(25, perUser) || r.execution_stats.total_keys_examined !== perUser) throw new Error(`find: ${JSON.stringify(r.execution_stats)}`);
-});
-// The same user's GET /{db} (authentication, the door, a few KV reads): what the machine gives any request now.
-const info = await timedCpu(reads, (i) => call(basic(user(pick(i + 2)), 'pw'), 'GET', `/${dbName}`));
+await new Promise((r) => setTimeout(r, settle * 1000));
+let changes, allDocs, find, info;
+for (let round = 1; round <= readRounds; round++) {
+  changes = await timedCpu(reads, async (i) => {
+    const r = await call(basic(user(pick(i)), 'pw'), 'GET', `/${dbName}/_changes?since=0`);
+    if (r.results.length !== Math.floor(docs / users)) throw new Error(`changes: ${r.results.length}`);
+  });
+  allDocs = await timedCpu(reads, async (i) => {
+    const r = await call(basic(user(pick(i + 1)), 'pw'), 'GET', `/${dbName}/_all_docs`);
+    if (r.total_rows !== Math.floor(docs / users)) throw new Error(`all_docs: ${r.total_rows}`);
+  });
+  // A user's _find over their own documents, sorted in memory (no index serves a user): it reads their rows only.
+  find = await timedCpu(reads, async (i) => {
+    const r = await call(basic(user(pick(i + 3)), 'pw'), 'POST', `/${dbName}/_find`,
+      { selector: { n: { $gte: 0 } }, sort: [{ n: 'desc' }], limit: 25, execution_stats: true });
+    if (r.docs.length !== Math.min(25, perUser) || r.execution_stats.total_keys_examined !== perUser) throw new Error(`find: ${JSON.stringify(r.execution_stats)}`);
+  });
+  // The same user's GET /{db} (authentication, the door, a few KV reads): what the machine gives any request now.
+  info = await timedCpu(reads, (i) => call(basic(user(pick(i + 2)), 'pw'), 'GET', `/${dbName}`));
+  if (readRounds > 1) console.log(JSON.stringify({ readRound: round, changesSince0Ms: changes, allDocsMs: allDocs, findSortedMs: find, dbInfoAsUserMs: info }));
+}
 const me = basic(user(0), 'pw');
 const putAccess = await timedCpu(puts, (i) => call(me, 'PUT', `/${dbName}/p${i}`, { n: i, text: 'x'.repeat(200), _access: [user(0)] }));
 // Plain against access, by the same admin, alternating rounds; the first round of each warms up and is not reported.

@@ -182,7 +182,12 @@ public final class SecuredDb {
      * ({@link AccessIndex}), read as it is iterated, a few transactions at a time.
      */
     public Iterable<DocInfo> accessibleDocs() {
-        return () -> AccessIndex.documents(db, AccessRules.principalsOf(user), null, Database.IdRange.ALL, ScanProperties.FORWARD, true);
+        return () -> everyAccessible(null);
+    }
+
+    /** All of this user's documents within {@code partition} (null: all), deleted ones included, in id order. */
+    private Iterator<DocInfo> everyAccessible(String partition) {
+        return AccessIndex.documents(db, AccessRules.principalsOf(user), partition, Database.IdRange.ALL, ScanProperties.FORWARD, true);
     }
 
     /**
@@ -206,7 +211,7 @@ public final class SecuredDb {
      */
     public DbInfo info() {
         DbInfo i = db.info();
-        return limitedByAccess() ? withCounts(i, ownCounts(accessibleDocs().iterator())) : i;
+        return limitedByAccess() ? withCounts(i, ownCounts(everyAccessible(null))) : i;
     }
 
     /**
@@ -231,9 +236,7 @@ public final class SecuredDb {
 
     /** A partition's counters ({@link PartitionStats}) as this user may see them, as {@link #info()}. */
     public DbStats.Snapshot partitionInfo(String partition) {
-        return limitedByAccess()
-                ? ownCounts(AccessIndex.documents(db, AccessRules.principalsOf(user), partition, Database.IdRange.ALL, ScanProperties.FORWARD, true))
-                : db.partitionInfo(partition);
+        return limitedByAccess() ? ownCounts(everyAccessible(partition)) : db.partitionInfo(partition);
     }
 
     /**

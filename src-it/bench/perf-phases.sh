@@ -37,7 +37,7 @@ for phase in put bulk get; do
   "$jdk/bin/jcmd" "$pid" Compiler.perfmap > /dev/null
   cp "/tmp/perf-$pid.map" "$out/$phase.map"
   echo "== $phase: $(grep -h '"server_cpu_s"' "$out/$phase.txt" | sed 's/^ *//')"
-  echo "   CPU by thread (1/100 s): $(join "$out/$phase.t0" "$out/$phase.t1" | awk '$3 > $2 { print $3 - $2, $1 }' | sort -rn | head -8 | tr '\n' ';')"
+  echo "   CPU by thread (1/100 s): $(thread_top "$out/$phase.t0" "$out/$phase.t1")"
 done
 kill "$pid"; wait "$pid" || true
 echo "server pid was $pid (for /tmp/perf-$pid.map)"

@@ -44,6 +44,6 @@ cp "/tmp/perf-$pid.map" "$out/view.map"
 echo "== view (second build, warm): $(grep -h 'VIEW' "$out/view.txt" | grep -o '"build_seconds":[0-9.]*'), server CPU over the phase $(( (cpu1 - cpu0) * 10 )) ms"
 jit=$(join "$out/view.t0" "$out/view.t1" | awk '$1 ~ /Compiler/ { s += $3 - $2 } END { print s * 10 }')
 echo "   less JIT: $(( (cpu1 - cpu0) * 10 - jit )) ms (JIT $jit ms)"
-echo "   CPU by thread (1/100 s): $(join "$out/view.t0" "$out/view.t1" | awk '$3 > $2 { print $3 - $2, $1 }' | sort -rn | head -8 | tr '\n' ';')"
+echo "   CPU by thread (1/100 s): $(thread_top "$out/view.t0" "$out/view.t1")"
 kill "$pid"; wait "$pid" || true
 echo "server pid was $pid (for /tmp/perf-$pid.map)"

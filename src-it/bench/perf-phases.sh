@@ -5,6 +5,8 @@
 #
 #   src-it/bench/perf-phases.sh <jar> <out dir> [port, default 26411]
 #
+# PHASES (default "put bulk get", space or comma separated) picks the phases profiled.
+#
 # Warm-up: three couchbench put,bulk runs and 15 s of GETs (one leaves the JIT compiling through
 # the measured phases). Then, per phase, `perf record -g` on the server while couchbench runs it,
 # the perf map saved beside the data, and /proc's CPU per thread before and after. Read with
@@ -22,11 +24,12 @@ jdk="$(find_jdk)"
 java="$jdk/bin/java"
 : "${COUCHBENCH:=$repo/../shared/bench/couchbench.js}"
 jar="$1"; out="$2"; port="${3:-26411}"
+: "${PHASES:=put bulk get}"
 rm -rf "$out"; mkdir -p "$out"
 start_bench_server "$jar" "$out" "$port" -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints
 for _ in 1 2 3; do node "$COUCHBENCH" --url "$url" --phases put,bulk --put-docs 5000 --bulk-docs 20000 --prefix warm > "$out/warm.txt" 2>&1; done
 node "$COUCHBENCH" --url "$url" --phases get --get-seconds 15 --bulk-docs 20000 --prefix warm >> "$out/warm.txt" 2>&1
-for phase in put bulk get; do
+for phase in ${PHASES//,/ }; do
   thread_ticks > "$out/$phase.t0"
   perf record -F 997 -g -p "$pid" -o "$out/$phase.data" 2> "$out/$phase.perf.log" &
   perf_pid=$!

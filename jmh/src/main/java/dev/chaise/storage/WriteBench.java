@@ -2,6 +2,7 @@ package dev.chaise.storage;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.KvStore;
+import dev.chaise.kv.Transaction;
 import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
 import java.io.IOException;
@@ -9,7 +10,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -31,6 +35,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * request (a {@code _bulk_docs}: {@link BatchWriter}, {@link DocumentWriter}, the resolver's
  * RocksDB write, RocksDB's flushes and compactions). Their cost is spread over threads, so time
  * them by the process's CPU: {@code CpuTime --process} (docs/benchmarks.md, issue 27).
+ * {@link #writeAll1000} is the request thread's share of a {@code _bulk_docs} of 1,000 alone:
+ * the batch's size estimate and {@link DocumentWriter#writeAll} in a transaction that is then
+ * dropped, so thread CPU ({@code CpuTime} without {@code --process}) measures it.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -41,6 +48,7 @@ import org.openjdk.jmh.annotations.Warmup;
 public class WriteBench {
     private static final int BULK = 1_000;
     private static final int DISTINCT = 10_000;
+    private static final int PRELOAD = 20_000;
 
     private Path dir;
     private KvStore kv;
@@ -60,6 +68,7 @@ public class WriteBench {
             d.remove("_id");
             docs.add(d);
         }
+        for (int i = 0; i < PRELOAD; i += BULK) bulk1000(); // reads for new documents then search a populated store
     }
 
     @TearDown(Level.Trial)
@@ -80,6 +89,24 @@ public class WriteBench {
     @Benchmark
     public List<UpdateResult> put() {
         return db.updateUnchecked(List.of(newDoc()), true);
+    }
+
+    /** What a transaction of {@link BatchWriter} does on its own thread before the commit, for 1,000 new documents. */
+    @Benchmark
+    public List<UpdateResult> writeAll1000() {
+        List<DocUpdate> batch = new ArrayList<>(BULK);
+        Map<ObjectNode, Long> sizes = new IdentityHashMap<>();
+        for (int i = 0; i < BULK; i++) {
+            DocUpdate u = newDoc();
+            BatchWriter.storageEstimate(u, sizes);
+            batch.add(u);
+        }
+        Transaction tx = kv.createTransaction();
+        try {
+            return storage.writer().writeAll(tx, db.handle(tx), batch, true, false, Set.of(), new DocumentWriter.Context(sizes, null));
+        } finally {
+            tx.close(); // never committed: the database stays as it was
+        }
     }
 
     @Benchmark

@@ -2,7 +2,6 @@ package dev.chaise.kv;
 
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
-import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -18,7 +17,7 @@ import java.util.Arrays;
 public final class Versionstamps {
     public static final int TX_BYTES = 10;
     public static final int FULL_BYTES = 12;
-    private static final byte VERSIONSTAMP_CODE = 0x33;
+    private static final byte[] VERSIONSTAMP_CODE = {0x33};
 
     private Versionstamps() {}
 
@@ -27,25 +26,23 @@ public final class Versionstamps {
         int offset = -1;
         // Not sized by tuple.getPackedSize(): with an incomplete versionstamp that asks FDB.instance()
         // for the API version, which loads libfdb_c.
-        ByteArrayOutputStream out = new ByteArrayOutputStream(prefix.length + 32);
-        out.writeBytes(prefix);
+        TupleBytes out = TupleBytes.startingWith(prefix, 48);
         // A top-level tuple packs as the concatenation of its elements' encodings.
         for (Object item : tuple.getItems()) {
             if (item instanceof Versionstamp vs && !vs.isComplete()) {
                 if (offset >= 0) throw new IllegalArgumentException("more than one incomplete versionstamp in tuple");
-                out.write(VERSIONSTAMP_CODE);
-                offset = out.size();
-                out.writeBytes(vs.getBytes());
+                out.raw(VERSIONSTAMP_CODE);
+                offset = out.length();
+                out.raw(vs.getBytes());
             } else {
                 if (item instanceof Tuple nested && nested.hasIncompleteVersionstamp()) {
                     throw new IllegalArgumentException("incomplete versionstamp must be a top-level element");
                 }
-                out.writeBytes(TupleBytes.pack(item));
+                out.add(item);
             }
         }
         if (offset < 0) throw new IllegalArgumentException("no incomplete versionstamp in tuple");
-        out.writeBytes(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(offset).array());
-        return out.toByteArray();
+        return out.raw(new byte[] {(byte) offset, (byte) (offset >>> 8), (byte) (offset >>> 16), (byte) (offset >>> 24)}).toArray();
     }
 
     /**

@@ -268,7 +268,17 @@ final class DocumentWriter {
     /** The longest key a branch of an interactive revision can need: top position, a hash of 16 zero bytes (each escaped to two). */
     private static final RevId LONGEST_NEW_REV = new RevId(Long.MAX_VALUE, "0".repeat(32));
 
+    /** That key's bytes besides the database's prefix and the id's UTF-8: the tag, the id's 02 and 00, NotDeleted, position and hash. */
+    private static final int REV_KEY_OVERHEAD = new DatabaseSubspace(new byte[0])
+            .pack(KeySpace.Db.REVISIONS, "", true, LONGEST_NEW_REV.pos(), LONGEST_NEW_REV.hashBytes()).length;
+
+    /**
+     * Whether a revision key of {@code id} can exceed the key limit. An id's tuple string takes at
+     * most three bytes a character (a NUL two), so most ids are answered without packing a key,
+     * which this did twice per document of a bulk write.
+     */
     private static boolean idTooLong(DbHandle db, String id) {
+        if (db.space().prefix().length + REV_KEY_OVERHEAD + 3L * id.length() <= KvLimits.MAX_KEY_BYTES) return false;
         return RevisionsSubspace.key(db, id, LONGEST_NEW_REV, true).length > KvLimits.MAX_KEY_BYTES;
     }
 

@@ -92,8 +92,9 @@ final class DocumentWriter {
     }
 
     /**
-     * RFC C's read of each document that needs a range read, for the whole transaction at once
-     * ({@code getRanges}): new documents (reverse, limit 1) and replicated ones (every branch).
+     * RFC C's read of each document that needs a range read, for the whole transaction at once:
+     * new documents (the last branch, through one read of their span where it holds little else)
+     * and replicated ones (every branch, {@code getRanges}).
      * Edits with a base rev read it with a point read as they go. Documents of one transaction
      * have distinct ids, so reading before writing the others sees what reading in turn would.
      */
@@ -104,7 +105,7 @@ final class DocumentWriter {
             if ((!newEdits || u.baseRev() == null) && !written.contains(u.id()) && !idTooLong(db, u.id()) && seen.add(u.id())) ids.add(u.id());
         }
         if (ids.size() < 2) return Map.of();
-        List<List<Branch>> branches = RevisionsSubspace.branchesOfEach(tx, db, ids, newEdits ? 1 : 0);
+        List<List<Branch>> branches = newEdits ? RevisionsSubspace.lastBranchOfEach(tx, db, ids) : RevisionsSubspace.branchesOfEach(tx, db, ids, 0);
         Map<String, List<Branch>> out = HashMap.newHashMap(ids.size());
         for (int i = 0; i < ids.size(); i++) out.put(ids.get(i), branches.get(i));
         return out;

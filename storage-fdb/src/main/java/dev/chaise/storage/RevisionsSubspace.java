@@ -3,6 +3,7 @@ package dev.chaise.storage;
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
 import dev.chaise.kv.KeyValue;
+import dev.chaise.kv.Keys;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
 import dev.chaise.kv.Versionstamps;
@@ -104,6 +105,47 @@ public final class RevisionsSubspace {
             for (KeyValue kv : rows) branches.add(decode(db, kv));
             out.add(branches);
         }
+        return out;
+    }
+
+    /** Rows a span read may hold beyond one per document before it gives way to a read per document. */
+    static final int SPAN_SLACK = 16;
+
+    /**
+     * Each document's last branch ({@link #lastBranches} with 1, winner first) for a write
+     * transaction. First one snapshot read over the span from the first document's range to the
+     * last's: a bulk load of new documents with increasing ids finds that span empty, and answers
+     * every document with one seek rather than one each, a seek that searched the memtable and
+     * every level for each document. Each document's range is then a read-conflict range, as its
+     * own read would have made it (a conflict on its whole range instead of from its last branch
+     * on: any write of a branch rewrites the winner, which is last). Where other documents' rows
+     * lie between (more than {@link #SPAN_SLACK} beyond one per document), the documents are read
+     * each by itself, as {@link #branchesOfEach}.
+     *
+     * @param docIds distinct, each of a key within the limit
+     */
+    static List<List<Branch>> lastBranchOfEach(Transaction tx, DbHandle db, List<String> docIds) {
+        int count = docIds.size();
+        byte[][][] ranges = new byte[count][][];
+        Integer[] order = new Integer[count];
+        for (int i = 0; i < count; i++) {
+            ranges[i] = db.space().range(KeySpace.Db.REVISIONS, docIds.get(i));
+            order[i] = i;
+        }
+        java.util.Arrays.sort(order, (a, b) -> Keys.compare(ranges[a][0], ranges[b][0]));
+        int limit = count + SPAN_SLACK;
+        List<KeyValue> rows = tx.snapshot().getRangeAsList(ranges[order[0]][0], ranges[order[count - 1]][1], limit + 1, false);
+        if (rows.size() > limit) return branchesOfEach(tx, db, docIds, 1);
+        KeyValue[] last = new KeyValue[count];
+        int j = 0; // ranges are disjoint (an id's tuple string is prefix-free), so each row is in at most one
+        for (KeyValue kv : rows) {
+            while (j < count && Keys.compare(kv.key(), ranges[order[j]][1]) >= 0) j++;
+            if (j == count) break;
+            if (Keys.compare(kv.key(), ranges[order[j]][0]) >= 0) last[order[j]] = kv; // rows come in key order: the last is the winner
+        }
+        for (byte[][] r : ranges) tx.addReadConflictRange(r[0], r[1]);
+        List<List<Branch>> out = new ArrayList<>(count);
+        for (KeyValue kv : last) out.add(kv == null ? List.of() : List.of(decode(db, kv)));
         return out;
     }
 

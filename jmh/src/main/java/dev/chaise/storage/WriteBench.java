@@ -80,10 +80,11 @@ public class WriteBench {
         }
     }
 
-    /** A new document's update, as the HTTP layer hands it over (the body parsed, fresh per request). */
+    /** A new document's update, as the HTTP layer hands it over (the body parsed, fresh per request); ids as couchbench's, increasing. */
     private DocUpdate newDoc() {
         int n = next++;
-        return DocUpdate.edit("d" + n, null, false, docs.get(n % DISTINCT).deepCopy());
+        String digits = Integer.toString(n);
+        return DocUpdate.edit("d" + "0000000".substring(Math.min(7, digits.length())) + digits, null, false, docs.get(n % DISTINCT).deepCopy());
     }
 
     @Benchmark

@@ -16,6 +16,7 @@ public final class TupleBytes {
     private static final byte NULL = 0x00;
     private static final byte BYTES = 0x01;
     private static final byte STRING = 0x02;
+    private static final byte NESTED = 0x05;
     private static final byte INT_ZERO = 0x14;
     private static final byte FALSE = 0x26;
     private static final byte TRUE = 0x27;
@@ -154,8 +155,19 @@ public final class TupleBytes {
             case String s -> add(s);
             case byte[] b -> addBytes(b);
             case Boolean b -> put(b ? TRUE : FALSE);
+            case Tuple t -> nested(t);
             default -> raw(Tuple.from(o).pack());
         };
+    }
+
+    /** A nested tuple: its elements between 05 and 00, a null among them as 00 ff (the tuple layer's rule inside a nesting). */
+    public TupleBytes nested(Tuple t) {
+        put(NESTED);
+        for (Object o : t.getItems()) {
+            if (o == null) put(NULL).put((byte) 0xff);
+            else add(o);
+        }
+        return put(NULL);
     }
 
     public TupleBytes add(long v) {

@@ -3,6 +3,7 @@ package dev.chaise.storage;
 import com.apple.foundationdb.tuple.Tuple;
 import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Transaction;
+import dev.chaise.kv.TupleBytes;
 
 /**
  * RFC B: one key per live document, for {@code _all_docs}. Written blind on every update (the
@@ -23,7 +24,7 @@ public final class ByIdSubspace {
 
     static void set(Transaction tx, DbHandle db, String docId, RevId winner) {
         tx.nextWriteNoWriteConflictRange(); // blind, as the RFC says
-        tx.set(key(db, docId), Tuple.from(FORMAT, winner.pos(), winner.hashBytes()).pack());
+        tx.set(key(db, docId), TupleBytes.pack(FORMAT, winner.pos(), winner.hashBytes()));
     }
 
     static void clear(Transaction tx, DbHandle db, String docId) {

@@ -7,6 +7,7 @@ import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Keys;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
+import dev.chaise.kv.TupleBytes;
 import dev.chaise.kv.Versionstamps;
 
 /**
@@ -33,7 +34,7 @@ public final class ChangesSubspace {
         Tuple k = Tuple.from(KeySpace.Db.CHANGES, (long) db.incarnation(), Versionstamp.incomplete(userVersion));
         tx.nextWriteNoWriteConflictRange(); // the revision KV serializes writers; feeds read snapshots
         tx.setVersionstampedKey(Versionstamps.packWithVersionstamp(db.space().prefix(), k),
-                Tuple.from(FORMAT, docId, winner.pos(), winner.hashBytes(), (long) branchCount, !deleted).pack());
+                TupleBytes.pack(FORMAT, docId, winner.pos(), winner.hashBytes(), (long) branchCount, !deleted));
     }
 
     static void remove(Transaction tx, DbHandle db, Sequence seq) {

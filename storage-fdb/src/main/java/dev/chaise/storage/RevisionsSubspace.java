@@ -6,6 +6,7 @@ import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Keys;
 import dev.chaise.kv.ReadTransaction;
 import dev.chaise.kv.Transaction;
+import dev.chaise.kv.TupleBytes;
 import dev.chaise.kv.Versionstamps;
 import java.util.ArrayList;
 import java.util.List;
@@ -180,7 +181,7 @@ public final class RevisionsSubspace {
     }
 
     static void writeOther(Transaction tx, DbHandle db, String docId, EditBranch b, long ext, long active) {
-        tx.set(key(db, docId, b), Tuple.from(FORMAT, null, null, null, ancestors(b), ext, active).pack());
+        tx.set(key(db, docId, b), TupleBytes.pack(FORMAT, null, null, null, ancestors(b), ext, active));
     }
 
     static void clear(Transaction tx, DbHandle db, String docId, EditBranch b) {

@@ -121,7 +121,7 @@ class TupleBytesProperties {
 
     @Provide
     Arbitrary<List<Object>> elements() {
-        Arbitrary<Object> one = Arbitraries.oneOf(
+        Arbitrary<Object> simple = Arbitraries.oneOf(
                 Arbitraries.longs().map(Object.class::cast),
                 Arbitraries.integers().map(Object.class::cast),
                 Arbitraries.strings().ofMaxLength(20).map(Object.class::cast),
@@ -129,6 +129,9 @@ class TupleBytesProperties {
                 Arbitraries.of(true, false).map(Object.class::cast),
                 Arbitraries.doubles().map(Object.class::cast),
                 Arbitraries.just(null));
+        // Nested tuples (a branch's ancestors), where a null is 00 ff, and a tuple nested in one.
+        Arbitrary<Object> nested = simple.list().ofMaxSize(4).map(l -> (Object) Tuple.fromList(l));
+        Arbitrary<Object> one = Arbitraries.oneOf(simple, nested, nested.list().ofMaxSize(3).map(l -> (Object) Tuple.fromList(l)));
         return one.list().ofMaxSize(8);
     }
 }

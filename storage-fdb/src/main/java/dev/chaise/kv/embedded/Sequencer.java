@@ -310,7 +310,7 @@ final class Sequencer implements AutoCloseable {
             return new Resolved(version, store.db().getSnapshot(), accepted, answers, touchedKeys, touchedRanges);
         } catch (Throwable t) {
             // The written ones cannot be logged now: stop, so that the next open settles them.
-            stop("a failure in the resolver (" + t + ")");
+            stop("a failure while resolving a batch (" + t + ")");
             KvException e = unknown(t);
             for (Request r : accepted) r.done().completeExceptionally(e);
             accepted.clear();

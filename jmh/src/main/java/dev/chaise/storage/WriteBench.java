@@ -29,7 +29,7 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The write path below HTTP on the durable embedded engine, with couchbench's documents: one new
  * document per transaction (a PUT: the commit path and its fsync) and 1,000 new documents per
- * request (a {@code _bulk_docs}: {@link BatchWriter}, {@link DocumentWriter}, the resolver's
+ * request (a {@code _bulk_docs}: {@link BatchWriter}, {@link DocumentWriter}, the sequencer's
  * RocksDB write, RocksDB's flushes and compactions). Their cost is spread over threads, so time
  * them by the process's CPU: {@code CpuTime --process} (docs/benchmarks.md, issue 27).
  * {@link #fourClients} is couchbench's PUT phase without HTTP: four committers on virtual threads

@@ -286,7 +286,7 @@ public final class EmbeddedKvStore implements KvStore {
     }
 
     /**
-     * The key's value as of the newest durable batch. Not RocksDB's latest: the resolver writes
+     * The key's value as of the newest durable batch. Not RocksDB's latest: the sequencer writes
      * batches before their fsync, and a watch compared against those would fire, be re-read at a
      * durable version, and fire again until the fsync.
      */

@@ -48,15 +48,7 @@ public class ChangedDocsBench {
         kv = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir));
         store = new Storage(kv, "{}");
         db = store.create("bench");
-        for (int i = 0; i < DOCS; i += 1_000) {
-            List<DocUpdate> docs = new ArrayList<>();
-            for (int j = i; j < i + 1_000; j++) {
-                var d = BenchDocs.doc(j);
-                String id = d.remove("_id").asText();
-                docs.add(DocUpdate.edit(id, null, false, d));
-            }
-            db.update(docs, true);
-        }
+        BenchDocs.load(db, DOCS);
         changes = new ArrayList<>();
         // A batch from the middle of the feed.
         db.changes(null, ScanProperties.FORWARD, (r, c) -> c).forEachRemaining(c -> {

@@ -5,16 +5,11 @@ import dev.chaise.http.RequestBody;
 import dev.chaise.http.Response;
 import dev.chaise.http.ResponseStream;
 import dev.chaise.http.Router;
-import dev.chaise.kv.KvStore;
-import dev.chaise.kv.embedded.EmbeddedKvStore;
-import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.storage.BenchDocs;
-import dev.chaise.storage.Storage;
+import dev.chaise.storage.BenchStore;
 import dev.chaise.storage.UserCtx;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -45,29 +40,21 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(1)
 public class ChangesFeedBench {
     public static final int DOCS = 20_000;
-    private Path dir;
-    private KvStore kv;
-    private Storage store;
+    private BenchStore store;
     private Router.Handler changes;
 
     @Setup
     public void setup() throws IOException {
-        dir = Files.createTempDirectory("changes-feed-bench");
-        kv = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir));
-        store = new Storage(kv, "{}");
-        BenchDocs.load(store.create("bench"), DOCS);
+        store = BenchStore.open("changes-feed-bench");
+        BenchDocs.load(store.storage().create("bench"), DOCS);
         Router r = new Router();
-        new ChangesHandler(null, new Access(store)).register(r);
+        new ChangesHandler(null, new Access(store.storage())).register(r);
         changes = r.match("GET", List.of("bench", "_changes")).handler();
     }
 
     @TearDown
     public void close() throws IOException {
         store.close();
-        kv.close();
-        try (var files = Files.walk(dir)) {
-            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
     }
 
     private long feed(Map<String, List<String>> query) throws Exception {

@@ -10,6 +10,7 @@
 # (couchbench warm-up runs, default 1), OPTS_<label> (JVM options for that side's runs, after
 # bin/jvm.options: OPTS_after=-Dio.netty.eventLoopThreads=2 with the same jar on both sides),
 # PORT_BASE (run n listens on PORT_BASE + n, default 26000: two A/Bs at once need different ones).
+# ARGS: more couchbench options for the measured phases (ARGS="--put-conc 16": more PUT clients).
 # The get phase reads the bulk phase's database: PHASES=bulk,get.
 #
 # Each phase runs as its own couchbench run, and the script also prints the CPU the server's JIT
@@ -29,6 +30,7 @@ java="$(find_jdk)/bin/java"
 : "${PHASES:=put,bulk,get,changes}"
 : "${WARMUPS:=1}"
 : "${PORT_BASE:=26000}"
+: "${ARGS:=}"
 rounds="${3:-2}"
 i=0
 for _ in $(seq 1 "$rounds"); do
@@ -43,7 +45,8 @@ for _ in $(seq 1 "$rounds"); do
     echo "== run $i $label ($jar), results in $dir/result-<phase>.json"
     for phase in ${PHASES//,/ }; do
       j0=$(jit_cpu "$pid")
-      node "$COUCHBENCH" --url "$url" --phases "$phase" --put-docs 5000 --bulk-docs 100000 --get-seconds 10 \
+      # shellcheck disable=SC2086 # ARGS is split into options on purpose
+      node "$COUCHBENCH" --url "$url" --phases "$phase" --put-docs 5000 --bulk-docs 100000 --get-seconds 10 ${ARGS:-} \
         --server-pid "$pid" --json "$dir/result-$phase.json" > "$dir/out-$phase.txt" 2>&1
       j1=$(jit_cpu "$pid")
       grep -v '^#' "$dir/out-$phase.txt"

@@ -1,6 +1,7 @@
 package dev.chaise.http;
 
 import dev.chaise.http.config.HttpConfig;
+import dev.chaise.threads.NoWaiting;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
@@ -31,8 +32,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One connection. Requests are answered one at a time, in order (pipelined requests wait, and
- * reading pauses), each on a virtual thread. Fields marked "loop" are touched only on the
- * channel's event loop; the rest are guarded by {@link #lock}.
+ * reading pauses), each on a virtual thread, but for bounded reads that never wait
+ * ({@link HttpPipeline#servesOnLoop}), answered on the event loop itself. Fields marked "loop" are
+ * touched only on the channel's event loop; the rest are guarded by {@link #lock}.
  */
 final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(ConnectionHandler.class);
@@ -201,12 +203,63 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private void start(ChannelHandlerContext ctx, Incoming in) {
         busy = true;
         running = in;
+        Request parsed = loopCandidate(in);
+        // Answered here, the request costs no virtual thread, no carrier woken and no wake-up of this loop for its answer.
+        if (parsed != null && pipeline.servesOnLoop(parsed) && answerOnLoop(ctx, in, parsed)) return;
         try {
-            (isLivenessCheck(in) ? liveness : requests).execute(() -> run(ctx, in));
+            (isLivenessCheck(in) ? liveness : requests).execute(() -> run(ctx, in, parsed));
         } catch (java.util.concurrent.RejectedExecutionException e) {
             in.body().close(); // shutting down
             ctx.close();
         }
+    }
+
+    /**
+     * The request, parsed here (its thread then does not parse it again), if {@code [chttpd]
+     * loop_reads} is on and it is a GET or HEAD without a body: one {@link HttpPipeline#servesOnLoop}
+     * may answer on this loop. Else null.
+     */
+    private Request loopCandidate(Incoming in) {
+        if (!pipeline.settings().loopReads() || in.reject() != null || in.streamed()) return null;
+        HttpMethod m = in.head().method();
+        if (!m.equals(HttpMethod.GET) && !m.equals(HttpMethod.HEAD) || HttpUtil.getContentLength(in.head(), 0L) != 0) return null;
+        Request req;
+        try {
+            req = toRequest(in);
+        } catch (RuntimeException e) {
+            return null; // answered on a virtual thread, as any request whose target is refused
+        }
+        return req;
+    }
+
+    /**
+     * Runs {@code req} on the loop, where nothing may wait ({@link NoWaiting}); false if it would
+     * have waited (nothing answered, nothing counted), to be run on a virtual thread instead. An
+     * answer that is not one buffer (a stream, which may wait for the client) is written from a
+     * virtual thread.
+     */
+    private boolean answerOnLoop(ChannelHandlerContext ctx, Incoming in, Request req) {
+        long start = System.nanoTime();
+        HttpPipeline.Outcome outcome;
+        try {
+            outcome = NoWaiting.call(() -> pipeline.handle(req));
+        } catch (NoWaiting.Deferred wouldWait) {
+            return false;
+        } catch (Throwable t) {
+            outcome = new HttpPipeline.Outcome(null, ErrorMapper.map(t, null).toResponse());
+        }
+        if (outcome.response() instanceof Response.Full) {
+            answer(ctx, in, start, outcome);
+        } else {
+            HttpPipeline.Outcome streamed = outcome;
+            try {
+                requests.execute(() -> answer(ctx, in, start, streamed));
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                in.body().close(); // shutting down
+                ctx.close();
+            }
+        }
+        return true;
     }
 
     /** {@code GET} or {@code HEAD} of {@code /} or {@code /_up}, with no body: served on the liveness lane. */
@@ -235,18 +288,24 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
      * Runs a request to its end. Whatever fails, here or in a handler, before or after a write
      * committed, the client gets an answer: the error's, or if even that cannot be written, a
      * closed connection; once a streamed body has begun, a connection closed before its last chunk.
+     * {@code parsed} is the request if the loop parsed it already ({@link #loopCandidate}), else null.
      */
-    private void run(ChannelHandlerContext ctx, Incoming in) {
+    private void run(ChannelHandlerContext ctx, Incoming in, Request parsed) {
         long start = System.nanoTime();
+        HttpPipeline.Outcome outcome;
+        try {
+            outcome = in.reject() != null ? new HttpPipeline.Outcome(null, ErrorMapper.map(in.reject(), null).toResponse())
+                    : pipeline.handle(parsed != null ? parsed : toRequest(in));
+        } catch (Throwable t) {
+            outcome = new HttpPipeline.Outcome(null, ErrorMapper.map(t, null).toResponse());
+        }
+        answer(ctx, in, start, outcome);
+    }
+
+    /** Writes {@code outcome}, on whichever thread ran the request. */
+    private void answer(ChannelHandlerContext ctx, Incoming in, long start, HttpPipeline.Outcome outcome) {
         Exchange x = new Exchange(ctx, in, start);
         try {
-            HttpPipeline.Outcome outcome;
-            try {
-                outcome = in.reject() != null ? new HttpPipeline.Outcome(null, ErrorMapper.map(in.reject(), null).toResponse())
-                        : pipeline.handle(toRequest(in));
-            } catch (Throwable t) {
-                outcome = new HttpPipeline.Outcome(null, ErrorMapper.map(t, null).toResponse());
-            }
             x.respond(outcome);
         } catch (Throwable t) {
             x.failed(t);

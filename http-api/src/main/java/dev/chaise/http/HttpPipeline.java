@@ -10,7 +10,8 @@ import java.util.Set;
 /**
  * What happens to a request between the socket and a handler, free of Netty so it can be reasoned
  * about (and tested) alone: method override, authentication, routing, the handler, and the
- * mapping of any failure to CouchDB's error body. Never throws.
+ * mapping of any failure to CouchDB's error body. Never throws, but for a request run where it must
+ * not wait ({@code NoWaiting}) that would have: that one is given back to be run elsewhere.
  */
 public final class HttpPipeline {
     private static final Set<String> OVERRIDABLE = Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "TRACE", "CONNECT", "COPY");
@@ -59,6 +60,22 @@ public final class HttpPipeline {
         }
     }
 
+    /**
+     * Whether {@code req} may be answered on the event loop it arrived on ({@link #handle} there, in
+     * {@code NoWaiting}): {@code [chttpd] loop_reads} is on and its route's handler is
+     * {@link Router.Bounded} for it. A path that does not route is answered where any other is.
+     */
+    boolean servesOnLoop(Request req) {
+        if (!req.settings().loopReads()) return false;
+        Router.Match m;
+        try {
+            m = router.match(req.method(), req.path());
+        } catch (RuntimeException e) {
+            return false;
+        }
+        return m.handler() instanceof Router.Bounded b && b.bounded(req.withParams(m.params()));
+    }
+
     /** The outcome, and the request as it was finally understood (with its user), for the access log. */
     public record Outcome(Request request, Response response) {}
 
@@ -79,6 +96,7 @@ public final class HttpPipeline {
             resp = m.handler().handle(req);
         } catch (Throwable t) {
             if (t instanceof VirtualMachineError vme) throw vme;
+            if (t instanceof dev.chaise.threads.NoWaiting.Deferred d) throw d; // to be run again off the loop: nothing answered
             resp = ErrorMapper.map(t, req).toResponse();
         }
         resp = Jsonp.apply(req, resp, config);

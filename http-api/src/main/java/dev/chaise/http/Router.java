@@ -23,6 +23,33 @@ public final class Router {
         Response handle(Request req) throws Exception;
     }
 
+    /**
+     * A handler whose work, for the requests {@link #bounded} says, is bounded and never waits for
+     * another thread (a document read of a store whose reads never wait, {@code KvStore#readsNeverWait}):
+     * such a request may be answered on the connection's event loop instead of a virtual thread
+     * of its own. Register one only where that holds; anything it does that could wait must check
+     * {@code NoWaiting}.
+     */
+    public interface Bounded extends Handler {
+        /** Whether {@code req} (routed here, not yet authenticated) is one of the bounded ones. */
+        boolean bounded(Request req);
+    }
+
+    /** {@code handler} as {@link Bounded} for the requests {@code when} accepts. */
+    public static Bounded bounded(Handler handler, java.util.function.Predicate<Request> when) {
+        return new Bounded() {
+            @Override
+            public Response handle(Request req) throws Exception {
+                return handler.handle(req);
+            }
+
+            @Override
+            public boolean bounded(Request req) {
+                return when.test(req);
+            }
+        };
+    }
+
     public record Match(Handler handler, Map<String, String> params) {}
 
     private static final class Node {

@@ -150,6 +150,36 @@ class ChangesTest {
         assertEquals(0, changes(db, "?since=" + feed.get("last_seq").asText()).get("results").size());
     }
 
+    /**
+     * Rows carry ids and bodies as CouchDB's jiffy writes them (chttpd_db's changes callbacks
+     * encode each row with ?JSON_ENCODE): characters outside the BMP as UTF-8, not as escaped
+     * surrogates; quotes, backslashes and control characters escaped; every feed type alike, and a
+     * body larger than the feed's chunk of bytes (FeedWriter.CHUNK) whole.
+     */
+    @Test
+    void rowsAreEncodedAsCouchDbEncodesThem() throws Exception {
+        String db = newDb();
+        String big = "x".repeat(100_000);
+        String rev = s.asAdmin("POST", "/" + db + "/_bulk_docs",
+                "{\"docs\":[{\"_id\":\"q\\\"b\\\\c\\u0001-\u00e9-\ud83d\ude00\",\"v\":\"\ud83d\ude00\"},{\"_id\":\"big\",\"t\":\"" + big + "\"}]}")
+                .status(201).json().get(0).get("rev").asText();
+        String id = "\"q\\\"b\\\\c\\u0001-\u00e9-\ud83d\ude00\"";
+        String text = s.asAdmin("GET", "/" + db + "/_changes?include_docs=true", null).status(200).text();
+        String seq = Json.MAPPER.readTree(text).get("results").get(0).get("seq").asText();
+        String row = "{\"seq\":\"" + seq + "\",\"id\":" + id + ",\"changes\":[{\"rev\":\"" + rev + "\"}],\"doc\":{\"_id\":" + id
+                + ",\"_rev\":\"" + rev + "\",\"v\":\"\ud83d\ude00\"}}";
+        assertTrue(text.startsWith("{\"results\":[\n" + row + ",\r\n{"), text.substring(0, 300));
+        assertEquals(big, Json.MAPPER.readTree(text).get("results").get(1).get("doc").get("t").asText());
+        try (Stream st = new Stream("/" + db + "/_changes?feed=continuous&timeout=0&include_docs=true")) {
+            assertEquals(row, st.line());
+        }
+        try (Stream st = new Stream("/" + db + "/_changes?feed=eventsource&timeout=0&seq_interval=3")) {
+            assertEquals("data: " + row.replace("\"seq\":\"" + seq + "\"", "\"seq\":null").replaceAll(",\"doc\":.*}$", "}"), st.line());
+            assertEquals("id: null", st.line(), "an event's id is its row's seq as JSON");
+        }
+        awaitFeeds(0);
+    }
+
     @Test
     void filters() throws Exception {
         String db = newDb();

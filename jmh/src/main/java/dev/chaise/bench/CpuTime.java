@@ -14,7 +14,7 @@ import org.openjdk.jmh.annotations.TearDown;
  * machine shared with other work (two cores, load 15-25 while this was written) JMH's wall-clock
  * averages swing by 2-5x, while the CPU a call takes moves little. Single-threaded methods only.
  * With {@code --process}, the whole process's CPU less its JIT compiler threads': for calls whose
- * work is spread over other threads (the commit path's resolver and log threads, RocksDB's
+ * work is spread over other threads (the committers that lead group commits, RocksDB's
  * flushes and compactions, GC).
  *
  * <pre>java -cp jmh/target/benchmarks.jar dev.chaise.bench.CpuTime [--process] [seconds per method] [Class#method ...]</pre>

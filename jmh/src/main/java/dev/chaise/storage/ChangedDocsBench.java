@@ -1,11 +1,6 @@
 package dev.chaise.storage;
 
-import dev.chaise.kv.KvStore;
-import dev.chaise.kv.embedded.EmbeddedKvStore;
-import dev.chaise.kv.embedded.EmbeddedOptions;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -36,27 +31,15 @@ public class ChangedDocsBench {
     private static final int DOCS = 20_000;
     private static final int BATCH = 500;
     private static final int RUN = 128;
-    private Path dir;
-    private KvStore kv;
-    private Storage store;
+    private BenchStore store;
     private Database db;
     private List<Change> changes;
 
     @Setup
     public void setup() throws IOException {
-        dir = Files.createTempDirectory("changed-docs-bench");
-        kv = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir));
-        store = new Storage(kv, "{}");
-        db = store.create("bench");
-        for (int i = 0; i < DOCS; i += 1_000) {
-            List<DocUpdate> docs = new ArrayList<>();
-            for (int j = i; j < i + 1_000; j++) {
-                var d = BenchDocs.doc(j);
-                String id = d.remove("_id").asText();
-                docs.add(DocUpdate.edit(id, null, false, d));
-            }
-            db.update(docs, true);
-        }
+        store = BenchStore.open("changed-docs-bench");
+        db = store.storage().create("bench");
+        BenchDocs.load(db, DOCS);
         changes = new ArrayList<>();
         // A batch from the middle of the feed.
         db.changes(null, ScanProperties.FORWARD, (r, c) -> c).forEachRemaining(c -> {
@@ -67,10 +50,6 @@ public class ChangedDocsBench {
     @TearDown
     public void close() throws IOException {
         store.close();
-        kv.close();
-        try (var files = Files.walk(dir)) {
-            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
     }
 
     @Benchmark

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -32,9 +33,12 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The write path below HTTP on the durable embedded engine, with couchbench's documents: one new
  * document per transaction (a PUT: the commit path and its fsync) and 1,000 new documents per
- * request (a {@code _bulk_docs}: {@link BatchWriter}, {@link DocumentWriter}, the resolver's
+ * request (a {@code _bulk_docs}: {@link BatchWriter}, {@link DocumentWriter}, the sequencer's
  * RocksDB write, RocksDB's flushes and compactions). Their cost is spread over threads, so time
  * them by the process's CPU: {@code CpuTime --process} (docs/benchmarks.md, issue 27).
+ * {@link #fourClients} is couchbench's PUT phase without HTTP: four committers on virtual threads
+ * (as the server's requests run, on as many carriers as cores), so commits meet in group commits
+ * and the commit path's hand-offs between threads show.
  * {@link #writeAll1000} is the request thread's share of a {@code _bulk_docs} of 1,000 alone:
  * the batch's size estimate and {@link DocumentWriter#writeAll} in a transaction that is then
  * dropped, so thread CPU ({@code CpuTime} without {@code --process}) measures it.
@@ -49,13 +53,15 @@ public class WriteBench {
     private static final int BULK = 1_000;
     private static final int DISTINCT = 10_000;
     private static final int PRELOAD = 20_000;
+    private static final int FOUR_CLIENTS = 4;
+    private static final int PUTS_PER_CLIENT = 25;
 
     private Path dir;
     private KvStore kv;
     private Storage storage;
     private Database db;
     private final List<ObjectNode> docs = new ArrayList<>(DISTINCT);
-    private int next;
+    private final AtomicInteger next = new AtomicInteger();
 
     @Setup(Level.Trial)
     public void open() throws IOException {
@@ -82,7 +88,7 @@ public class WriteBench {
 
     /** A new document's update, as the HTTP layer hands it over (the body parsed, fresh per request); ids as couchbench's, increasing. */
     private DocUpdate newDoc() {
-        int n = next++;
+        int n = next.getAndIncrement();
         String digits = Integer.toString(n);
         return DocUpdate.edit("d" + "0000000".substring(Math.min(7, digits.length())) + digits, null, false, docs.get(n % DISTINCT).deepCopy());
     }
@@ -90,6 +96,18 @@ public class WriteBench {
     @Benchmark
     public List<UpdateResult> put() {
         return db.updateUnchecked(List.of(newDoc()), true);
+    }
+
+    /** Four virtual threads, 25 PUTs each, one after another: 100 PUTs a call. */
+    @Benchmark
+    public void fourClients() throws InterruptedException {
+        Thread[] clients = new Thread[FOUR_CLIENTS];
+        for (int c = 0; c < clients.length; c++) {
+            clients[c] = Thread.ofVirtual().start(() -> {
+                for (int i = 0; i < PUTS_PER_CLIENT; i++) db.updateUnchecked(List.of(newDoc()), true);
+            });
+        }
+        for (Thread t : clients) t.join();
     }
 
     /** What a transaction of {@link BatchWriter} does on its own thread before the commit, for 1,000 new documents. */

@@ -1,5 +1,6 @@
 package dev.chaise.kv;
 
+import dev.chaise.threads.NoWaiting;
 import java.util.Optional;
 
 /**
@@ -54,6 +55,17 @@ public interface KvStore extends AutoCloseable {
      * False for a shared cluster.
      */
     default boolean singleProcess() {
+        return false;
+    }
+
+    /**
+     * Whether a read of this store completes on the calling thread without waiting for another
+     * thread or process: then a bounded read may run where no thread may block (Netty's event loop,
+     * see {@link NoWaiting}). False unless a backend shows it: fdb's reads are futures answered by
+     * the cluster. A read-only transaction's retry after {@code transaction_too_old} backs off
+     * ({@link #run}); that wait checks {@link NoWaiting} and is never taken on such a thread.
+     */
+    default boolean readsNeverWait() {
         return false;
     }
 

@@ -1,5 +1,6 @@
 package dev.chaise.kv;
 
+import dev.chaise.threads.NoWaiting;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -36,6 +37,7 @@ final class RetryLoop {
                     throw e;
                 }
                 if (attempt >= limit) throw KvException.retryLimitReached(e, attempt);
+                NoWaiting.check("a retry's backoff");
                 store.timer().increment(StoreTimer.Counts.RETRIES);
                 long sleep = ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1);
                 store.timer().time(StoreTimer.Waits.RETRY_BACKOFF, () -> sleepMillis(sleep));

@@ -66,8 +66,8 @@ public final class TupleBytes {
 
     /**
      * Decodes {@code bytes[from, to)} as {@code Tuple.fromBytes} would, appending the elements to
-     * {@code out}, if every element is null, a string, a boolean, a double or an integer that fits
-     * a long (8-byte negatives excepted); otherwise returns false, with {@code out} in an unspecified
+     * {@code out}, if every element is null, a string, a byte string, a boolean, a double or an
+     * integer that fits a long (8-byte negatives excepted); otherwise returns false, with {@code out} in an unspecified
      * state, and the caller decodes with {@link Tuple}. A document read decodes every leaf's path
      * and value: {@code Tuple.fromBytes} builds a tuple and its list per call, and was most of
      * the imploding's CPU (issue 27). Malformed bytes give false or an exception, never a value.
@@ -78,7 +78,7 @@ public final class TupleBytes {
             byte code = bytes[i++];
             if (code == NULL) {
                 out.add(null);
-            } else if (code == STRING) {
+            } else if (code == STRING || code == BYTES) {
                 int end = i;
                 boolean escaped = false;
                 while (true) {
@@ -93,7 +93,8 @@ public final class TupleBytes {
                     }
                     end++;
                 }
-                out.add(escaped ? unescapedString(bytes, i, end) : new String(bytes, i, end - i, StandardCharsets.UTF_8));
+                if (code == BYTES) out.add(escaped ? unescaped(bytes, i, end) : java.util.Arrays.copyOfRange(bytes, i, end));
+                else out.add(escaped ? new String(unescaped(bytes, i, end), StandardCharsets.UTF_8) : new String(bytes, i, end - i, StandardCharsets.UTF_8));
                 i = end + 1;
             } else if (code >= INT_ZERO && code <= INT_ZERO + 8) {
                 int n = code - INT_ZERO;
@@ -125,14 +126,14 @@ public final class TupleBytes {
         return true;
     }
 
-    private static String unescapedString(byte[] bytes, int from, int to) {
+    private static byte[] unescaped(byte[] bytes, int from, int to) {
         byte[] u = new byte[to - from];
         int n = 0;
         for (int i = from; i < to; i++) {
             u[n++] = bytes[i];
             if (bytes[i] == 0) i++; // 00 ff stands for 00
         }
-        return new String(u, 0, n, StandardCharsets.UTF_8);
+        return java.util.Arrays.copyOf(u, n);
     }
 
     /** One integer element, as {@code Tuple.from(v).pack()}. */

@@ -9,6 +9,7 @@ import java.util.HexFormat;
  */
 public record Sequence(int incarnation, Versionstamp versionstamp) implements Comparable<Sequence> {
     public static final int HEX_LENGTH = 26;
+    private static final HexFormat HEX = HexFormat.of();
 
     public Sequence {
         if (incarnation < 0 || incarnation > 255) throw new IllegalArgumentException("incarnation must fit one byte");
@@ -16,7 +17,11 @@ public record Sequence(int incarnation, Versionstamp versionstamp) implements Co
     }
 
     public String toHex() {
-        return String.format("%02x", incarnation) + HexFormat.of().formatHex(versionstamp.getBytes());
+        // Not String.format: a feed writes one per row, and the format was 3 % of its CPU (issue 27).
+        byte[] all = new byte[1 + 12];
+        all[0] = (byte) incarnation;
+        System.arraycopy(versionstamp.getBytes(), 0, all, 1, 12);
+        return HEX.formatHex(all);
     }
 
     /** Parses {@link #toHex()}; throws BAD_REQUEST for anything else. */
@@ -24,7 +29,7 @@ public record Sequence(int incarnation, Versionstamp versionstamp) implements Co
         if (hex == null || hex.length() != HEX_LENGTH || !hex.chars().allMatch(c -> (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
             throw StorageException.badRequest("Malformed sequence supplied in 'since' parameter.");
         }
-        byte[] b = HexFormat.of().parseHex(hex);
+        byte[] b = HEX.parseHex(hex);
         byte[] vs = java.util.Arrays.copyOfRange(b, 1, b.length);
         return new Sequence(b[0] & 0xff, Versionstamp.fromBytes(vs));
     }

@@ -323,6 +323,11 @@ public final class Storage implements AutoCloseable {
         return directory.openHandles();
     }
 
+    /** Whether a read completes on the calling thread without waiting for another ({@link KvStore#readsNeverWait}). */
+    public boolean readsNeverWait() {
+        return kv.readsNeverWait();
+    }
+
     /** {@code embedded}, {@code embedded-memory} or {@code fdb}. */
     public String backendName() {
         return kv.backendName();

@@ -73,7 +73,7 @@ class TupleBytesProperties {
         List<Object> out = new ArrayList<>();
         boolean wide = items.stream().anyMatch(o -> o instanceof Long l && l <= -(1L << 56)); // 8-byte negatives
         if (TupleBytes.decodeSimple(framed, 3, 3 + packed.length, out)) {
-            assertEquals(Tuple.fromBytes(packed).getItems(), out);
+            assertSameItems(Tuple.fromBytes(packed).getItems(), out);
         } else {
             assertTrue(wide, () -> "declined " + items);
         }
@@ -89,8 +89,19 @@ class TupleBytesProperties {
                 Arbitraries.doubles().map(Object.class::cast),
                 Arbitraries.of(-0.0d, 0.0d, Double.MAX_VALUE, -Double.MAX_VALUE, Double.MIN_VALUE, 1e-300).map(Object.class::cast),
                 Arbitraries.of(Boolean.TRUE, Boolean.FALSE).map(Object.class::cast),
+                Arbitraries.of((byte) 0, (byte) 0xff, (byte) 1, (byte) 'a').array(byte[].class).ofMaxSize(20).map(Object.class::cast),
                 Arbitraries.just(null));
         return one.list().ofMaxSize(8);
+    }
+
+    /** Equal lists, byte strings compared by their bytes. */
+    static void assertSameItems(List<Object> expected, List<Object> actual) {
+        assertEquals(expected.size(), actual.size(), () -> expected + " vs " + actual);
+        for (int i = 0; i < expected.size(); i++) {
+            Object e = expected.get(i);
+            if (e instanceof byte[] b) assertArrayEquals(b, (byte[]) actual.get(i));
+            else assertEquals(e instanceof Integer n ? (Object) (long) n : e, actual.get(i));
+        }
     }
 
     @Property(tries = 500)
@@ -98,12 +109,7 @@ class TupleBytesProperties {
         byte[] packed = Tuple.fromList(items).pack();
         List<Object> out = new ArrayList<>();
         if (!TupleBytes.decodeSimple(packed, 0, packed.length, out)) return;
-        List<Object> expected = Tuple.fromBytes(packed).getItems();
-        assertEquals(expected.size(), out.size());
-        for (int i = 0; i < out.size(); i++) {
-            Object e = expected.get(i);
-            assertEquals(e instanceof Integer n ? (Object) (long) n : e, out.get(i));
-        }
+        assertSameItems(Tuple.fromBytes(packed).getItems(), out);
     }
 
     @Property(tries = 1000)

@@ -215,6 +215,7 @@ public final class Authenticator {
 
     /** The PBKDF2 check, on {@link #HASHING}; one computation for concurrent checks of the same {@code key}. */
     private boolean slowCheck(Credentials c, String password, String key) {
+        dev.chaise.threads.NoWaiting.check("a PBKDF2 check"); // waits for HASHING: not on an event loop (nothing counted yet)
         CompletableFuture<Boolean> f = checking.computeIfAbsent(key, k -> CompletableFuture.supplyAsync(() -> {
             slowHashes.increment();
             return c.password().matches(password);

@@ -24,6 +24,11 @@ public final class Access {
         this.storage = storage;
     }
 
+    /** Whether the store's reads complete without waiting ({@link Storage#readsNeverWait}): a bounded read may run on an event loop. */
+    public boolean readsNeverWait() {
+        return storage.readsNeverWait();
+    }
+
     /** The server's metrics registry, for handlers that count. */
     public dev.chaise.stats.Stats stats() {
         return storage.stats();

@@ -1,7 +1,7 @@
 package dev.chaise.http.handlers;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.http.Bodies;
 import dev.chaise.http.HttpError;
@@ -26,6 +26,7 @@ import dev.chaise.storage.Sequence;
 import dev.chaise.storage.StorageException;
 import dev.chaise.storage.StoredDoc;
 import dev.chaise.storage.json.Json;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -139,8 +140,47 @@ public final class ChangesHandler {
 
     // ---------------------------------------------------------------- one response
 
-    /** A change that passed the filter, and its row. */
-    private record Scanned(Sequence seq, ObjectNode row) {}
+    /**
+     * A change that passed the filter, as its row's members in CouchDB's order; rendered only as it
+     * is sent. {@code doc} is null without {@code include_docs} (a {@code NullNode} for a document
+     * the user may not see); {@code showSeq} false sends {@code "seq":null} ({@code seq_interval}).
+     */
+    private record Row(Sequence seq, String id, List<RevId> revs, boolean deleted, JsonNode doc, boolean showSeq) implements FeedWriter.Row {
+        Row(Sequence seq, String id, List<RevId> revs, boolean deleted, JsonNode doc) {
+            this(seq, id, revs, deleted, doc, true);
+        }
+
+        Row withoutSeq() {
+            return new Row(seq, id, revs, deleted, doc, false);
+        }
+
+        @Override
+        public void writeTo(JsonGenerator g) throws IOException {
+            g.writeStartObject();
+            if (showSeq) g.writeStringField("seq", seq.toHex());
+            else g.writeNullField("seq");
+            g.writeStringField("id", id);
+            g.writeArrayFieldStart("changes");
+            for (RevId rev : revs) {
+                g.writeStartObject();
+                g.writeStringField("rev", rev.toString());
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+            if (deleted) g.writeBooleanField("deleted", true);
+            if (doc != null) {
+                g.writeFieldName("doc");
+                g.writeTree(doc);
+            }
+            g.writeEndObject();
+        }
+
+        /** The seq as JSON, as CouchDB names an event. */
+        @Override
+        public String eventId() {
+            return showSeq ? "\"" + seq.toHex() + "\"" : "null";
+        }
+    }
 
     /** The state of one response: where the scan is, what was sent, and how to write it. */
     private final class Run {
@@ -216,19 +256,14 @@ public final class ChangesHandler {
             long base = byLookup() ? (a.descending() ? db.countChanges(null, null, PENDING_CAP) : db.countChanges(last, null, PENDING_CAP)) : 0;
             int rows = a.includeDocs() || docTest != null ? ROWS_PER_TRANSACTION_WITH_DOCS : ScanProperties.ROWS_PER_TRANSACTION;
             ScanProperties props = ScanProperties.of(a.descending(), a.limit() == Long.MAX_VALUE ? 0 : a.limit() - w.rows()).rowsPerTransaction(rows);
-            Cursor<Scanned> c = db.changes(a.descending() ? null : last, props, (r, ch) -> {
-                ObjectNode row = map(r, ch);
-                return row == null ? null : new Scanned(ch.seq(), row);
-            });
+            Cursor<Row> c = db.changes(a.descending() ? null : last, props, this::map);
+            Long every = a.seqInterval();
             while (c.hasNext()) {
-                Scanned s = c.next();
-                last = s.seq();
-                ObjectNode row = s.row();
+                Row row = c.next();
+                last = row.seq();
                 // seq_interval: CouchDB computes seq only where the remaining limit is a multiple of it.
-                Long every = a.seqInterval();
                 long remaining = (a.limit() == Long.MAX_VALUE ? COUCH_DEFAULT_LIMIT : a.limit()) - w.rows();
-                if (every != null && remaining % every != 0) row.putNull("seq");
-                w.row(row, String.valueOf(row.get("seq")));
+                w.row(every != null && remaining % every != 0 ? row.withoutSeq() : row);
             }
             scanned = true;
             if (c.continuation() != null) last = Sequence.fromContinuation(c.continuation()); // past rows the filter dropped
@@ -253,8 +288,8 @@ public final class ChangesHandler {
             while (mine.hasNext() && !limitReached) {
                 List<AccessIndex.AccessChange> chunk = new ArrayList<>(ROWS_PER_TRANSACTION_WITH_DOCS);
                 while (chunk.size() < ROWS_PER_TRANSACTION_WITH_DOCS && mine.hasNext()) chunk.add(mine.next());
-                List<ObjectNode> rows = db.read(r -> {
-                    List<ObjectNode> out = new ArrayList<>(chunk.size());
+                List<Row> rows = db.read(r -> {
+                    List<Row> out = new ArrayList<>(chunk.size());
                     for (AccessIndex.AccessChange ch : chunk) {
                         out.add(ch.revoked() ? revokedRow(ch) : map(r, new Change(ch.seq(), ch.id(), ch.rev(), 1, ch.deleted())));
                     }
@@ -262,9 +297,9 @@ public final class ChangesHandler {
                 });
                 for (int k = 0; k < chunk.size() && !limitReached; k++) {
                     last = chunk.get(k).seq();
-                    ObjectNode row = rows.get(k);
+                    Row row = rows.get(k);
                     if (row == null) continue;
-                    w.row(row, String.valueOf(row.get("seq")));
+                    w.row(row);
                     if (a.limit() != Long.MAX_VALUE && w.rows() >= a.limit()) limitReached = true;
                 }
             }
@@ -287,13 +322,10 @@ public final class ChangesHandler {
         }
 
         /** The row of a document the user lost: a deletion one step past the revision they had. */
-        ObjectNode revokedRow(AccessIndex.AccessChange ch) {
+        Row revokedRow(AccessIndex.AccessChange ch) {
             if (filter instanceof Filter.DocIds d && !d.ids().contains(ch.id())) return null;
-            ObjectNode row = Json.NODES.objectNode().put("seq", ch.seq().toHex()).put("id", ch.id());
-            row.putArray("changes").addObject().put("rev", ch.feedRev().toString());
-            row.put("deleted", true);
-            if (a.includeDocs()) row.putObject("doc").put("_id", ch.id()).put("_rev", ch.feedRev().toString()).put("_deleted", true);
-            return row;
+            ObjectNode doc = a.includeDocs() ? Json.NODES.objectNode().put("_id", ch.id()).put("_rev", ch.feedRev().toString()).put("_deleted", true) : null;
+            return new Row(ch.seq(), ch.id(), List.of(ch.feedRev()), true, doc);
         }
 
         /** Whether CouchDB serves this feed by looking documents up ({@code couch_changes:can_optimize}). */
@@ -302,7 +334,7 @@ public final class ChangesHandler {
         }
 
         /** The row for a change, or null if the filter drops it. */
-        ObjectNode map(DbReader r, Change ch) {
+        Row map(DbReader r, Change ch) {
             String id = ch.id();
             switch (filter) {
                 case Filter.DocIds d when !d.ids().contains(id) -> {
@@ -332,20 +364,17 @@ public final class ChangesHandler {
             } else {
                 revs = List.of(ch.rev());
             }
-            ObjectNode row = Json.NODES.objectNode().put("seq", ch.seq().toHex()).put("id", id);
-            ArrayNode changes = row.putArray("changes");
-            for (RevId rev : revs) changes.addObject().put("rev", rev.toString());
-            if (ch.deleted()) row.put("deleted", true);
+            JsonNode doc = null;
             if (a.includeDocs()) {
                 StoredDoc d = a.conflicts() ? r.get(id, ch.rev(), true) : winner != null ? winner : r.get(id, ch.rev(), false);
-                ObjectNode doc = secured.renderOrNull(d, new Meta(false, false, a.conflicts(), false, false));
-                if (doc != null) {
-                    r.inlineAttachments(d, doc, a.attachments() ? 0 : -1);
-                    if (a.attEncodingInfo()) DocumentJson.showEncoding(d, doc);
+                ObjectNode visible = secured.renderOrNull(d, new Meta(false, false, a.conflicts(), false, false));
+                if (visible != null) {
+                    r.inlineAttachments(d, visible, a.attachments() ? 0 : -1);
+                    if (a.attEncodingInfo()) DocumentJson.showEncoding(d, visible);
                 }
-                row.set("doc", doc == null ? Json.NODES.nullNode() : doc);
+                doc = visible == null ? Json.NODES.nullNode() : visible;
             }
-            return row;
+            return new Row(ch.seq(), id, revs, ch.deleted(), doc);
         }
 
         /** Changes after {@code last} (before it, descending), counted up to {@link #PENDING_CAP}. */

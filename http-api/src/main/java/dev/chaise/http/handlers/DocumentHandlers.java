@@ -41,8 +41,9 @@ public final class DocumentHandlers {
 
     public void register(Router r) {
         r.add("POST", "/{db}", this::post);
+        Router.Handler get = access.readsNeverWait() ? Router.bounded(this::get, DocumentHandlers::boundedGet) : this::get;
         for (String path : List.of("/{db}/{docid}", "/{db}/_design/{ddoc}")) {
-            r.add("GET", path, this::get);
+            r.add("GET", path, get);
             r.add("PUT", path, this::put);
             r.add("DELETE", path, this::delete);
             r.add("COPY", path, this::copy);
@@ -152,6 +153,15 @@ public final class DocumentHandlers {
 
     static Response notModified(String etag) {
         return new Response.Full(304, List.of(new Response.Header("ETag", etag)), new byte[0]);
+    }
+
+    /**
+     * A document GET whose work is one read of the document and its rendering as one JSON body:
+     * no {@code open_revs} (a streamed answer), no attachment bodies ({@code attachments},
+     * {@code atts_since}: inline or as multipart/related, of any size).
+     */
+    static boolean boundedGet(Request req) {
+        return req.query("open_revs") == null && req.query("attachments") == null && req.query("atts_since") == null;
     }
 
     /** CouchDB reads doc options only when exactly {@code true}; anything else is ignored, not an error. */

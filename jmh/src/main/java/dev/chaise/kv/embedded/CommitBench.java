@@ -24,9 +24,9 @@ import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The embedded engine's commit path on disk: a small transaction (one 300-byte value) through the
- * resolver, the WAL fsync and the snapshot's publication. One committer waits for its own fsync;
- * four share fsyncs (group commit), as four PUT clients do.
+ * The embedded engine's commit path on disk: a small transaction (one 300-byte value) through
+ * resolution, the WAL fsync and the snapshot's publication. One committer leads and syncs its own
+ * commit; four share fsyncs (group commit: one leads, the others wait for it), as four PUT clients do.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)

@@ -11,7 +11,7 @@ import java.util.TreeMap;
  * The resolver's memory: for the MVCC window, the last version at which each key and key range
  * was written, split into generations of about 100 ms, so expiring old writes drops a whole generation instead
  * of rewriting the map. A transaction conflicts if any range it read was written at a version
- * above its read version. Owned by the sequencer thread; not thread-safe.
+ * above its read version. Used only by the leading committer, one at a time; not thread-safe.
  */
 final class ConflictHistory {
     private static final long GENERATION_SPAN = 100_000; // versions, about 100 ms: small trees stay in cache

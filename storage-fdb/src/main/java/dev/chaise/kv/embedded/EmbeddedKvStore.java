@@ -154,6 +154,18 @@ public final class EmbeddedKvStore implements KvStore {
         return timer;
     }
 
+    /**
+     * True: a read is RocksDB's {@code Get} or iterator on the calling thread (a page-cache miss is
+     * a disk read on that thread, never a wait for another). The locks a read takes are held by
+     * others only for constant work: {@code versionLock} (a read version, a batch's begin and end,
+     * never across I/O), a transaction's monitor (its own thread's), and {@code nativeGate}, which
+     * a writer holds only in {@link #close}. A read-only commit never reaches the {@link Sequencer}.
+     */
+    @Override
+    public boolean readsNeverWait() {
+        return true;
+    }
+
     @Override
     public String backendName() {
         return options.isInMemory() ? "embedded-memory" : "embedded";
@@ -274,7 +286,7 @@ public final class EmbeddedKvStore implements KvStore {
     }
 
     /**
-     * The key's value as of the newest durable batch. Not RocksDB's latest: the resolver writes
+     * The key's value as of the newest durable batch. Not RocksDB's latest: the sequencer writes
      * batches before their fsync, and a watch compared against those would fire, be re-read at a
      * durable version, and fire again until the fsync.
      */

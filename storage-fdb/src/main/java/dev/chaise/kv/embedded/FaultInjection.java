@@ -17,15 +17,15 @@ public record FaultInjection(double notCommitted, double tooOld, double commitUn
     public enum Point {
         /** A committing thread, after it found the store open and before its request is queued. */
         COMMIT_ENQUEUE,
-        /** The resolver, when it starts a batch (the batch already taken from the queue). */
+        /** The leader, when it starts a batch (the batch already taken from the queue). */
         RESOLVE_BATCH,
-        /** The resolver, before one transaction's writes go to RocksDB: throwing means nothing of it was written. */
+        /** The leader, before one transaction's writes go to RocksDB: throwing means nothing of it was written. */
         BEFORE_WRITE,
-        /** The resolver, after one transaction's writes went to RocksDB: throwing means it was written. */
+        /** The leader, after one transaction's writes went to RocksDB: throwing means it was written. */
         AFTER_WRITE,
-        /** The log stage, in place of a successful WAL fsync: throwing is a failed fsync. */
+        /** The leader, in place of a successful WAL fsync: throwing is a failed fsync. */
         SYNC,
-        /** The log stage, after a group is durable and published, before its commits are acknowledged. */
+        /** The leader, after its batch is durable and published, before its commits are acknowledged. */
         ACKNOWLEDGE,
         /** A watch whose baseline is being compared with the latest value, while it is being armed. */
         WATCH_ARM,

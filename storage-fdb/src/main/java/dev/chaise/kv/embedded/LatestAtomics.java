@@ -6,14 +6,14 @@ import java.util.List;
 import java.util.TreeMap;
 
 /**
- * The values the resolver last wrote to keys it changed by atomic operation, so the next atomic
+ * The values the sequencer last wrote to keys it changed by atomic operation, so the next atomic
  * operation on such a key starts from them without a RocksDB read. Every document write adds to
  * its database's counters (RFC B) and each addition needed the counter's latest value: four or
- * five RocksDB reads on the single resolver thread per PUT (5.8 % of a PUT's server CPU). The
- * resolver is RocksDB's only writer, so a value it wrote stays RocksDB's latest until it writes
+ * five RocksDB reads per PUT in the one batch being resolved (5.8 % of a PUT's server CPU). The
+ * sequencer is RocksDB's only writer, so a value it wrote stays RocksDB's latest until it writes
  * the key again: any write that is not an atomic operation (a set, a clear, a versionstamped
- * value or key, a cleared range) drops the key from here. Owned by the resolver thread; not
- * thread-safe.
+ * value or key, a cleared range) drops the key from here. Used only by the leading committer,
+ * one at a time (the lead's hand-off orders them); not thread-safe.
  */
 final class LatestAtomics {
     /** Counters of the databases written lately; beyond this the map is simply emptied. */

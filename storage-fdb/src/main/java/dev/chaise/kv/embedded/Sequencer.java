@@ -10,11 +10,10 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.ReentrantLock;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.Snapshot;
 import org.rocksdb.WriteBatch;
@@ -22,35 +21,38 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The commit path, in two pipelined stages as in FDB. The resolver thread takes every queued
- * commit as one batch, gives the batch one commit version, checks each transaction's
- * read-conflict ranges against writes committed after its read version (and against earlier
- * transactions of the same batch), assigns versionstamps in batch order, applies atomic
- * mutations to the latest values, and writes each accepted transaction to RocksDB unsynced, as
- * one WriteBatch. So RocksDB itself holds the latest value of every key for the next atomic
- * mutation, and nothing keeps a second copy of the writes. Readers cannot see those writes yet:
- * they read through snapshots, and the batch's snapshot (taken right after its last write) is
- * published only once the batch is durable. The log thread takes every batch resolved so far,
- * makes the group durable with one WAL fsync (group commit), publishes the newest snapshot as
- * the read version, and only then acknowledges. Resolution never waits for the disk, and each
- * fsync carries what arrived during the last one.
+ * The commit path, modelled on FDB's resolver and log but run by the committers themselves, as
+ * RocksDB's write groups are: the first committer to find no leader becomes the leader, takes
+ * every queued commit as one batch, gives the batch one commit version, checks each
+ * transaction's read-conflict ranges against writes committed after its read version (and
+ * against earlier transactions of the same batch), assigns versionstamps in batch order, applies
+ * atomic mutations to the latest values, and writes each accepted transaction to RocksDB
+ * unsynced, as one WriteBatch. So RocksDB itself holds the latest value of every key for the
+ * next atomic mutation, and nothing keeps a second copy of the writes. Readers cannot see those
+ * writes yet: they read through snapshots, and the batch's snapshot (taken right after its last
+ * write) is published only once the batch is durable. The leader then makes the batch durable
+ * with one WAL fsync, publishes the snapshot as the read version, and only then acknowledges.
+ * Commits arriving meanwhile queue; the leader hands the lead to the first of them (one wake-up),
+ * which takes all that gathered as the next batch (group commit). A lone committer resolves,
+ * writes and syncs its own commit with no thread hand-off at all.
  *
  * <p>Failures. A transaction that fails before its write gets an error and nothing else in its
  * batch is harmed; one that fails after its write stays in the batch and gets 1021 once the
  * batch is durable. A failed RocksDB write or fsync leaves the WAL's content unknown until the
  * next open, so the sequencer stops: what was written gets 1021, every later commit 1510
- * io_error (reads go on). Every request is answered, whatever is thrown, and a committer waits
- * at most the commit timeout.
+ * io_error (reads go on). Every request is answered, whatever is thrown, and a committer that
+ * waits for a leader waits at most the commit timeout; a leader is bounded by its own disk.
  */
 final class Sequencer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Sequencer.class);
     /** Versionstamps give two bytes to the order within a batch. */
     static final int MAX_BATCH = 4096;
-    static final int MAX_UNLOGGED_BATCHES = 256;
+    /** Completes a queued request's future to hand it the lead (the lead's permit goes with it). */
+    private static final Result LEAD = new Result(-1, -1);
 
     record Request(long readVersion, List<byte[][]> readConflicts, List<byte[][]> writeConflicts, WriteBuffer writes,
                    Encoded encoded, CompletableFuture<Result> done) {
-        // Identity: LinkedBlockingQueue.remove withdraws exactly this request.
+        // Identity: the queue's remove withdraws exactly this request.
         @Override
         public boolean equals(Object o) {
             return this == o;
@@ -60,11 +62,16 @@ final class Sequencer implements AutoCloseable {
         public int hashCode() {
             return System.identityHashCode(this);
         }
+
+        /** The same commit with a new future: one that was handed the lead leads it in its own batch. */
+        Request renewed() {
+            return new Request(readVersion, readConflicts, writeConflicts, writes, encoded, new CompletableFuture<>());
+        }
     }
 
     /**
      * The part of a transaction's WriteBatch that does not depend on the commit: cleared ranges,
-     * sets and clears. It is encoded on the committing thread, so the single resolver thread only
+     * sets and clears. It is encoded on the committing thread before it queues, so the leader only
      * appends what needs the commit's moment (atomic operations, versionstamps).
      */
     record Encoded(WriteBatchEncoder batch, List<byte[]> touchedKeys, List<byte[][]> touchedRanges,
@@ -77,24 +84,18 @@ final class Sequencer implements AutoCloseable {
     private final EmbeddedKvStore store;
     private final int dataCfId;
     private final int metaCfId;
-    private final LinkedBlockingQueue<Request> queue = new LinkedBlockingQueue<>();
+    private final ConcurrentLinkedQueue<Request> queue = new ConcurrentLinkedQueue<>();
+    /**
+     * The lead: one permit, held by the committer leading batches. A semaphore, not a lock, so the
+     * leader can hand it to the committer it wakes without releasing it in between.
+     */
+    private final Semaphore lead = new Semaphore(1);
     private final ConflictHistory history = new ConflictHistory();
     private final LatestAtomics latestAtomics = new LatestAtomics();
     private final FaultInjection faults;
     private final long commitTimeoutNanos;
     private final Random random;
-    /** Resolved batches waiting for the log thread. */
-    private final LinkedBlockingQueue<Resolved> toLog = new LinkedBlockingQueue<>();
-    /** Resolved but not yet durable batches, bounded so a stalled disk stops resolution. */
-    private final Semaphore slots = new Semaphore(MAX_UNLOGGED_BATCHES);
-    /** Batches are logged in resolution order; whoever holds this lock logs the next one. */
-    private final ReentrantLock logLock = new ReentrantLock();
-    private long resolvedSeq;
-    private volatile long nextToLog;
-    private final Thread resolver;
-    private final Thread logger;
     private volatile boolean running = true;
-    private volatile boolean resolverDone;
     /** Why the sequencer stopped taking commits (a failed write or fsync), or null. */
     private volatile String stopped;
 
@@ -103,7 +104,7 @@ final class Sequencer implements AutoCloseable {
      * to this one. {@code answers} holds, per accepted request, the error it gets even though it
      * was written (a 1021), or null for success.
      */
-    private record Resolved(long seq, long version, Snapshot snapshot, List<Request> accepted, List<KvException> answers,
+    private record Resolved(long version, Snapshot snapshot, List<Request> accepted, List<KvException> answers,
                             List<byte[]> touchedKeys, List<byte[][]> touchedRanges) {}
 
     Sequencer(EmbeddedKvStore store, FaultInjection faults, long commitTimeoutNanos) {
@@ -113,11 +114,12 @@ final class Sequencer implements AutoCloseable {
         this.faults = faults;
         this.commitTimeoutNanos = commitTimeoutNanos;
         this.random = new Random(faults.seed());
-        this.resolver = Thread.ofPlatform().name("chaise-resolver").daemon().start(this::resolveLoop);
-        this.logger = Thread.ofPlatform().name("chaise-log").daemon().start(this::logLoop);
     }
 
-    /** Queues a transaction's commit and blocks until it is durable or refused, at most the commit timeout. */
+    /**
+     * Queues a transaction's commit and returns once it is durable or refused: it leads the batch
+     * itself if no one leads, else waits for the leader at most the commit timeout.
+     */
     Result commit(long readVersion, List<byte[][]> readConflicts, List<byte[][]> writeConflicts, WriteBuffer writes) {
         if (!running) throw closed();
         String why = stopped;
@@ -127,31 +129,56 @@ final class Sequencer implements AutoCloseable {
         queue.add(r);
         // A close between the check above and the add may have drained the queue already.
         if (!running && queue.remove(r)) throw closed();
-        return store.timer().time(StoreTimer.Waits.COMMIT, () -> await(r));
+        return store.timer().time(StoreTimer.Waits.COMMIT, () -> {
+            if (lead.tryAcquire()) lead(null); // r is in the queue: this batch or an earlier leader's answers it
+            return await(r);
+        });
     }
 
     private Result await(Request r) {
+        long deadline = System.nanoTime() + commitTimeoutNanos;
+        Result result;
         try {
-            return r.done().get(commitTimeoutNanos, TimeUnit.NANOSECONDS);
+            try {
+                result = r.done().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                result = giveUp(r, null);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                result = giveUp(r, e);
+            }
+            if (result != LEAD) return result;
+            Request mine = r.renewed();
+            lead(mine);
+            return mine.done().get(); // answered by this thread's own batch
         } catch (ExecutionException e) {
             if (e.getCause() instanceof KvException k) throw k;
             throw internal(e.getCause());
-        } catch (TimeoutException e) {
-            long ms = TimeUnit.NANOSECONDS.toMillis(commitTimeoutNanos);
-            if (queue.remove(r)) {
-                throw new KvException(KvException.TRANSACTION_TIMED_OUT, "transaction_timed_out: the commit waited " + ms
-                        + " ms for the sequencer and was withdrawn");
-            }
-            throw new KvException(KvException.COMMIT_UNKNOWN_RESULT, "commit_unknown_result: the sequencer did not answer within "
-                    + ms + " ms; the commit may still land");
-        } catch (InterruptedException e) {
+        } catch (InterruptedException e) { // not reached: the batch answered the renewed request
             Thread.currentThread().interrupt();
-            if (queue.remove(r)) throw new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: interrupted while committing", e);
-            throw new KvException(KvException.COMMIT_UNKNOWN_RESULT, "commit_unknown_result: interrupted while committing", e);
+            throw unknown(e);
         }
     }
 
-    /** Requests waiting for the resolver (for tests that force a batch's contents). */
+    /**
+     * A committer that waited too long or was interrupted: withdrawn if still queued (certainly not
+     * written), else 1021, unless a leader answered or handed it the lead meanwhile.
+     */
+    private Result giveUp(Request r, InterruptedException interrupted) throws ExecutionException, InterruptedException {
+        if (queue.remove(r)) {
+            if (interrupted != null) throw new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: interrupted while committing", interrupted);
+            throw new KvException(KvException.TRANSACTION_TIMED_OUT, "transaction_timed_out: the commit waited "
+                    + TimeUnit.NANOSECONDS.toMillis(commitTimeoutNanos) + " ms for the sequencer and was withdrawn");
+        }
+        KvException unknown = interrupted != null
+                ? new KvException(KvException.COMMIT_UNKNOWN_RESULT, "commit_unknown_result: interrupted while committing", interrupted)
+                : new KvException(KvException.COMMIT_UNKNOWN_RESULT, "commit_unknown_result: the sequencer did not answer within "
+                        + TimeUnit.NANOSECONDS.toMillis(commitTimeoutNanos) + " ms; the commit may still land");
+        if (r.done().completeExceptionally(unknown)) throw unknown; // a leader handing it the lead sees this and picks another
+        return r.done().get(); // completed: its answer, or the lead
+    }
+
+    /** Requests waiting for a leader (for tests that force a batch's contents). */
     int queued() {
         return queue.size();
     }
@@ -181,82 +208,41 @@ final class Sequencer implements AutoCloseable {
                 + "settles what the write-ahead log holds.", why);
     }
 
-    private void resolveLoop() {
+    /**
+     * With the lead's permit: one batch of {@code first} (a request handed the lead, or null) and
+     * every queued commit, then the lead goes to the first commit queued meanwhile, or is released.
+     */
+    private void lead(Request first) {
         List<Request> batch = new ArrayList<>();
-        try {
-            while (running) {
-                try {
-                    if (!slots.tryAcquire(100, TimeUnit.MILLISECONDS)) continue;
-                    boolean handedOff = false;
-                    try {
-                        Request first = queue.poll(100, TimeUnit.MILLISECONDS);
-                        if (first == null) continue;
-                        batch.add(first);
-                        queue.drainTo(batch, MAX_BATCH - 1);
-                        Resolved b = resolve(batch);
-                        if (b == null) continue;
-                        handedOff = true; // the log stage releases the slot
-                        if (queue.isEmpty() && toLog.isEmpty() && b.seq() == nextToLog && logLock.tryLock()) {
-                            // Nothing else waits and the log stage is idle: skip the hand-off. With
-                            // commits waiting, hand off, so the next batch resolves during this fsync.
-                            try {
-                                log(List.of(b));
-                            } finally {
-                                logLock.unlock();
-                            }
-                        } else {
-                            toLog.add(b);
-                        }
-                    } finally {
-                        if (!handedOff) slots.release();
-                    }
-                } catch (InterruptedException e) {
-                    break;
-                } catch (Throwable t) {
-                    // resolve() and log() answer what they hold; this is for a bug outside them.
-                    for (Request r : batch) r.done().completeExceptionally(internal(t));
-                } finally {
-                    batch.clear();
-                }
-            }
-            Request r;
-            while ((r = queue.poll()) != null) r.done().completeExceptionally(closed());
-        } finally {
-            resolverDone = true;
-        }
-    }
-
-    private void logLoop() {
+        if (first != null) batch.add(first);
         while (true) {
-            Resolved b;
+            Request r;
+            while (batch.size() < MAX_BATCH && (r = queue.poll()) != null) batch.add(r);
             try {
-                b = toLog.poll(100, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                return;
-            }
-            if (b == null) {
-                if (resolverDone && toLog.isEmpty()) return;
-                continue;
-            }
-            List<Resolved> group = new ArrayList<>();
-            group.add(b);
-            toLog.drainTo(group);
-            logLock.lock();
-            try {
-                log(group);
+                if (!batch.isEmpty()) {
+                    Resolved b = resolve(batch);
+                    if (b != null) log(b);
+                }
             } catch (Throwable t) {
-                log.error("the log stage failed a group", t); // log() answered it; go on with the next
-            } finally {
-                logLock.unlock();
+                // resolve() and log() answer what they hold; this is for a bug outside them.
+                for (Request q : batch) q.done().completeExceptionally(internal(t));
             }
+            batch.clear();
+            // Hand the lead on without releasing it; one that gave up meanwhile refuses it.
+            while ((r = queue.poll()) != null) {
+                if (r.done().complete(LEAD)) return;
+            }
+            lead.release();
+            // A commit queued after the poll above and before the release found the lead taken: take it back for it.
+            if (queue.isEmpty() || !lead.tryAcquire()) return;
         }
     }
 
     /**
-     * Makes a group of written batches durable with one fsync, publishes the newest snapshot, then
-     * acknowledges. Answers every request of the group, whatever is thrown.
+     * Makes a written batch durable with one fsync, publishes its snapshot, then acknowledges.
+     * Answers every request of the batch, whatever is thrown.
      */
-    private void log(List<Resolved> group) {
+    private void log(Resolved b) {
         Throwable failure = null;
         try {
             String why = stopped;
@@ -269,42 +255,33 @@ final class Sequencer implements AutoCloseable {
             stop("a failed WAL fsync (" + e + ")");
         }
         try {
-            for (int i = 0; i < group.size(); i++) {
-                Resolved b = group.get(i);
-                boolean publish = failure == null && i == group.size() - 1; // one snapshot for the group
-                store.endBatch(b.version(), publish ? b.snapshot() : null);
-                if (!publish) store.releaseSnapshot(b.snapshot());
-            }
+            store.endBatch(b.version(), failure == null ? b.snapshot() : null);
+            if (failure != null) store.releaseSnapshot(b.snapshot());
         } catch (Throwable t) {
             if (failure == null) failure = t;
             stop("a failure while publishing a batch (" + t + ")");
-        } finally {
-            nextToLog = group.getLast().seq() + 1;
-            slots.release(group.size());
         }
-        answer(group, failure);
+        answer(b, failure);
     }
 
-    private void answer(List<Resolved> group, Throwable failure) {
+    private void answer(Resolved b, Throwable failure) {
         try {
             if (failure == null) {
                 // Before any commit returns, or a watch armed after it would fire.
-                for (Resolved b : group) store.watches().touched(b.touchedKeys(), b.touchedRanges());
+                store.watches().touched(b.touchedKeys(), b.touchedRanges());
                 faults.at(FaultInjection.Point.ACKNOWLEDGE);
             }
             // Written but not durable may or may not survive a crash: that is 1021's meaning.
             KvException notDurable = failure == null ? null : unknown(failure);
-            for (Resolved b : group) {
-                for (int i = 0; i < b.accepted().size(); i++) {
-                    Request r = b.accepted().get(i);
-                    KvException error = notDurable != null ? notDurable : b.answers().get(i);
-                    if (error == null) r.done().complete(new Result(b.version(), i));
-                    else r.done().completeExceptionally(error);
-                }
+            for (int i = 0; i < b.accepted().size(); i++) {
+                Request r = b.accepted().get(i);
+                KvException error = notDurable != null ? notDurable : b.answers().get(i);
+                if (error == null) r.done().complete(new Result(b.version(), i));
+                else r.done().completeExceptionally(error);
             }
         } catch (Throwable t) {
             KvException e = unknown(t);
-            for (Resolved b : group) for (Request r : b.accepted()) r.done().completeExceptionally(e); // no-op for those answered
+            for (Request r : b.accepted()) r.done().completeExceptionally(e); // no-op for those answered
         }
     }
 
@@ -330,10 +307,10 @@ final class Sequencer implements AutoCloseable {
                 }
             }
             if (accepted.isEmpty()) return null;
-            return new Resolved(resolvedSeq++, version, store.db().getSnapshot(), accepted, answers, touchedKeys, touchedRanges);
+            return new Resolved(version, store.db().getSnapshot(), accepted, answers, touchedKeys, touchedRanges);
         } catch (Throwable t) {
             // The written ones cannot be logged now: stop, so that the next open settles them.
-            stop("a failure in the resolver (" + t + ")");
+            stop("a failure while resolving a batch (" + t + ")");
             KvException e = unknown(t);
             for (Request r : accepted) r.done().completeExceptionally(e);
             accepted.clear();
@@ -507,15 +484,12 @@ final class Sequencer implements AutoCloseable {
         });
     }
 
-    /** Stops taking commits and waits for the resolver and log threads to end. */
+    /** Stops taking commits: the queued ones get 1025, and the batch being led finishes first. */
     @Override
     public void close() {
         running = false;
-        try {
-            resolver.join();
-            logger.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        lead.acquireUninterruptibly(); // kept: no one leads after close
+        Request r;
+        while ((r = queue.poll()) != null) r.done().completeExceptionally(closed());
     }
 }

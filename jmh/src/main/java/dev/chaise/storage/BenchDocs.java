@@ -5,13 +5,13 @@ import dev.chaise.storage.json.Json;
 import java.util.Random;
 
 /** Documents shaped as couchbench writes them: about 300 bytes of JSON, a few members, one array. */
-final class BenchDocs {
+public final class BenchDocs {
     private static final String[] TYPES = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"};
     private static final String FILL = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
     private BenchDocs() {}
 
-    static ObjectNode doc(int i) {
+    public static ObjectNode doc(int i) {
         Random rand = new Random(i);
         ObjectNode d = Json.MAPPER.createObjectNode();
         d.put("_id", "b" + String.format("%07d", i));

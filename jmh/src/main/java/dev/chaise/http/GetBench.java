@@ -128,4 +128,15 @@ public class GetBench {
                 HttpPipeline.userOf(outcome.request()).name(), rid);
         return n;
     }
+
+    /**
+     * The same on a new virtual thread, as the server runs each request (time it with
+     * {@code CpuTime --process}): what a thread's first use costs (thread-local caches) shows here.
+     */
+    @Benchmark
+    public int getOnVirtualThread() throws InterruptedException {
+        int[] n = new int[1];
+        Thread.ofVirtual().start(() -> n[0] = get()).join();
+        return n[0];
+    }
 }

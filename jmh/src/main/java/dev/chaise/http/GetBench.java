@@ -1,6 +1,5 @@
 package dev.chaise.http;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.http.auth.ServerAdmins;
 import dev.chaise.http.config.HttpConfig;
 import dev.chaise.http.config.InMemoryConfigStore;
@@ -9,11 +8,8 @@ import dev.chaise.kv.KvStore;
 import dev.chaise.kv.embedded.EmbeddedKvStore;
 import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.storage.BenchDocs;
-import dev.chaise.storage.Database;
-import dev.chaise.storage.DocUpdate;
 import dev.chaise.storage.SecurityObject;
 import dev.chaise.storage.Storage;
-import dev.chaise.storage.UpdateResult;
 import dev.chaise.views.ViewsModule;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
@@ -22,13 +18,10 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Base64;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -80,17 +73,8 @@ public class GetBench {
         ChaiseHttp http = new ChaiseHttp(cfg, storage, new ViewsModule(storage, null), config, List.of());
         pipeline = new HttpPipeline(http.router(), http.authenticator(), config, http.metrics(), "chaise@127.0.0.1");
         settings = pipeline.settings();
-        Database db = storage.create(DB);
-        List<DocUpdate> batch = new ArrayList<>();
-        for (int i = 0; i < DOCS; i++) {
-            ObjectNode d = BenchDocs.doc(i);
-            uris[i] = "/" + DB + "/" + d.get("_id").asText();
-            batch.add(DocUpdate.edit(d.get("_id").asText(), null, false, d));
-            if (batch.size() == 500) {
-                for (UpdateResult r : db.updateUnchecked(batch, true)) if (!r.ok()) throw r.error();
-                batch.clear();
-            }
-        }
+        String[] ids = BenchDocs.load(storage.create(DB), DOCS);
+        for (int i = 0; i < DOCS; i++) uris[i] = "/" + DB + "/" + ids[i];
         // As Node's http client sends them (couchbench).
         headers.add("Accept", "application/json");
         headers.add("Authorization", "Basic " + Base64.getEncoder().encodeToString("admin:admin".getBytes()));
@@ -103,9 +87,7 @@ public class GetBench {
     public void close() throws IOException {
         storage.close();
         kv.close();
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) Files.delete(p);
-        }
+        BenchDocs.delete(dir);
     }
 
     /** One GET of the next document, from its head to the bytes of its answer; the answer's length. */

@@ -44,12 +44,10 @@ record RequestTarget(String rawPath, List<String> path, Map<String, List<String>
 
     /** CouchDB's check_url_encoding: every {@code %} is followed by two hex digits. */
     static void checkUrlEncoding(String uri) {
-        for (int i = 0; i < uri.length(); i++) {
-            if (uri.charAt(i) == '%') {
-                if (i + 2 >= uri.length() || Character.digit(uri.charAt(i + 1), 16) < 0 || Character.digit(uri.charAt(i + 2), 16) < 0) {
-                    throw HttpError.badRequest("invalid_url_encoding");
-                }
-                i += 2;
+        // indexOf, not a loop over every char: most targets have no escape at all (issue 27)
+        for (int i = uri.indexOf('%'); i >= 0; i = uri.indexOf('%', i + 3)) {
+            if (i + 2 >= uri.length() || Character.digit(uri.charAt(i + 1), 16) < 0 || Character.digit(uri.charAt(i + 2), 16) < 0) {
+                throw HttpError.badRequest("invalid_url_encoding");
             }
         }
     }

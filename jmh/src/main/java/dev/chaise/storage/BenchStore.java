@@ -32,8 +32,6 @@ public final class BenchStore implements AutoCloseable {
     public void close() throws IOException {
         storage.close();
         kv.close();
-        try (var files = Files.walk(dir)) {
-            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
+        BenchDocs.delete(dir);
     }
 }

@@ -8,11 +8,8 @@ import dev.chaise.storage.json.Json;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -47,7 +44,7 @@ public class ReadBench {
     private Path dir;
     private KvStore kv;
     private Storage storage;
-    private final String[] ids = new String[DOCS];
+    private String[] ids;
     private int next;
 
     @Setup
@@ -55,26 +52,14 @@ public class ReadBench {
         dir = Files.createTempDirectory("chaise-read-bench");
         kv = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir));
         storage = new Storage(kv, "{\"members\":{\"roles\":[\"reader\"]}}");
-        Database db = storage.create(DB);
-        List<DocUpdate> batch = new ArrayList<>();
-        for (int i = 0; i < DOCS; i++) {
-            ObjectNode d = BenchDocs.doc(i);
-            ids[i] = d.get("_id").asText();
-            batch.add(DocUpdate.edit(ids[i], null, false, d));
-            if (batch.size() == 500) {
-                for (UpdateResult r : db.updateUnchecked(batch, true)) if (!r.ok()) throw r.error();
-                batch.clear();
-            }
-        }
+        ids = BenchDocs.load(storage.create(DB), DOCS);
     }
 
     @TearDown
     public void close() throws IOException {
         storage.close();
         kv.close();
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) Files.delete(p);
-        }
+        BenchDocs.delete(dir);
     }
 
     private String nextId() {

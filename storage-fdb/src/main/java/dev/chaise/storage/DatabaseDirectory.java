@@ -57,7 +57,10 @@ final class DatabaseDirectory {
     private final String defaultSecurityJson;
     /** CouchDB's {@code db_open_time}: reading a database's metadata when no handle is cached. */
     private final dev.chaise.stats.Histogram openTime;
-    private final ConcurrentHashMap<String, DbHandle> cache = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Cached> cache = new ConcurrentHashMap<>();
+
+    /** A cached handle and its directory entry's key, which every open reads (packing the key cost a tenth of the open). */
+    private record Cached(byte[] key, DbHandle handle) {}
 
     /** @param defaultSecurityJson the {@code _security} object of a new database */
     DatabaseDirectory(KvStore kv, String defaultSecurityJson, dev.chaise.stats.Histogram openTime) {
@@ -159,17 +162,18 @@ final class DatabaseDirectory {
      * transaction.
      */
     DbHandle open(ReadTransaction tx, String name) {
-        byte[] entry = tx.get(KeySpace.dbEntry(name));
+        Cached c = cache.get(name);
+        byte[] key = c != null ? c.key() : KeySpace.dbEntry(name);
+        byte[] entry = tx.get(key);
         if (entry == null) {
             cache.remove(name);
             throw StorageException.notFound("Database does not exist.");
         }
-        DbHandle h = cache.get(name);
-        if (h != null && Arrays.equals(h.entry(), entry)) return h;
+        if (c != null && Arrays.equals(c.handle().entry(), entry)) return c.handle();
         long start = System.nanoTime();
-        h = readMetadata(tx, name, entry);
+        DbHandle h = readMetadata(tx, name, entry);
         openTime.recordNanos(System.nanoTime() - start); // CouchDB's db_open_time: a database not open yet
-        cache.put(name, h);
+        cache.put(name, new Cached(key, h));
         return h;
     }
 

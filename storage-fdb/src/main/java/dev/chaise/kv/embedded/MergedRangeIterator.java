@@ -61,6 +61,13 @@ final class MergedRangeIterator implements RangeIterator {
     MergedRangeIterator(EmbeddedTransaction tx, RocksIterator rocks, AutoCloseable[] natives, byte[] begin, byte[] end, int limit, boolean reverse,
                         NavigableMap<byte[], WriteBuffer.Op> localRange, TreeMap<byte[], byte[]> cleared,
                         TreeMap<byte[], byte[]> unreadable, long createdAt) {
+        this(tx, rocks, natives, begin, end, limit, reverse, localRange, cleared, unreadable, createdAt, false);
+    }
+
+    /** @param positioned {@code rocks} already stands at the first key at or after {@code begin} (a forward read): no seek */
+    MergedRangeIterator(EmbeddedTransaction tx, RocksIterator rocks, AutoCloseable[] natives, byte[] begin, byte[] end, int limit, boolean reverse,
+                        NavigableMap<byte[], WriteBuffer.Op> localRange, TreeMap<byte[], byte[]> cleared,
+                        TreeMap<byte[], byte[]> unreadable, long createdAt, boolean positioned) {
         this.tx = tx;
         this.rocks = rocks;
         this.natives = natives;
@@ -74,7 +81,7 @@ final class MergedRangeIterator implements RangeIterator {
         this.localPeek = local.hasNext() ? local.next() : null;
         // The iterator may be bounded to this range or shared by several reads (natives then
         // owns nothing), so positions are checked against the range, not only isValid().
-        rocks.seek(begin);
+        if (!positioned || reverse) rocks.seek(begin);
         if (reverse) {
             // A forward seek first: it answers "empty" without SeekForPrev, which opens the last
             // block of every level (RFC C reads an absent document this way on every insert).
@@ -234,6 +241,11 @@ final class MergedRangeIterator implements RangeIterator {
         done = true;
         exhausted = ranOffEnd;
         close();
+    }
+
+    /** Whether the read ran off its range's end: a forward read's RocksDB iterator then stands at the first key at or after it. */
+    boolean ranOffEnd() {
+        return exhausted;
     }
 
     /** What this iterator read, as a conflict range, or null if it read nothing. */

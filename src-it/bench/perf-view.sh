@@ -3,7 +3,7 @@
 # frames by thread). One warm-up round (bulk 100,000 documents, build the view), then a second
 # database loaded and its build recorded; couchbench's build_seconds and server CPU are printed.
 #
-#   [PERF=0] [JVM_OPTS=...] src-it/bench/perf-view.sh <jar> <out dir> [port, default 26421] [docs, default 100000]
+#   [PERF=0] [WARM_ROUNDS=1] [JVM_OPTS=...] src-it/bench/perf-view.sh <jar> <out dir> [port, default 26421] [docs, default 100000]
 #
 # Read with
 #   cp <out>/view.map /tmp/perf-<pid>.map; perf script -i <out>/view.data > view.script
@@ -22,8 +22,11 @@ jar="$1"; out="$2"; port="${3:-26421}"; docs="${4:-100000}"
 rm -rf "$out"; mkdir -p "$out"
 # shellcheck disable=SC2086 # JVM_OPTS: extra JVM options, split on spaces
 start_bench_server "$jar" "$out" "$port" -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints ${JVM_OPTS:-}
-node "$COUCHBENCH" --url "$url" --phases bulk,view --bulk-docs "$docs" --view-queries 20 --prefix warm > "$out/warm.txt" 2>&1
-echo "== warm-up (first build): $(grep -h 'VIEW' "$out/warm.txt" | grep -o '"build_seconds":[0-9.]*')"
+# WARM_ROUNDS=n: n warm-up rounds, each on a database of its own (the build recorded is then the n+1-th)
+for w in $(seq 1 "${WARM_ROUNDS:-1}"); do
+  node "$COUCHBENCH" --url "$url" --phases bulk,view --bulk-docs "$docs" --view-queries 20 --prefix "warm$w" > "$out/warm$w.txt" 2>&1
+  echo "== warm-up $w (build $w): $(grep -h 'VIEW' "$out/warm$w.txt" | grep -o '"build_seconds":[0-9.]*')"
+done
 node "$COUCHBENCH" --url "$url" --phases bulk --bulk-docs "$docs" > "$out/bulk.txt" 2>&1
 echo "-- view phase starts" >> "$out/server.log"
 "$jdk/bin/jcmd" "$pid" Compiler.perfmap > /dev/null
@@ -41,7 +44,7 @@ cpu1=$(awk '{print $14 + $15}' /proc/"$pid"/stat)
 thread_ticks > "$out/view.t1"
 "$jdk/bin/jcmd" "$pid" Compiler.perfmap > /dev/null
 cp "/tmp/perf-$pid.map" "$out/view.map"
-echo "== view (second build, warm): $(grep -h 'VIEW' "$out/view.txt" | grep -o '"build_seconds":[0-9.]*'), server CPU over the phase $(( (cpu1 - cpu0) * 10 )) ms"
+echo "== view (build $(( ${WARM_ROUNDS:-1} + 1 )), warm): $(grep -h 'VIEW' "$out/view.txt" | grep -o '"build_seconds":[0-9.]*'), server CPU over the phase $(( (cpu1 - cpu0) * 10 )) ms"
 jit=$(join "$out/view.t0" "$out/view.t1" | awk '$1 ~ /Compiler/ { s += $3 - $2 } END { print s * 10 }')
 echo "   less JIT: $(( (cpu1 - cpu0) * 10 - jit )) ms (JIT $jit ms)"
 echo "   CPU by thread (1/100 s): $(thread_top "$out/view.t0" "$out/view.t1")"

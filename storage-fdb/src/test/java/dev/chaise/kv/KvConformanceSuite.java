@@ -566,6 +566,53 @@ public abstract class KvConformanceSuite {
         }
     }
 
+    /**
+     * getRanges reads each range as its own getRange would, whatever lies between them: adjacent
+     * ranges, gaps of a few keys and of many, overlaps, empty and inverted ranges, ranges given out
+     * of order, the transaction's own writes and clears between and inside them, and limits.
+     */
+    @Test
+    public void getRangesReadsAdjacentGappedAndOverlappingRangesAsGetRange() {
+        List<String> kv = new ArrayList<>();
+        for (String k : List.of("g/a/1", "g/a/2", "g/b/1", "g/c/1", "g/d/1", "g/d/2", "g/f/1", "g/z/1")) kv.addAll(List.of(k, "v" + k));
+        for (int i = 0; i < 20; i++) kv.addAll(List.of(String.format("g/e/%02d", i), "e")); // more than a few steps between g/d and g/f
+        put(kv.toArray(String[]::new));
+        List<byte[][]> ranges = List.of(
+                new byte[][] {b("g/a/"), b("g/a0")},
+                new byte[][] {b("g/b/"), b("g/b0")},     // adjacent: starts where the last ended
+                new byte[][] {b("g/d/"), b("g/d0")},     // a gap of one key (g/c/1)
+                new byte[][] {b("g/f/"), b("g/f0")},     // a gap of twenty keys
+                new byte[][] {b("g/a/2"), b("g/b/2")},   // overlaps the first two
+                new byte[][] {b("g/b/5"), b("g/b/5")},   // empty
+                new byte[][] {b("g/y"), b("g/x")},       // inverted: empty
+                new byte[][] {b("g/c0"), b("g/d/2")},    // starts in a gap, ends inside a range
+                new byte[][] {b("g/e/19"), b("g/z/2")},  // the last of the gap, then past two ranges
+                new byte[][] {b("g/q"), b("g/r")});      // nothing there
+        List<byte[][]> shuffled = new ArrayList<>(ranges);
+        java.util.Collections.reverse(shuffled);
+        for (boolean ownWrites : new boolean[] {false, true}) {
+            try (Transaction tx = store.createTransaction()) {
+                if (ownWrites) {
+                    tx.set(b("g/a0"), b("between a and b"));
+                    tx.set(b("g/b/3"), b("inside b"));
+                    tx.clear(b("g/d/1"));
+                    tx.clear(b("g/e/00"), b("g/e/18"));
+                    tx.set(b("g/f/0"), b("before f/1"));
+                }
+                for (List<byte[][]> rs : List.of(ranges, shuffled)) {
+                    for (int limit : new int[] {0, 1, 2}) {
+                        for (boolean reverse : new boolean[] {false, true}) {
+                            List<List<String>> expected = rs.stream().map(r -> rows(tx, r[0], Keys.compare(r[0], r[1]) > 0 ? r[0] : r[1], limit, reverse)).toList();
+                            assertEquals(expected, tx.getRanges(rs, limit, reverse).stream()
+                                    .map(rows -> rows.stream().map(x -> p(x.key()) + "=" + p(x.value())).toList()).toList(),
+                                    () -> "limit " + limit + (reverse ? ", reverse" : "") + (ownWrites ? ", own writes" : ""));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     @Test
     public void setAllChecksEveryPairBeforeWritingAny() {
         try (Transaction tx = store.createTransaction()) {

@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * The Netty front end: event loops ({@link Transport}: native epoll, else NIO) parse HTTP and hand each request, with its body as it
  * arrives (bounded by {@code max_http_request_size}, see {@link RequestBody}), to a virtual thread
  * of its own, so handlers may block on storage while the event loops never do. With {@code [chttpd]
- * loop_reads = true} a loop answers reads that never wait itself ({@link HttpPipeline#servesOnLoop}).
+ * loop_reads} (on by default) a loop answers reads that never wait itself ({@link HttpPipeline#servesOnLoop}).
  */
 public final class HttpServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HttpServer.class);

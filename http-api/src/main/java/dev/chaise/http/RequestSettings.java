@@ -14,15 +14,16 @@ import dev.chaise.http.config.ConfigStore;
  *     it has none (the server's start-time setting applies): a body past it is 413, and CouchDB's
  *     changes_test sets it low over {@code _config} and expects the next request to meet it
  * @param loopReads {@code [chttpd] loop_reads}: bounded reads of a store whose reads never wait are
- *     answered on the connection's event loop ({@link Router.Bounded}); off unless {@code true}
- *     (unset, {@code -Dchaise.loop_reads}): on a machine shared with other busy processes it cut
- *     the throughput of 16 clients, see docs/benchmarks.md, issue 27, loop-serve
+ *     answered on the connection's event loop ({@link Router.Bounded}); on unless {@code false}
+ *     (unset, {@code -Dchaise.loop_reads}): on a quiet machine it halved a GET's CPU under 16
+ *     clients, but on a host crowded with other busy processes the one loop thread loses the
+ *     scheduler's favour, see docs/benchmarks.md, issue 27, loop-serve
  */
 public record RequestSettings(boolean decodePlusToSpace, ForwardedHeaders forwarded, long maxRequestSize, boolean loopReads) {
     static RequestSettings of(ConfigStore c) {
         long max = c.get("chttpd", "max_http_request_size").map(String::strip).filter(v -> v.matches("[0-9]{1,18}"))
                 .map(Long::parseLong).orElse(-1L);
         return new RequestSettings(!c.get("chttpd", "decode_plus_to_space").map(String::strip).orElse("true").equals("false"),
-                ForwardedHeaders.of(c), max, c.get("chttpd", "loop_reads").map(String::strip).orElse(System.getProperty("chaise.loop_reads", "false")).equals("true"));
+                ForwardedHeaders.of(c), max, !c.get("chttpd", "loop_reads").map(String::strip).orElse(System.getProperty("chaise.loop_reads", "true")).equals("false"));
     }
 }

@@ -216,9 +216,10 @@ class LoopServingTest {
     }
 
     @Test
-    void offUnlessSwitchedOn() {
-        assertFalse(RequestSettings.of(new dev.chaise.http.config.InMemoryConfigStore(Map.of())).loopReads());
+    void onUnlessSwitchedOff() {
+        assertTrue(RequestSettings.of(new dev.chaise.http.config.InMemoryConfigStore(Map.of())).loopReads());
         assertTrue(RequestSettings.of(new dev.chaise.http.config.InMemoryConfigStore(Map.of("chttpd", Map.of("loop_reads", "true")))).loopReads());
+        assertFalse(RequestSettings.of(new dev.chaise.http.config.InMemoryConfigStore(Map.of("chttpd", Map.of("loop_reads", "false")))).loopReads());
     }
 
     @Test

@@ -360,6 +360,19 @@ public final class EmbeddedKvStore implements KvStore {
         }
     }
 
+    /** Lets RocksDB drop a read view no transaction uses any more: its kept iterators, then its snapshot. */
+    void releaseView(ReadView view) {
+        view.readOptions.close(); // an options object: independent of the database's life
+        if (!tryEnterNative()) return; // after close, RocksDB freed them
+        try {
+            view.closeIdle(); // before the snapshot they read is released
+            db.releaseSnapshot(view.snapshot);
+            view.snapshot.close();
+        } finally {
+            exitNative();
+        }
+    }
+
     /** Makes every write so far durable (one WAL fsync); a no-op without {@code sync}. */
     void syncLog() throws RocksDBException {
         if (options.sync()) db.syncWal();
@@ -390,6 +403,7 @@ public final class EmbeddedKvStore implements KvStore {
         watches.close();
         nativeGate.writeLock().lock(); // every read in progress has finished; later ones see closed (RocksDB frees the snapshots)
         try {
+            current.closeIdle(); // no transaction can give one back now: they see closed
             dataCf.close();
             metaCf.close();
             try {

@@ -50,12 +50,12 @@ final class EmbeddedTransaction implements Transaction {
      * a document GET's two range reads (its revisions, then its body) open one iterator instead of
      * two, and opening one (a merge over the memtables and every level) cost about as much as
      * reading a small range (issue 27). Reads that record conflicts keep iterators bounded to their
-     * range, so an insert's read of an absent document stops at its bounds.
+     * range, so an insert's read of an absent document stops at its bounds. Taken from the view's
+     * kept iterators if it has one, and given back to them at the end ({@link ReadView#keepIdle}).
      */
     private RocksIterator spare;
     private boolean spareLent;
     private ReadView view;
-    private ReadOptions readOptions;
     private long readVersion = -1;
     private long size;
     private boolean noWriteConflictNext;
@@ -107,7 +107,7 @@ final class EmbeddedTransaction implements Transaction {
         byte[] base;
         store.enterNative();
         try {
-            base = store.db().get(store.dataCf(), readOptions, key);
+            base = store.db().get(store.dataCf(), view.readOptions, key);
         } catch (RocksDBException e) {
             throw new KvException(KvException.IO_ERROR, "io_error: " + e.getMessage(), e);
         } finally {
@@ -183,7 +183,8 @@ final class EmbeddedTransaction implements Transaction {
         MergedRangeIterator it;
         store.enterNative();
         try {
-            if (spare == null) spare = store.db().newIterator(store.dataCf(), readOptions);
+            if (spare == null) spare = view.takeIdle();
+            if (spare == null) spare = store.db().newIterator(store.dataCf(), view.readOptions);
             it = new MergedRangeIterator(this, spare, SHARED, begin, end, limit, reverse,
                     writes.snapshotOf(begin, end), new TreeMap<>(writes.cleared), writes.unreadableIn(begin, end), start);
         } finally {
@@ -499,17 +500,13 @@ final class EmbeddedTransaction implements Transaction {
         if (spare != null) {
             if (store.tryEnterNative()) { // else the store closed and RocksDB freed it
                 try {
-                    spare.close(); // before the snapshot it reads is released
+                    if (!view.keepIdle(spare)) spare.close(); // before the snapshot it reads is released
                 } finally {
                     store.exitNative();
                 }
             }
             spare = null;
             spareLent = false;
-        }
-        if (readOptions != null) {
-            readOptions.close(); // an options object: independent of the database's life
-            readOptions = null;
         }
         if (view != null) {
             view.release();
@@ -535,7 +532,6 @@ final class EmbeddedTransaction implements Transaction {
         EmbeddedKvStore.Lease lease = store.acquireReadView();
         view = lease.view();
         readVersion = lease.readVersion();
-        readOptions = new ReadOptions().setSnapshot(view.snapshot);
     }
 
     void checkNotTooOld() {

@@ -21,7 +21,9 @@ public final class ReplicationTasks {
         List<ObjectNode> out = new ArrayList<>();
         for (JobRunner r : scheduler.runners()) {
             Replication rep = r.replication;
-            if (rep == null) continue;
+            // Listed once it knows where it starts, as CouchDB adds the task after its start sequence:
+            // a client reads through_seq as a since= (replication_test.exs), and null is no sequence.
+            if (rep == null || rep.throughSeq() == null) continue;
             ObjectNode t = Json.NODES.objectNode();
             t.put("node", config.nodeName());
             t.put("pid", r.pid());

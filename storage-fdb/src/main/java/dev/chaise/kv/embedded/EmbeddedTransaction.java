@@ -229,11 +229,10 @@ final class EmbeddedTransaction implements Transaction {
         for (int i = 0; i < order.length; i++) order[i] = i;
         Arrays.sort(order, (a, b) -> Keys.compare(ranges.get(a)[0], ranges.get(b)[0]));
         long start = System.nanoTime();
-        ReadOptions ro = new ReadOptions().setSnapshot(view.snapshot);
         store.enterNative();
         RocksIterator ri = null;
         try {
-            ri = store.db().newIterator(store.dataCf(), ro);
+            ri = store.db().newIterator(store.dataCf(), view.readOptions);
             byte[] ranOff = null; // set when ri stands at the first key at or after this key (a forward read ran off its end there)
             for (int i : order) {
                 byte[] begin = ranges.get(i)[0];
@@ -250,7 +249,6 @@ final class EmbeddedTransaction implements Transaction {
             }
         } finally {
             if (ri != null) ri.close();
-            ro.close();
             store.exitNative();
             store.timer().record(StoreTimer.Waits.RANGE_READ, System.nanoTime() - start); // the batch's one wait, as FDB's getRanges
         }

@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
 class ConnectionHardeningTest {
     static final int MAX_CONNECTIONS = 6;
     static HttpTestServer s;
+    static int baseline;
 
     @BeforeAll
     static void start() throws Exception {
@@ -34,11 +36,25 @@ class ConnectionHardeningTest {
             });
         });
         s.asAdmin("PUT", "/db", null).status(201);
+        baseline = s.http.openConnections(); // the test server's own client keeps its connection
     }
 
     @AfterAll
     static void stop() {
         s.close();
+    }
+
+    /**
+     * Each test starts on a server holding none of the earlier tests' connections: a client's close
+     * reaches the server's count a moment later, and a connection made in that moment past
+     * {@link #MAX_CONNECTIONS} is refused with a 503 and a close, which a client still sending its
+     * body sees as a broken pipe.
+     */
+    @BeforeEach
+    void earlierConnectionsAreGone() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (s.http.openConnections() > baseline && System.nanoTime() < deadline) Thread.sleep(10);
+        assertTrue(s.http.openConnections() <= baseline, "connections left open by an earlier test: " + s.http.openConnections());
     }
 
     static int port() {

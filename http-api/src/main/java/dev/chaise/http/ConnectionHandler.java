@@ -205,7 +205,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         running = in;
         Request parsed = loopCandidate(in);
         // Answered here, the request costs no virtual thread, no carrier woken and no wake-up of this loop for its answer.
-        if (parsed != null && pipeline.servesOnLoop(parsed) && answerOnLoop(ctx, in, parsed)) return;
+        Router.Match routed = parsed == null ? null : pipeline.servesOnLoop(parsed);
+        if (routed != null && answerOnLoop(ctx, in, parsed, routed)) return;
         try {
             (isLivenessCheck(in) ? liveness : requests).execute(() -> run(ctx, in, parsed));
         } catch (java.util.concurrent.RejectedExecutionException e) {
@@ -238,11 +239,11 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
      * answer that is not one buffer (a stream, which may wait for the client) is written from a
      * virtual thread.
      */
-    private boolean answerOnLoop(ChannelHandlerContext ctx, Incoming in, Request req) {
+    private boolean answerOnLoop(ChannelHandlerContext ctx, Incoming in, Request req, Router.Match routed) {
         long start = System.nanoTime();
         HttpPipeline.Outcome outcome;
         try {
-            outcome = NoWaiting.call(() -> pipeline.handle(req));
+            outcome = NoWaiting.call(() -> pipeline.handle(req, routed));
         } catch (NoWaiting.Deferred wouldWait) {
             return false;
         } catch (Throwable t) {
@@ -427,7 +428,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             // Decided now: a handler may have left its body unread.
             if (!in.body().complete()) keepAlive = false;
             // A HEAD of a streamed response has no length to announce; a 304 says its length too (0), as CouchDB does.
-            var answer = Wire.full(resp, body, head, requestId, keepAlive);
+            var answer = Wire.full(ctx.alloc(), resp, body, head, requestId, keepAlive);
             if (!open) throw new ResponseStream.ClientGoneException();
             wrote = true;
             return out.writeAndFlush(answer);

@@ -24,6 +24,8 @@ public final class HttpPipeline {
     private final String node;
     /** The settings the next request is read with; replaced by a config listener when they change. */
     private volatile RequestSettings settings;
+    /** {@code [chaise] access_log}, read when it changes rather than per request. */
+    private volatile boolean accessLog;
 
     public HttpPipeline(Router router, Authenticator authenticator, ConfigStore config) {
         this(router, authenticator, config, dev.chaise.http.metrics.Metrics.standalone(), "chaise@127.0.0.1");
@@ -38,9 +40,15 @@ public final class HttpPipeline {
         this.metrics = metrics;
         this.node = node;
         this.settings = RequestSettings.of(config);
+        this.accessLog = accessLogOn(config);
         config.addListener((section, key, value) -> {
             if (section.equals("chttpd") || section.equals("httpd")) settings = RequestSettings.of(config);
+            if (section.equals("chaise")) accessLog = accessLogOn(config);
         });
+    }
+
+    private static boolean accessLogOn(ConfigStore config) {
+        return !"false".equals(config.get("chaise", "access_log").map(String::strip).orElse("true"));
     }
 
     /** The settings a request arriving now is read with. */
@@ -55,31 +63,40 @@ public final class HttpPipeline {
     public void completed(java.net.SocketAddress remote, String host, String method, String uri, int status, boolean sent, long nanos,
                           String user, String requestId) {
         metrics.request(method, status, sent, nanos);
-        if (!"false".equals(config.get("chaise", "access_log").map(String::strip).orElse("true"))) {
+        if (accessLog) {
             AccessLog.log(node, remote, host, method, uri, status, sent, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(nanos), user, requestId);
         }
     }
 
     /**
-     * Whether {@code req} may be answered on the event loop it arrived on ({@link #handle} there, in
-     * {@code NoWaiting}): {@code [chttpd] loop_reads} is on and its route's handler is
-     * {@link Router.Bounded} for it. A path that does not route is answered where any other is.
+     * The route of {@code req} if it may be answered on the event loop it arrived on ({@link
+     * #handle(Request, Router.Match)} there, in {@code NoWaiting}): {@code [chttpd] loop_reads} is on
+     * and its route's handler is {@link Router.Bounded} for it. Else null, as for a path that does
+     * not route: answered where any other request is.
      */
-    boolean servesOnLoop(Request req) {
-        if (!req.settings().loopReads()) return false;
+    Router.Match servesOnLoop(Request req) {
+        if (!req.settings().loopReads()) return null;
         Router.Match m;
         try {
             m = router.match(req.method(), req.path());
         } catch (RuntimeException e) {
-            return false;
+            return null;
         }
-        return m.handler() instanceof Router.Bounded b && b.bounded(req.withParams(m.params()));
+        return m.handler() instanceof Router.Bounded b && b.bounded(req.withParams(m.params())) ? m : null;
     }
 
     /** The outcome, and the request as it was finally understood (with its user), for the access log. */
     public record Outcome(Request request, Response response) {}
 
     public Outcome handle(Request req) {
+        return handle(req, null);
+    }
+
+    /**
+     * {@link #handle(Request)} with its route already found ({@link #servesOnLoop}: a GET or HEAD,
+     * which no method override changes), so the loop matches it once; null to match it here.
+     */
+    Outcome handle(Request req, Router.Match routed) {
         String override = req.header("X-HTTP-Method-Override");
         if (override != null && req.method().equals("POST") && OVERRIDABLE.contains(override)) req = req.withMethod(override);
         String refresh = null;
@@ -91,7 +108,7 @@ public final class HttpPipeline {
             AuthenticationHandler.Authenticated a = authenticator.authenticate(req);
             req = req.withUser(a.user());
             refresh = a.setCookie();
-            Router.Match m = router.match(req.method(), req.path());
+            Router.Match m = routed != null ? routed : router.match(req.method(), req.path());
             req = req.withParams(m.params());
             resp = m.handler().handle(req);
         } catch (Throwable t) {

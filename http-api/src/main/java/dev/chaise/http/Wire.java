@@ -1,6 +1,7 @@
 package dev.chaise.http;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import java.time.ZoneOffset;
@@ -9,8 +10,8 @@ import java.util.Arrays;
 
 /**
  * An answer as the bytes that go out: the status line and headers (with the ones Chaise adds to
- * every answer), a full body after them, or a chunk of a streamed one. Written on the request's
- * virtual thread into one array, so the event loop only copies it to the socket: Netty's encoder
+ * every answer), a full body after them, or a chunk of a streamed one. Written by the thread that
+ * ran the request, so the event loop only copies it to the socket: Netty's encoder
  * on the loop built the head from a header map and wrote head and body as two buffers joined by a
  * promise combiner (docs/benchmarks.md, issue 27, "The cuts").
  */
@@ -38,14 +39,18 @@ final class Wire {
      * as a HEAD's, the handler's if it knows it; none for a 204), then {@code body} unless the
      * answer has none on the wire (a HEAD's, a 1xx, 204 or 304).
      */
-    static ByteBuf full(Response resp, byte[] body, boolean head, String requestId, boolean keepAlive) {
+    static ByteBuf full(ByteBufAllocator alloc, Response resp, byte[] body, boolean head, String requestId, boolean keepAlive) {
         int status = resp.status();
         long length = !(resp instanceof Response.Full) ? declaredLength(resp) : status == 204 ? -1 : body.length;
         boolean sendBody = !head && status >= 200 && status != 204 && status != 304;
-        Wire w = new Wire(HEAD_ROOM + (sendBody ? body.length : 0));
+        Wire w = new Wire(HEAD_ROOM);
         w.head(resp, requestId, keepAlive, length, false);
-        if (sendBody) w.bytes(body, 0, body.length);
-        return w.done();
+        // Straight into the transport's kind of buffer: a heap buffer written to a native socket
+        // is copied into a direct one first (Netty's epoll channel), a second copy of the body.
+        ByteBuf out = alloc.ioBuffer(w.n + (sendBody ? body.length : 0));
+        out.writeBytes(w.b, 0, w.n);
+        if (sendBody) out.writeBytes(body);
+        return out;
     }
 
     /**

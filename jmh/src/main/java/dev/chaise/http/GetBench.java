@@ -103,7 +103,7 @@ public class GetBench {
         HttpPipeline.Outcome outcome = pipeline.handle(req);
         Response resp = outcome.response();
         if (resp.status() != 200) throw new IllegalStateException("status " + resp.status());
-        ByteBuf answer = Wire.full(resp, ((Response.Full) resp).body(), false, rid, true);
+        ByteBuf answer = Wire.full(io.netty.buffer.ByteBufAllocator.DEFAULT, resp, ((Response.Full) resp).body(), false, rid, true);
         int n = answer.readableBytes();
         answer.release();
         pipeline.completed(peer, headers.get("Host"), "GET", uri, resp.status(), true, System.nanoTime() - start,

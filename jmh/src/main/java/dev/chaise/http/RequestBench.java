@@ -44,7 +44,7 @@ public class RequestBench {
     /** An answer's head and body as the bytes Chaise writes (Wire), on the request's thread. */
     @Benchmark
     public int answer() {
-        ByteBuf b = Wire.full(created, created.body(), false, "a1b2c3d4e5", true);
+        ByteBuf b = Wire.full(io.netty.buffer.ByteBufAllocator.DEFAULT, created, created.body(), false, "a1b2c3d4e5", true);
         int n = b.readableBytes();
         b.release();
         return n;

@@ -429,7 +429,10 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             if (!in.body().complete()) keepAlive = false;
             // A HEAD of a streamed response has no length to announce; a 304 says its length too (0), as CouchDB does.
             var answer = Wire.full(ctx.alloc(), resp, body, head, requestId, keepAlive);
-            if (!open) throw new ResponseStream.ClientGoneException();
+            if (!open) {
+                answer.release(); // pooled, not left to the collector
+                throw new ResponseStream.ClientGoneException();
+            }
             wrote = true;
             return out.writeAndFlush(answer);
         }

@@ -46,6 +46,12 @@ public class ExplodedJsonBench {
         return ExplodedJson.explode(prefix, doc);
     }
 
+    /** The size walk a write makes before its transaction (max_document_size, sizes.external, batch cutting). */
+    @Benchmark
+    public JsonSize measure() {
+        return JsonSize.of(doc);
+    }
+
     @Benchmark
     public List<KeyValue> parseAndExplode() throws IOException {
         return ExplodedJson.explode(prefix, (ObjectNode) Json.MAPPER.readTree(json));

@@ -88,7 +88,7 @@ public final class ErlangTerm {
                 for (Map.Entry<String, JsonNode> e : j.properties()) {
                     out.write(104);
                     out.write(2);
-                    binary(out, e.getKey().getBytes(StandardCharsets.UTF_8));
+                    binary(out, MemberNames.of(e.getKey()).utf8());
                     writeEjson(out, e.getValue());
                 }
                 out.write(106);

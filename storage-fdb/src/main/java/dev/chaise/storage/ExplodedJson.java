@@ -167,23 +167,26 @@ public final class ExplodedJson {
 
     private record Member(String name, byte[] element, JsonNode value) {}
 
-    /** A container being walked: its key length and depth, and a cursor over its children. */
+    /** A container being walked: its key length and a cursor over its children. */
     private static final class Frame {
         final int keyLength;
-        final int depth;
         final Member[] members; // objects, sorted by encoded name
         final JsonNode array;
         int next;
 
-        Frame(int keyLength, int depth, Member[] members, JsonNode array) {
+        Frame(int keyLength, Member[] members, JsonNode array) {
             this.keyLength = keyLength;
-            this.depth = depth;
             this.members = members;
             this.array = array;
         }
 
         boolean hasNext() {
             return next < (members != null ? members.length : array.size());
+        }
+
+        /** The path element of the child being visited: a name (String) or a position (Long). */
+        Object current() {
+            return members != null ? members[next - 1].name() : (Object) (long) (next - 1);
         }
     }
 
@@ -194,8 +197,6 @@ public final class ExplodedJson {
         int[] ends = new int[16];
         byte[][] values = new byte[16][];
         int count;
-        /** Path names (String) and positions (Long) of the node being visited, for reasons only. */
-        final ArrayList<Object> path = new ArrayList<>();
         final ArrayDeque<Frame> stack = new ArrayDeque<>();
         byte[] key = new byte[64];
         int keyLength;
@@ -211,7 +212,7 @@ public final class ExplodedJson {
         // Iterative, so nesting is bounded by the key limit rather than the thread's stack.
         void run(ObjectNode body) {
             if (body.isEmpty()) return;
-            stack.push(frame(body, 0, 0));
+            stack.push(frame(body, 0));
             while (!stack.isEmpty()) {
                 Frame f = stack.peek();
                 if (!f.hasNext()) {
@@ -219,39 +220,37 @@ public final class ExplodedJson {
                     continue;
                 }
                 keyLength = f.keyLength;
-                path.subList(f.depth, path.size()).clear();
                 JsonNode child;
                 if (f.members != null) {
                     Member m = f.members[f.next++];
-                    path.add(m.name());
                     append(m.element());
                     child = m.value();
                 } else {
                     long index = f.next++;
-                    path.add(index);
                     append(TupleBytes.integer(index));
                     child = f.array.get((int) index);
                 }
                 checkKeyLength(keyLength);
                 if (child.isContainerNode() && !child.isEmpty()) {
-                    stack.push(frame(child, keyLength, f.depth + 1));
+                    stack.push(frame(child, keyLength));
                 } else {
                     leaf(child);
                 }
             }
         }
 
-        Frame frame(JsonNode container, int keyLength, int depth) {
-            if (container.isArray()) return new Frame(keyLength, depth, null, container);
+        Frame frame(JsonNode container, int keyLength) {
+            if (container.isArray()) return new Frame(keyLength, null, container);
             Member[] members = new Member[container.size()];
             int i = 0;
             for (Map.Entry<String, JsonNode> e : container.properties()) {
                 String name = e.getKey();
-                if (!TupleBytes.wellFormed(name)) throw StorageException.badRequest(Json.INVALID_JSON);
-                members[i++] = new Member(name, TupleBytes.wellFormedString(name), e.getValue());
+                byte[] element = MemberNames.of(name).element();
+                if (element == null) throw StorageException.badRequest(Json.INVALID_JSON);
+                members[i++] = new Member(name, element, e.getValue());
             }
             Arrays.sort(members, (a, b) -> Arrays.compareUnsigned(a.element(), b.element()));
-            return new Frame(keyLength, depth, members, null);
+            return new Frame(keyLength, members, null);
         }
 
         void leaf(JsonNode v) {
@@ -330,10 +329,17 @@ public final class ExplodedJson {
             values[count++] = value;
         }
 
-        /** The path as a JSON Pointer (RFC 6901), cut to a readable length. */
+        /**
+         * The path of the node being visited as a JSON Pointer (RFC 6901), cut to a readable
+         * length: each open container's current child, outermost first. Rebuilt only for a
+         * reason, so the walk keeps no path of its own.
+         */
         String pathForReason() {
             StringBuilder sb = new StringBuilder();
-            for (Object p : path) {
+            for (Iterator<Frame> it = stack.descendingIterator(); it.hasNext(); ) {
+                Frame f = it.next();
+                if (f.next == 0) continue; // pushed, not yet entered
+                Object p = f.current();
                 sb.append('/');
                 sb.append(p instanceof String name ? name.replace("~", "~0").replace("/", "~1") : p.toString());
                 if (sb.length() > MAX_PATH_IN_REASON) break;

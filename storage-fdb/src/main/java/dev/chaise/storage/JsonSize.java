@@ -20,6 +20,25 @@ public record JsonSize(long bytes, long leaves) {
         return new JsonSize(w.bytes, w.leaves);
     }
 
+    /** Quoted and escaped as Jackson writes it: UTF-8, short escapes, six characters for other controls and for each surrogate. */
+    static long string(String s) {
+        long b = 2;
+        for (int i = 0, len = s.length(); i < len; i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                if (c >= 0x20) b += c == '"' || c == '\\' ? 2 : 1;
+                else b += c == '\b' || c == '\t' || c == '\n' || c == '\f' || c == '\r' ? 2 : 6;
+            } else if (c < 0x800) {
+                b += 2;
+            } else if (Character.isSurrogate(c)) {
+                b += 6; // Jackson's UTF-8 writer escapes each half (COMBINE_UNICODE_SURROGATES_IN_UTF8 is off)
+            } else {
+                b += 3;
+            }
+        }
+        return b;
+    }
+
     private static final class Walk {
         long bytes;
         long leaves;
@@ -30,7 +49,7 @@ public record JsonSize(long bytes, long leaves) {
                     if (n.isEmpty()) leaves++;
                     bytes += n.size() == 0 ? 2 : 1 + n.size(); // braces and commas
                     for (Map.Entry<String, JsonNode> e : n.properties()) {
-                        bytes += string(e.getKey()) + 1; // the colon
+                        bytes += MemberNames.of(e.getKey()).jsonSize() + 1; // the colon
                         value(e.getValue());
                     }
                 }
@@ -64,25 +83,6 @@ public record JsonSize(long bytes, long leaves) {
                     bytes += byJackson(n);
                 }
             }
-        }
-
-        /** Quoted and escaped as Jackson writes it: UTF-8, short escapes, six characters for other controls and for each surrogate. */
-        static long string(String s) {
-            long b = 2;
-            for (int i = 0, len = s.length(); i < len; i++) {
-                char c = s.charAt(i);
-                if (c < 0x80) {
-                    if (c >= 0x20) b += c == '"' || c == '\\' ? 2 : 1;
-                    else b += c == '\b' || c == '\t' || c == '\n' || c == '\f' || c == '\r' ? 2 : 6;
-                } else if (c < 0x800) {
-                    b += 2;
-                } else if (Character.isSurrogate(c)) {
-                    b += 6; // Jackson's UTF-8 writer escapes each half (COMBINE_UNICODE_SURROGATES_IN_UTF8 is off)
-                } else {
-                    b += 3;
-                }
-            }
-            return b;
         }
 
         static long digits(long v) {

@@ -105,7 +105,7 @@ final class RevHasher {
             if (e.getKey().equals("_attachments")) continue;
             out.write(104);
             out.write(2);
-            ErlangTerm.binary(out, e.getKey().getBytes(StandardCharsets.UTF_8));
+            ErlangTerm.binary(out, MemberNames.of(e.getKey()).utf8());
             ErlangTerm.writeEjson(out, e.getValue());
         }
         out.write(106);

@@ -92,10 +92,28 @@ final class WriteBuffer {
      * writer's CPU; most such transactions never read again before they commit.
      */
     private final ArrayList<byte[][]> unreadableToMerge = new ArrayList<>();
+    /**
+     * Bounds (inclusive; null while empty) of every key ever put in {@link #points} and every
+     * run's span: a write outside them needs no search of that map. A bulk write puts a body run
+     * (RFC A's subspace) and two points (RFC C's and B's, above it) per document, with ids
+     * ascending, so most searches that look for an overlap end here; a third of the buffer's
+     * searches were these. Never narrowed when something is removed: bounds that are too wide
+     * only send a write to the search.
+     */
+    private byte[] pointsLow;
+    private byte[] pointsHigh;
+    private byte[] runsLow;
+    private byte[] runsHigh;
 
     void set(byte[] key, byte[] value) {
         dissolve(key, key);
-        points.put(key, new SetOp(value));
+        putPoint(key, new SetOp(value));
+    }
+
+    private void putPoint(byte[] key, Op op) {
+        points.put(key, op);
+        if (pointsLow == null || Keys.compare(key, pointsLow) < 0) pointsLow = key;
+        if (pointsHigh == null || Keys.compare(key, pointsHigh) > 0) pointsHigh = key;
     }
 
     /** Keys ascending and distinct (the caller checked). */
@@ -105,26 +123,38 @@ final class WriteBuffer {
             return;
         }
         runs.put(keys[0], new Run(keys, values));
+        if (runsLow == null || Keys.compare(keys[0], runsLow) < 0) runsLow = keys[0];
+        byte[] last = keys[keys.length - 1];
+        if (runsHigh == null || Keys.compare(last, runsHigh) > 0) runsHigh = last;
+    }
+
+    /** Whether {@code [first, last]} meets {@code [low, high]}; false if that is null (nothing there). */
+    private static boolean within(byte[] first, byte[] last, byte[] low, byte[] high) {
+        return low != null && Keys.compare(last, low) >= 0 && Keys.compare(first, high) <= 0;
     }
 
     /** Whether any write of this buffer lies in {@code [first, last]}. */
     private boolean overlaps(byte[] first, byte[] last) {
-        byte[] p = points.ceilingKey(first);
-        if (p != null && Keys.compare(p, last) <= 0) return true;
-        Map.Entry<byte[], Run> r = runs.floorEntry(last);
-        if (r != null && Keys.compare(r.getValue().last(), first) >= 0) return true;
+        if (within(first, last, pointsLow, pointsHigh)) {
+            byte[] p = points.ceilingKey(first);
+            if (p != null && Keys.compare(p, last) <= 0) return true;
+        }
+        if (within(first, last, runsLow, runsHigh)) {
+            Map.Entry<byte[], Run> r = runs.floorEntry(last);
+            if (r != null && Keys.compare(r.getValue().last(), first) >= 0) return true;
+        }
         Map.Entry<byte[], byte[]> c = cleared.floorEntry(last);
         return c != null && Keys.compare(c.getValue(), first) > 0;
     }
 
     /** Turns every run whose span meets {@code [from, to]} back into points, so the write about to be made there lands among them. */
     private void dissolve(byte[] from, byte[] to) {
-        if (runs.isEmpty()) return;
+        if (runs.isEmpty() || !within(from, to, runsLow, runsHigh)) return;
         Map.Entry<byte[], Run> r;
         while ((r = runs.floorEntry(to)) != null && Keys.compare(r.getValue().last(), from) >= 0) {
             runs.remove(r.getKey());
             Run run = r.getValue();
-            for (int i = 0; i < run.keys().length; i++) points.put(run.keys()[i], new SetOp(run.values()[i]));
+            for (int i = 0; i < run.keys().length; i++) putPoint(run.keys()[i], new SetOp(run.values()[i]));
         }
     }
 
@@ -155,7 +185,7 @@ final class WriteBuffer {
 
     void clear(byte[] key) {
         dissolve(key, key);
-        points.put(key, ClearOp.INSTANCE);
+        putPoint(key, ClearOp.INSTANCE);
         if (!unreadable().isEmpty()) subtract(unreadable, key, Keys.keyAfter(key));
     }
 
@@ -171,7 +201,7 @@ final class WriteBuffer {
     /** A versionstamped value: an operation on the key, which becomes unreadable. */
     void setVersionstampedValue(byte[] key, byte[] template) {
         dissolve(key, key);
-        points.put(key, new StampedOp(template, new ArrayList<>(1)));
+        putPoint(key, new StampedOp(template, new ArrayList<>(1)));
         unreadableToMerge.add(new byte[][] {key, Keys.keyAfter(key)});
     }
 
@@ -265,12 +295,12 @@ final class WriteBuffer {
         } else {
             List<Mutation> ms = new ArrayList<>(2);
             ms.add(m);
-            points.put(key, new AtomicOp(ms));
+            putPoint(key, new AtomicOp(ms));
         }
     }
 
     private void put(byte[] key, byte[] valueOrNull) {
-        points.put(key, valueOrNull == null ? ClearOp.INSTANCE : new SetOp(valueOrNull));
+        putPoint(key, valueOrNull == null ? ClearOp.INSTANCE : new SetOp(valueOrNull));
     }
 
     boolean isCleared(byte[] key) {

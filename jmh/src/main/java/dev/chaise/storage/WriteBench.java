@@ -55,6 +55,7 @@ public class WriteBench {
     private static final int PRELOAD = 20_000;
     private static final int FOUR_CLIENTS = 4;
     private static final int PUTS_PER_CLIENT = 25;
+    private static final UserCtx MEMBER = new UserCtx("bench", List.of(), "default");
 
     private Path dir;
     private KvStore kv;
@@ -96,6 +97,23 @@ public class WriteBench {
     @Benchmark
     public List<UpdateResult> put() {
         return db.updateUnchecked(List.of(newDoc()), true);
+    }
+
+    /**
+     * A document PUT as its handler made it before issue 27's second session: the database opened
+     * for a member in a transaction of its own ({@link Storage#open(String, UserCtx, SecuredDb.Level)}),
+     * then the write through the door. Timed by the calling thread's CPU: a lone committer leads
+     * its own commit.
+     */
+    @Benchmark
+    public List<UpdateResult> openThenPut() {
+        return storage.open("bench", MEMBER, SecuredDb.Level.MEMBER).update(List.of(newDoc()), true);
+    }
+
+    /** {@link #openThenPut} as the handler makes it now: opened from the cached handle, checked in the write's transaction. */
+    @Benchmark
+    public List<UpdateResult> openToUpdateThenPut() {
+        return storage.openToUpdate("bench", MEMBER, SecuredDb.Level.MEMBER).update(List.of(newDoc()), true);
     }
 
     /** Four virtual threads, 25 PUTs each, one after another: 100 PUTs a call. */

@@ -177,6 +177,12 @@ final class DatabaseDirectory {
         return h;
     }
 
+    /** The handle cached for {@code name}, as last seen by a transaction here, or null: not checked against the store. */
+    DbHandle cached(String name) {
+        Cached c = cache.get(name);
+        return c == null ? null : c.handle();
+    }
+
     /** Opens the database in a transaction of its own. */
     DbHandle open(String name) {
         return kv.run(tx -> open(tx, name));

@@ -55,6 +55,11 @@ public class WriteBench {
     private static final int PRELOAD = 20_000;
     private static final int FOUR_CLIENTS = 4;
     private static final int PUTS_PER_CLIENT = 25;
+    /**
+     * {@code -Dwritebench.memory=true}: the store in memory, no WAL and no fsync, so a thread's CPU
+     * is the write path's alone (the fsync's kernel time moves with the disk's other users).
+     */
+    private static final String IN_MEMORY = "writebench.memory";
     private static final UserCtx MEMBER = new UserCtx("bench", List.of(), "default");
 
     private Path dir;
@@ -67,7 +72,7 @@ public class WriteBench {
     @Setup(Level.Trial)
     public void open() throws IOException {
         dir = Files.createTempDirectory("chaise-write-bench");
-        kv = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir));
+        kv = EmbeddedKvStore.open(Boolean.getBoolean(IN_MEMORY) ? EmbeddedOptions.inMemory() : EmbeddedOptions.onDisk(dir));
         storage = new Storage(kv, "{}");
         db = storage.create("bench");
         for (int i = 0; i < DISTINCT; i++) {

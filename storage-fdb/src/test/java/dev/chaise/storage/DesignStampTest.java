@@ -3,12 +3,8 @@ package dev.chaise.storage;
 import static org.junit.jupiter.api.Assertions.*;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.kv.KvStore;
-import dev.chaise.kv.embedded.EmbeddedKvStore;
-import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.storage.json.Json;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -19,24 +15,14 @@ import org.junit.jupiter.api.Test;
  * definitions) is kept by the entry's bytes on the strength of this, on every server sharing the
  * store: a second {@code Storage} on the same KV store stands for another server.
  */
-class DesignStampTest {
-    KvStore kv;
-    Storage here;
-    Storage there;
+class DesignStampTest extends TwoServersTest {
+    DesignStampTest() {
+        super("{}");
+    }
 
     @BeforeEach
     void open() {
-        kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
-        here = new Storage(kv, "{}");
-        there = new Storage(kv, "{}");
         here.create("db");
-    }
-
-    @AfterEach
-    void close() {
-        here.close();
-        there.close();
-        kv.close();
     }
 
     static DocUpdate doc(String id) throws Exception {

@@ -3,12 +3,8 @@ package dev.chaise.storage;
 import static org.junit.jupiter.api.Assertions.*;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.kv.KvStore;
-import dev.chaise.kv.embedded.EmbeddedKvStore;
-import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.storage.json.Json;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -18,28 +14,18 @@ import org.junit.jupiter.api.Test;
  * store stand for two servers on one FDB cluster (as in {@link StorageReadTest}): a change made
  * through one must decide the other's next write, though the other's cache has not seen it.
  */
-class StorageOpenToUpdateTest {
+class StorageOpenToUpdateTest extends TwoServersTest {
     static final UserCtx BOB = new UserCtx("bob", List.of("writers"), "default");
     static final String MEMBERS = "{\"members\":{\"roles\":[\"writers\"]}}";
     static final String ALICE_ONLY = "{\"members\":{\"names\":[\"alice\"]}}";
 
-    KvStore kv;
-    Storage here;
-    Storage there;
-
-    @BeforeEach
-    void open() throws Exception {
-        kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
-        here = new Storage(kv, MEMBERS);
-        there = new Storage(kv, MEMBERS);
-        here.create("db");
+    StorageOpenToUpdateTest() {
+        super(MEMBERS);
     }
 
-    @AfterEach
-    void close() {
-        here.close();
-        there.close();
-        kv.close();
+    @BeforeEach
+    void open() {
+        here.create("db");
     }
 
     static DocUpdate doc(String id, int x) throws Exception {

@@ -66,6 +66,7 @@ public class WriteBench {
     private KvStore kv;
     private Storage storage;
     private Database db;
+    private Storage withRules;
     private final List<ObjectNode> docs = new ArrayList<>(DISTINCT);
     private final AtomicInteger next = new AtomicInteger();
 
@@ -75,6 +76,10 @@ public class WriteBench {
         kv = EmbeddedKvStore.open(Boolean.getBoolean(IN_MEMORY) ? EmbeddedOptions.inMemory() : EmbeddedOptions.onDisk(dir));
         storage = new Storage(kv, "{}");
         db = storage.create("bench");
+        // A second Storage on the same store (as a second server would be) with the rules every server wires.
+        withRules = new Storage(kv, "{}");
+        withRules.addPolicy(new dev.chaise.views.DesignPolicy(new dev.chaise.views.DesignDocChecks(null, new dev.chaise.stats.Stats())));
+        withRules.addWriteHook(new dev.chaise.views.index.InteractiveViews(ddoc -> null));
         for (int i = 0; i < DISTINCT; i++) {
             ObjectNode d = BenchDocs.doc(i);
             d.remove("_id");
@@ -85,6 +90,7 @@ public class WriteBench {
 
     @TearDown(Level.Trial)
     public void close() throws Exception {
+        withRules.close();
         storage.close();
         kv.close();
         try (Stream<Path> files = Files.walk(dir)) {
@@ -119,6 +125,16 @@ public class WriteBench {
     @Benchmark
     public List<UpdateResult> openToUpdateThenPut() {
         return storage.openToUpdate("bench", MEMBER, SecuredDb.Level.MEMBER).update(List.of(newDoc()), true);
+    }
+
+    /**
+     * {@link #openToUpdateThenPut} through the rules a server wires: design documents'
+     * (validate_doc_update, read per write transaction unless kept by the directory entry's
+     * bytes) and the interactive views' write hook (their definitions, likewise).
+     */
+    @Benchmark
+    public List<UpdateResult> putWithRules() {
+        return withRules.openToUpdate("bench", MEMBER, SecuredDb.Level.MEMBER).update(List.of(newDoc()), true);
     }
 
     /** Four virtual threads, 25 PUTs each, one after another: 100 PUTs a call. */

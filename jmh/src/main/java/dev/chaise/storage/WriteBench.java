@@ -55,20 +55,31 @@ public class WriteBench {
     private static final int PRELOAD = 20_000;
     private static final int FOUR_CLIENTS = 4;
     private static final int PUTS_PER_CLIENT = 25;
+    /**
+     * {@code -Dwritebench.memory=true}: the store in memory, no WAL and no fsync, so a thread's CPU
+     * is the write path's alone (the fsync's kernel time moves with the disk's other users).
+     */
+    private static final String IN_MEMORY = "writebench.memory";
+    private static final UserCtx MEMBER = new UserCtx("bench", List.of(), "default");
 
     private Path dir;
     private KvStore kv;
     private Storage storage;
     private Database db;
+    private Storage withRules;
     private final List<ObjectNode> docs = new ArrayList<>(DISTINCT);
     private final AtomicInteger next = new AtomicInteger();
 
     @Setup(Level.Trial)
     public void open() throws IOException {
         dir = Files.createTempDirectory("chaise-write-bench");
-        kv = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir));
+        kv = EmbeddedKvStore.open(Boolean.getBoolean(IN_MEMORY) ? EmbeddedOptions.inMemory() : EmbeddedOptions.onDisk(dir));
         storage = new Storage(kv, "{}");
         db = storage.create("bench");
+        // A second Storage on the same store (as a second server would be) with the rules every server wires.
+        withRules = new Storage(kv, "{}");
+        withRules.addPolicy(new dev.chaise.views.DesignPolicy(new dev.chaise.views.DesignDocChecks(null, new dev.chaise.stats.Stats())));
+        withRules.addWriteHook(new dev.chaise.views.index.InteractiveViews(ddoc -> null));
         for (int i = 0; i < DISTINCT; i++) {
             ObjectNode d = BenchDocs.doc(i);
             d.remove("_id");
@@ -79,6 +90,7 @@ public class WriteBench {
 
     @TearDown(Level.Trial)
     public void close() throws Exception {
+        withRules.close();
         storage.close();
         kv.close();
         try (Stream<Path> files = Files.walk(dir)) {
@@ -96,6 +108,33 @@ public class WriteBench {
     @Benchmark
     public List<UpdateResult> put() {
         return db.updateUnchecked(List.of(newDoc()), true);
+    }
+
+    /**
+     * A document PUT as its handler made it before issue 27's second session: the database opened
+     * for a member in a transaction of its own ({@link Storage#open(String, UserCtx, SecuredDb.Level)}),
+     * then the write through the door. Timed by the calling thread's CPU: a lone committer leads
+     * its own commit.
+     */
+    @Benchmark
+    public List<UpdateResult> openThenPut() {
+        return storage.open("bench", MEMBER, SecuredDb.Level.MEMBER).update(List.of(newDoc()), true);
+    }
+
+    /** {@link #openThenPut} as the handler makes it now: opened from the cached handle, checked in the write's transaction. */
+    @Benchmark
+    public List<UpdateResult> openToUpdateThenPut() {
+        return storage.openToUpdate("bench", MEMBER, SecuredDb.Level.MEMBER).update(List.of(newDoc()), true);
+    }
+
+    /**
+     * {@link #openToUpdateThenPut} through the rules a server wires: design documents'
+     * (validate_doc_update, read per write transaction unless kept by the directory entry's
+     * bytes) and the interactive views' write hook (their definitions, likewise).
+     */
+    @Benchmark
+    public List<UpdateResult> putWithRules() {
+        return withRules.openToUpdate("bench", MEMBER, SecuredDb.Level.MEMBER).update(List.of(newDoc()), true);
     }
 
     /** Four virtual threads, 25 PUTs each, one after another: 100 PUTs a call. */

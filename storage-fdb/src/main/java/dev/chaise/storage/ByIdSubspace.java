@@ -25,11 +25,13 @@ public final class ByIdSubspace {
     static void set(Transaction tx, DbHandle db, String docId, RevId winner) {
         tx.nextWriteNoWriteConflictRange(); // blind, as the RFC says
         tx.set(key(db, docId), TupleBytes.pack(FORMAT, winner.pos(), winner.hashBytes()));
+        if (docId.startsWith(DocumentJson.DESIGN_PREFIX)) DatabaseDirectory.designChanged(tx, db);
     }
 
     static void clear(Transaction tx, DbHandle db, String docId) {
         tx.nextWriteNoWriteConflictRange();
         tx.clear(key(db, docId));
+        if (docId.startsWith(DocumentJson.DESIGN_PREFIX)) DatabaseDirectory.designChanged(tx, db);
     }
 
     /** Every document id. */

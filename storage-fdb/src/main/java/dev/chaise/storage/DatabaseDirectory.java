@@ -23,7 +23,7 @@ import java.util.regex.Pattern;
  * Databases by name: creation, deletion, listing, metadata, and a cache of open handles.
  *
  * <pre>
- * (0, "dbs", DbName) = (DbId, MetaStamp)     MetaStamp: versionstamp of the last metadata edit
+ * (0, "dbs", DbName) = (DbId, MetaStamp)     MetaStamp: versionstamp of the last metadata edit or design document write
  * (0, "dbid") = last DbId
  * (1, DbId, 0 META, "uuid") = String
  *                  "revs_limit" = Long
@@ -177,6 +177,12 @@ final class DatabaseDirectory {
         return h;
     }
 
+    /** The handle cached for {@code name}, as last seen by a transaction here, or null: not checked against the store. */
+    DbHandle cached(String name) {
+        Cached c = cache.get(name);
+        return c == null ? null : c.handle();
+    }
+
     /** Opens the database in a transaction of its own. */
     DbHandle open(String name) {
         return kv.run(tx -> open(tx, name));
@@ -231,6 +237,17 @@ final class DatabaseDirectory {
             stampEntry(tx, h.name(), h.id());
             return null;
         }, tx -> Optional.empty()); // setting it again is harmless: after a 1021, just retry
+    }
+
+    /**
+     * A design document of {@code db} was written or purged in {@code tx}: its entry is stamped
+     * as for a metadata edit, so what is cached from the design documents (validate_doc_update
+     * functions, interactive index definitions) is valid exactly while the entry's bytes are the
+     * same, and a writer that read the entry before this commit conflicts with it, as
+     * {@code fabric2_fdb} bumps the database's version on a design document update (issue 27).
+     */
+    static void designChanged(Transaction tx, DbHandle db) {
+        stampEntry(tx, db.name(), db.id());
     }
 
     /** Rewrites the directory entry with this commit's versionstamp, so cached handles go stale. */

@@ -48,12 +48,34 @@ public final class SecuredDb {
     private final UserCtx user;
     private final SecurityObject security;
     private final List<DbPolicy> policies;
+    /**
+     * Set when opened from the cached handle ({@link Storage#openToUpdate}): the level to open
+     * the database at again if the write's transaction finds its directory entry changed.
+     */
+    private final Level reopenAt;
 
     SecuredDb(Database db, UserCtx user, SecurityObject security, List<DbPolicy> policies) {
+        this(db, user, security, policies, null);
+    }
+
+    private SecuredDb(Database db, UserCtx user, SecurityObject security, List<DbPolicy> policies, Level reopenAt) {
         this.db = db;
         this.user = user;
         this.security = security;
         this.policies = policies;
+        this.reopenAt = reopenAt;
+    }
+
+    /** This opening, made from a cached handle: its write checks the handle in its own transaction ({@link Storage#openToUpdate}). */
+    SecuredDb checkedAtWrite(Level level) {
+        return new SecuredDb(db, user, security, policies, level);
+    }
+
+    /** The write's transaction found the directory entry changed since a cached opening: nothing was written. */
+    private static final class StaleOpening extends RuntimeException {
+        StaleOpening() {
+            super("the database changed since it was opened", null, false, false);
+        }
     }
 
     /** Opens {@code db} for {@code user}, or throws 401/403 as CouchDB decides them. */
@@ -306,6 +328,25 @@ public final class SecuredDb {
     }
 
     private List<UpdateResult> write(List<DocUpdate> docs, boolean newEdits, boolean allOrNothing) {
+        if (reopenAt == null) return checkAndWrite(docs, newEdits, allOrNothing);
+        // Several documents may take several transactions: the first would not be redone alone.
+        if (docs.size() != 1) return reopened().write(docs, newEdits, allOrNothing);
+        try {
+            return checkAndWrite(docs, newEdits, allOrNothing);
+        } catch (StaleOpening | StorageException e) {
+            // The database deleted, perhaps created again, since the handle was cached: nothing written.
+            if (e instanceof StorageException s && s.kind() != StorageException.Kind.NOT_FOUND) throw s;
+            // Every check again, as a fresh opening at the write's version allows (or refuses).
+            return reopened().write(docs, newEdits, allOrNothing);
+        }
+    }
+
+    /** This database opened again in a transaction, for the same user at the same level. */
+    private SecuredDb reopened() {
+        return db.storage().open(db.name(), user, reopenAt);
+    }
+
+    private List<UpdateResult> checkAndWrite(List<DocUpdate> docs, boolean newEdits, boolean allOrNothing) {
         UpdateResult[] out = new UpdateResult[docs.size()];
         List<DocUpdate> passed = new ArrayList<>(docs.size());
         List<Integer> at = new ArrayList<>(docs.size());
@@ -380,11 +421,25 @@ public final class SecuredDb {
 
     private DocumentValidator validator() {
         DocumentValidator all = limitedByAccess() ? AccessRules.writeCheck(user) : DocumentValidator.NONE;
+        if (reopenAt != null) all = sameOpening().andThen(all);
         for (DbPolicy p : policies) {
             DocumentValidator v = p.validator(this);
             if (v != null) all = all == DocumentValidator.NONE ? v : all.andThen(v);
         }
         return all;
+    }
+
+    /**
+     * Opened in the write's transaction, first: the directory entry there (read with a conflict
+     * range, so a change before the commit retries the attempt) must be the one this opening's
+     * checks used, or the attempt stops before it writes anything.
+     */
+    private DocumentValidator sameOpening() {
+        byte[] opened = db.handle().entry();
+        return snapshot -> {
+            if (!java.util.Arrays.equals(snapshot.handle().entry(), opened)) throw new StaleOpening();
+            return null;
+        };
     }
 
     // ---------------------------------------------------------------- _local documents

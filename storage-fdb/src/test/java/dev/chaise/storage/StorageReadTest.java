@@ -3,13 +3,9 @@ package dev.chaise.storage;
 import static org.junit.jupiter.api.Assertions.*;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.chaise.kv.KvStore;
-import dev.chaise.kv.embedded.EmbeddedKvStore;
-import dev.chaise.kv.embedded.EmbeddedOptions;
 import dev.chaise.storage.json.Json;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -19,27 +15,17 @@ import org.junit.jupiter.api.Test;
  * on one FDB cluster: each caches handles of its own, and a change made through one must be seen
  * by the other's next read.
  */
-class StorageReadTest {
+class StorageReadTest extends TwoServersTest {
     static final UserCtx BOB = new UserCtx("bob", List.of("readers"), "default");
     static final String MEMBERS = "{\"members\":{\"roles\":[\"readers\"]}}";
 
-    KvStore kv;
-    Storage here;
-    Storage there;
+    StorageReadTest() {
+        super(MEMBERS);
+    }
 
     @BeforeEach
     void open() throws Exception {
-        kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
-        here = new Storage(kv, MEMBERS);
-        there = new Storage(kv, MEMBERS);
         here.create("db").updateUnchecked(List.of(DocUpdate.edit("a", null, false, body("{\"x\":1}"))), true);
-    }
-
-    @AfterEach
-    void close() {
-        here.close();
-        there.close();
-        kv.close();
     }
 
     static ObjectNode body(String json) throws Exception {

@@ -53,6 +53,19 @@ public final class Access {
     }
 
     /**
+     * {@link #database(Request, SecuredDb.Level)} for a request whose one use of the database is
+     * one document's {@link SecuredDb#update}: opened from the cached handle and checked in the
+     * write's own transaction ({@link Storage#openToUpdate}).
+     */
+    public SecuredDb databaseToUpdate(Request req, SecuredDb.Level level) {
+        String name = req.param("db");
+        checkPath(req, name);
+        SecuredDb db = storage.openToUpdate(name, req.user(), level);
+        checkQuery(req, db);
+        return db;
+    }
+
+    /**
      * {@link #database(Request, SecuredDb.Level)} and a read of it in one transaction
      * ({@link Storage#read}): the same checks in the same order, then {@code body}, which may run
      * more than once.

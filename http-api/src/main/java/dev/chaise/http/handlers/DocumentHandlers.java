@@ -236,12 +236,14 @@ public final class DocumentHandlers {
     // ---------------------------------------------------------------- writes
 
     private Response put(Request req) throws Exception {
-        SecuredDb db = member(req);
+        String ct = req.contentType();
+        boolean related = ct != null && ct.startsWith("multipart/related");
+        // A plain PUT's one transaction is the write's; attachment parts are stored before it, in the database as opened.
+        SecuredDb db = related ? member(req) : access.databaseToUpdate(req, SecuredDb.Level.MEMBER);
         String id = docId(req);
         db.validateDocId(id);
-        String ct = req.contentType();
         // multipart/related: the replicator's document with attachment bodies as parts.
-        MultipartRelated.Parsed multipart = ct != null && ct.startsWith("multipart/related")
+        MultipartRelated.Parsed multipart = related
                 ? MultipartRelated.read(req.header("Content-Type"), Bodies.stream(req), (name, meta, in) -> db.readAttachment(id, name, meta, in))
                 : null;
         JsonNode json = multipart != null ? multipart.doc() : Bodies.json(req); // CouchDB does not insist on a JSON Content-Type here

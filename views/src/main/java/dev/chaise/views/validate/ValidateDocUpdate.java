@@ -41,6 +41,16 @@ public final class ValidateDocUpdate {
 
     private static final int SEEN_LIMIT = 10_000;
 
+    /**
+     * Each database's functions as of its directory entry's bytes, which every design document
+     * write stamps anew (storage's {@code DatabaseDirectory.designChanged}): while the entry read
+     * in the write's transaction is the same, so are its design documents, and the write needs no
+     * range read of them (2.6 % of a PUT's samples, issue 27).
+     */
+    private final Map<Long, Functions> byDatabase = new ConcurrentHashMap<>();
+
+    private record Functions(byte[] entry, List<ObjectNode> ddocs) {}
+
     /** @param ddoc the design document as {@code this}, or null if it has no validate_doc_update */
     private record Seen(RevId rev, ObjectNode ddoc) {}
 
@@ -140,9 +150,21 @@ public final class ValidateDocUpdate {
                         + " s for one transaction's documents; send fewer documents per request");
     }
 
-    /** The database's design documents with a validate_doc_update string, in id order. */
+    /**
+     * The database's design documents with a validate_doc_update string, in id order, as
+     * {@code reader} (a write's transaction, with the handle read in it) sees them.
+     */
     private List<ObjectNode> functions(DbReader reader) {
         DbHandle db = reader.handle();
+        Functions known = byDatabase.get(db.id());
+        if (known != null && java.util.Arrays.equals(known.entry(), db.entry())) return known.ddocs();
+        List<ObjectNode> read = read(reader, db);
+        if (byDatabase.size() >= SEEN_LIMIT) byDatabase.clear(); // deleted databases leave entries behind
+        byDatabase.put(db.id(), new Functions(db.entry(), read));
+        return read;
+    }
+
+    private List<ObjectNode> read(DbReader reader, DbHandle db) {
         List<DocInfo> rows = reader.designDocs();
         if (rows.isEmpty()) return List.of();
         List<ObjectNode> out = new ArrayList<>(1);
@@ -157,7 +179,7 @@ public final class ValidateDocUpdate {
             }
             if (s.ddoc() != null) out.add(s.ddoc());
         }
-        return out;
+        return List.copyOf(out);
     }
 
     /** What the function threw, as CouchDB's couch_query_servers reads it. */

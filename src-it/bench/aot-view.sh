@@ -17,20 +17,12 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 # shellcheck source=bin/find-jdk.sh
 source "$repo/bin/find-jdk.sh"
+# shellcheck source=src-it/bench/bench-server.sh
+source "$here/bench-server.sh"
 java="$(find_jdk)/bin/java"
 : "${COUCHBENCH:=$repo/../shared/bench/couchbench.js}"
 jar="$1"; mode="$2"; cache="$3"; dir="$4"; port="$5"; train="${6:-put,bulk,get,view}"
 rm -rf "$dir"; mkdir -p "$dir"
-cat > "$dir/bench.ini" <<INI
-[chttpd]
-port = $port
-[chaise]
-storage = embedded
-data_dir = $dir/data
-access_log = false
-[admins]
-admin = admin
-INI
 case "$mode" in
   none) aot=() ;;
   record) rm -f "$cache"; aot=(-XX:AOTCacheOutput="$cache") ;;
@@ -38,23 +30,16 @@ case "$mode" in
   *) echo "mode: record, use or none" >&2; exit 2 ;;
 esac
 # shellcheck disable=SC2086 # JVM_OPTS: extra JVM options, split on spaces
-(cd "$dir" && exec "$java" "@$repo/bin/jvm.options" ${JVM_OPTS:-} "${aot[@]}" -jar "$jar" --config "$dir/bench.ini" > "$dir/server.log" 2>&1) &
-pid=$!
-url="http://admin:admin@127.0.0.1:$port"
-for _ in $(seq 1 120); do curl -sf "$url/_up" > /dev/null && break; sleep 0.5; done
+BENCH_WARMUPS=1 start_bench_server "$jar" "$dir" "$port" ${JVM_OPTS:-} "${aot[@]}"
 for _ in $(seq 1 600); do grep -q "JavaScript engine warmed" "$dir/server.log" && break; sleep 0.5; done
 echo "start and warm-ups: server CPU $(( $(awk '{print $14 + $15}' /proc/"$pid"/stat) * 10 )) ms"
-ticks() {
-  for t in /proc/"$pid"/task/*; do echo "$(tr ' ' _ < "$t/comm") $(awk '{print $14 + $15}' "$t/stat")"; done \
-    | awk '{ gsub(/[0-9]+$/, "#", $1); a[$1] += $2 } END { for (k in a) print k, a[k] }' | sort
-}
 # measure <label> <couchbench options...>: one couchbench run, the server's CPU over it and the JIT's part
 measure() {
   local label="$1" c0 c1 jit
   shift
-  ticks > "$dir/$label.t0"; c0=$(awk '{print $14 + $15}' /proc/"$pid"/stat)
+  thread_ticks > "$dir/$label.t0"; c0=$(awk '{print $14 + $15}' /proc/"$pid"/stat)
   node "$COUCHBENCH" --url "$url" "$@" > "$dir/$label.txt" 2>&1
-  c1=$(awk '{print $14 + $15}' /proc/"$pid"/stat); ticks > "$dir/$label.t1"
+  c1=$(awk '{print $14 + $15}' /proc/"$pid"/stat); thread_ticks > "$dir/$label.t1"
   jit=$(join "$dir/$label.t0" "$dir/$label.t1" | awk '$1 ~ /Compiler/ { s += $3 - $2 } END { print s * 10 }')
   echo "$label: $(grep -h '^VIEW' "$dir/$label.txt" | grep -o '"build_seconds":[0-9.]*'), server CPU $(( (c1 - c0) * 10 )) ms, JIT $jit ms, less JIT $(( (c1 - c0) * 10 - jit )) ms, load $(cut -d' ' -f1 /proc/loadavg)"
 }

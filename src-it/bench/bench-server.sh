@@ -5,29 +5,33 @@
 #   start_bench_server <jar> <dir> <port> [JVM options after bin/jvm.options...]
 #
 # Writes <dir>/bench.ini (embedded storage in <dir>/data, the server's own warm-ups and the access
-# log off, admin/admin), starts the jar with bin/jvm.options, waits for /_up, and sets pid and url.
+# log off, admin/admin; BENCH_WARMUPS=1 leaves the warm-ups on, as ./chaise start runs them),
+# starts the jar with bin/jvm.options, waits for /_up, and sets pid and url.
 # Needs java (the JDK's binary) and repo set by the caller.
 start_bench_server() {
   local jar="$1" dir="$2" port="$3"
   shift 3
   local opts
   mapfile -t opts < <(grep -v '^#' "$repo/bin/jvm.options")
+  local warmups="js_warmup_docs = 0
+mango_warmup_docs = 0
+warmup_requests = 0"
+  [ "${BENCH_WARMUPS:-0}" = 1 ] && warmups=""
   cat > "$dir/bench.ini" <<INI
 [chttpd]
 port = $port
 [chaise]
 storage = embedded
 data_dir = $dir/data
-js_warmup_docs = 0
-mango_warmup_docs = 0
-warmup_requests = 0
+$warmups
 access_log = false
 [admins]
 admin = admin
 INI
   (cd "$dir" && exec "$java" "${opts[@]}" "$@" -jar "$jar" --config "$dir/bench.ini" > "$dir/server.log" 2>&1) &
   pid=$!
-  for _ in $(seq 1 60); do curl -sf "http://127.0.0.1:$port/_up" > /dev/null && break; sleep 0.5; done
+  # Up to a minute: a loaded machine has taken 40 s to start one.
+  for _ in $(seq 1 120); do curl -sf "http://127.0.0.1:$port/_up" > /dev/null && break; sleep 0.5; done
   url="http://admin:admin@127.0.0.1:$port"
 }
 

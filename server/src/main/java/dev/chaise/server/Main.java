@@ -108,8 +108,8 @@ public final class Main {
         if (autoupdateMs > 0) views.enableAutoUpdate(Duration.ofMillis(autoupdateMs));
         // HotSpot compiles what runs often; until it has, a restarted server is about twice as slow.
         // In the background, one after the other (so they take at most one core from clients):
-        // the request path, on a throwaway server sent a bulk load, a Mango index build and a few
-        // thousand small requests; then the JS interpreter, for the first view build. Both pause
+        // the request path, on a throwaway server sent a bulk load, a Mango index build, a JS view
+        // build and a few thousand small requests; then the JS interpreter, for the first view build. Both pause
         // while an index build runs, which a client may be waiting on. 0 turns each off.
         WarmUp.Plan warm = new WarmUp.Plan(config.get("chaise", "mango_warmup_docs").map(Integer::parseInt).orElse(5_000),
                 config.get("chaise", "warmup_requests").map(Integer::parseInt).orElse(4_000));

@@ -18,7 +18,8 @@ class WarmUpTest {
         WarmUp.Result r = WarmUp.run(new WarmUp.Plan(1_200, 31), steps::incrementAndGet);
         assertEquals(1_200, r.docs());
         assertEquals(31, r.requests());
-        assertEquals(1 + 3 + 1 + 31, steps.get(), "PUT db, three _bulk_docs, _index, then the small requests; each after the pause hook");
+        assertEquals(1 + 3 + 1 + 3 + 31, steps.get(),
+                "PUT db, three _bulk_docs, _index, the design document and two view queries, then the small requests; each after the pause hook");
         assertThrows(ConnectException.class, () -> new Socket(InetAddress.getLoopbackAddress(), r.port()).close(),
                 "the throwaway server is gone when the warm-up returns");
     }

@@ -1,5 +1,4 @@
-# Sourced by ./chaise and the benchmark scripts: prints a JDK 21+ home, preferring JAVA_HOME
-# (find_jdk), and exports the server's environment (jvm_env).
+# Sourced by ./chaise and the benchmark scripts: prints a JDK 21+ home, preferring JAVA_HOME.
 java_major() { "$1" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p' | cut -d. -f1; }
 
 find_jdk() {
@@ -15,13 +14,4 @@ find_jdk() {
   fi
   echo "no JDK 21 or newer found; set JAVA_HOME" >&2
   return 1
-}
-
-# Exports bin/jvm.env's NAME=value lines whose name the environment does not set already.
-jvm_env() {
-  local name value
-  while IFS='=' read -r name value; do
-    case "$name" in '' | \#*) continue ;; esac
-    [ -n "${!name:-}" ] || export "$name=$value"
-  done < "$(dirname "${BASH_SOURCE[0]}")/jvm.env"
 }

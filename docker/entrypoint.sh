@@ -7,15 +7,13 @@
 #   CHAISE_STORAGE                  embedded (default) or fdb: [chaise] storage, unless an ini file sets one
 #   FDB_COORDINATOR                 a host name: the FoundationDB cluster file is written for it at each start
 #   JAVA_OPTS                       passed to the JVM after /opt/chaise/jvm.options (bin/jvm.options: a bounded heap)
-#   MALLOC_ARENA_MAX                and the other names of /opt/chaise/jvm.env (bin/jvm.env) override its values
 # Arguments that start with '-' go to the server; any other command runs instead of it.
-# CHAISE_ETC, CHAISE_JAR, CHAISE_JVM_OPTIONS, CHAISE_JVM_ENV and FDB_CLUSTER_FILE move the paths (docker/test-entrypoint.sh uses them).
+# CHAISE_ETC, CHAISE_JAR, CHAISE_JVM_OPTIONS and FDB_CLUSTER_FILE move the paths (docker/test-entrypoint.sh uses them).
 set -euo pipefail
 
 etc="${CHAISE_ETC:-/opt/couchdb/etc}"
 jar="${CHAISE_JAR:-/opt/chaise/chaise.jar}"
 jvm_options="${CHAISE_JVM_OPTIONS:-/opt/chaise/jvm.options}"
-jvm_env="${CHAISE_JVM_ENV:-/opt/chaise/jvm.env}"
 docker_ini="$etc/local.d/docker.ini"
 
 if [ "$#" -gt 0 ] && [ "${1#-}" = "$1" ]; then
@@ -78,12 +76,6 @@ if [ -n "${FDB_COORDINATOR:-}" ]; then
 fi
 
 # With no admin at all the server refuses to start and says why (no "admin party", as CouchDB 3).
-
-# The JVM's environment, as ./chaise start sets it (bin/find-jdk.sh's jvm_env).
-while IFS='=' read -r name value; do
-  case "$name" in '' | \#*) continue ;; esac
-  [ -n "${!name:-}" ] || export "$name=$value"
-done < "$jvm_env"
 
 # shellcheck disable=SC2086 # JAVA_OPTS is a list of options
 set -- java "@$jvm_options" ${JAVA_OPTS:-} -jar "$jar" --config "$etc" "$@"

@@ -32,7 +32,7 @@ new_etc() {
 }
 
 run() { # env assignments..., then runs the entrypoint printing its command
-  env -i PATH="$PATH" CHAISE_ETC="$tmp/etc" CHAISE_JAR=/opt/chaise/chaise.jar CHAISE_JVM_ENV="$here/../bin/jvm.env" FDB_CLUSTER_FILE="$tmp/fdb.cluster" \
+  env -i PATH="$PATH" CHAISE_ETC="$tmp/etc" CHAISE_JAR=/opt/chaise/chaise.jar FDB_CLUSTER_FILE="$tmp/fdb.cluster" \
     CHAISE_ENTRYPOINT_PRINT=1 "$@" bash "$here/entrypoint.sh"
 }
 
@@ -74,7 +74,7 @@ secret = s" "$(cat "$tmp/etc/local.d/docker.ini")"
 new_etc
 out="$(run COUCHDB_USER=admin)"
 check "no password, no admin" "" "$(cat "$tmp/etc/local.d/docker.ini")"
-out="$(env -i PATH="$PATH" CHAISE_ETC="$tmp/etc" CHAISE_JVM_ENV="$here/../bin/jvm.env" CHAISE_ENTRYPOINT_PRINT=1 bash "$here/entrypoint.sh" --config /extra.ini)"
+out="$(env -i PATH="$PATH" CHAISE_ETC="$tmp/etc" CHAISE_ENTRYPOINT_PRINT=1 bash "$here/entrypoint.sh" --config /extra.ini)"
 check "server arguments" "java @/opt/chaise/jvm.options -jar /opt/chaise/chaise.jar --config $tmp/etc --config /extra.ini" "$out"
 
 # 5. A command instead of the server; a bad storage name.
@@ -89,7 +89,7 @@ if [ -n "${CHAISE_JAR:-}" ] && [ -f "$CHAISE_JAR" ]; then
   mkdir -p "$tmp/etc/local.d"
   # Sorted before docker.ini, so docker.ini stays the last file: where _config writes go.
   printf '[chttpd]\nport = %s\nbind_address = 127.0.0.1\n[chaise]\ndata_dir = %s\njs_warmup_docs = 0\n' "$port" "$tmp/data" > "$tmp/etc/local.d/00-test.ini"
-  cmd="$(env -i PATH="$PATH" CHAISE_ETC="$tmp/etc" CHAISE_JAR="$CHAISE_JAR" CHAISE_JVM_OPTIONS="$here/../bin/jvm.options" CHAISE_JVM_ENV="$here/../bin/jvm.env" CHAISE_ENTRYPOINT_PRINT=1 \
+  cmd="$(env -i PATH="$PATH" CHAISE_ETC="$tmp/etc" CHAISE_JAR="$CHAISE_JAR" CHAISE_JVM_OPTIONS="$here/../bin/jvm.options" CHAISE_ENTRYPOINT_PRINT=1 \
     COUCHDB_USER=admin COUCHDB_PASSWORD=pw COUCHDB_SECRET=sec NODENAME=node-a JAVA_OPTS=-Xmx256m bash "$here/entrypoint.sh")"
   # shellcheck disable=SC2086 # the printed command is a list of words (no paths with spaces here)
   ${JAVA:-java} ${cmd#java } > "$tmp/server.log" 2>&1 &

@@ -107,9 +107,6 @@ port = $port
 bind_address = 127.0.0.1
 INI
 url="http://127.0.0.1:$port"
-# shellcheck source=bin/find-jdk.sh
-source "$root/bin/find-jdk.sh"
-jvm_env # bin/jvm.env, as ./chaise start sets it
 COUCHDB_USER="$admin" COUCHDB_PASSWORD="$password" \
   "$JAVA" "@$root/bin/jvm.options" -jar "$jar" --config "$tmp/chaise.ini" > "$COUCHDB_SUITE_RESULTS/chaise.log" 2>&1 &
 server_pid=$!

@@ -6,14 +6,13 @@
 #
 # Writes <dir>/bench.ini (embedded storage in <dir>/data, the server's own warm-ups and the access
 # log off, admin/admin), starts the jar with bin/jvm.options, waits for /_up, and sets pid and url.
-# Needs java (the JDK's binary) and repo set by the caller, and bin/find-jdk.sh sourced (bin/jvm.env).
+# Needs java (the JDK's binary) and repo set by the caller.
 side_env=()
 start_bench_server() {
   local jar="$1" dir="$2" port="$3"
   shift 3
   local opts
   mapfile -t opts < <(grep -v '^#' "$repo/bin/jvm.options")
-  jvm_env
   cat > "$dir/bench.ini" <<INI
 [chttpd]
 port = $port
@@ -45,7 +44,7 @@ jit_cpu() {
 
 # One side of an A/B over label=jar pairs (ab-jars.sh, wrk-ab.sh): sets label, jar, side (the JVM
 # options OPTS_<label>, as an array), side_env (ENV_<label>: NAME=value words for the server's
-# environment, after bin/jvm.env's) and dir, a fresh $WORK/run-<n>.
+# environment) and dir, a fresh $WORK/run-<n>.
 #   ab_side <label=jar> <n>
 ab_side() {
   label="${1%%=*}"

@@ -6,7 +6,7 @@
 #   src-it/bench/rss-phases.sh <jar> <dir> <port> [JVM options after bin/jvm.options...]
 #
 # A fresh data directory in <dir>; the server's own warm-ups on (the defaults, as ./chaise start
-# runs it). Prints one line per phase: "run phase max_rss_mb hwm_mb". docs/benchmarks.md (issue 27,
+# runs it); the environment (MALLOC_ARENA_MAX=2, say) passes to the server. Prints one line per phase: "run phase max_rss_mb hwm_mb". docs/benchmarks.md (issue 27,
 # rss) has its figures.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -21,7 +21,6 @@ shift 3
 rm -rf "$dir"
 mkdir -p "$dir"
 mapfile -t opts < <(grep -v '^#' "$repo/bin/jvm.options")
-jvm_env
 [ "$NMT" = 1 ] && opts+=(-XX:NativeMemoryTracking=summary)
 cat > "$dir/server.ini" <<INI
 [chttpd]

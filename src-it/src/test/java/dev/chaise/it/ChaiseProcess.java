@@ -43,8 +43,8 @@ final class ChaiseProcess implements AutoCloseable {
     }
 
     /**
-     * Starts the jar with {@code ini} (plus a random port) and the JVM options and environment
-     * {@code ./chaise start} uses ({@code bin/jvm.options}, {@code bin/jvm.env}), as users run it.
+     * Starts the jar with {@code ini} (plus a random port) and the JVM options {@code ./chaise
+     * start} uses ({@code bin/jvm.options}), as users run it.
      */
     ChaiseProcess(String logName, String ini) throws Exception {
         this(logName, ini, 0, null);
@@ -70,10 +70,6 @@ final class ChaiseProcess implements AutoCloseable {
         Path options = MODULE.resolveSibling("bin").resolve("jvm.options");
         ProcessBuilder pb = new ProcessBuilder(java, "@" + options, "-jar", jar.toString(), "--config", iniFile.toString())
                 .redirectErrorStream(true).redirectOutput(MODULE.resolve("target/" + logName).toFile());
-        for (String line : Files.readAllLines(options.resolveSibling("jvm.env"))) {
-            int eq = line.indexOf('=');
-            if (!line.startsWith("#") && eq > 0) pb.environment().putIfAbsent(line.substring(0, eq), line.substring(eq + 1));
-        }
         pb.environment().put("COUCHDB_USER", "admin");
         pb.environment().put("COUCHDB_PASSWORD", this.password);
         server = pb.start();

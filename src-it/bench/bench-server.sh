@@ -4,14 +4,18 @@
 #
 #   start_bench_server <jar> <dir> <port> [JVM options after bin/jvm.options...]
 #
-# Writes <dir>/bench.ini (embedded storage in <dir>/data, the server's own warm-ups and the access
-# log off, admin/admin), starts the jar with bin/jvm.options, waits for /_up, and sets pid and url.
+# Writes <dir>/bench.ini (embedded storage in <dir>/data, the server's own warm-ups off unless
+# SERVER_WARMUPS=1, the access log off, admin/admin), starts the jar with bin/jvm.options, waits for
+# /_up, and sets pid and url.
 # Needs java (the JDK's binary) and repo set by the caller.
 side_env=()
 start_bench_server() {
   local jar="$1" dir="$2" port="$3"
   shift 3
-  local opts
+  local opts warmups="js_warmup_docs = 0
+mango_warmup_docs = 0
+warmup_requests = 0"
+  [ "${SERVER_WARMUPS:-0}" = 1 ] && warmups=""
   mapfile -t opts < <(grep -v '^#' "$repo/bin/jvm.options")
   cat > "$dir/bench.ini" <<INI
 [chttpd]
@@ -19,9 +23,7 @@ port = $port
 [chaise]
 storage = embedded
 data_dir = $dir/data
-js_warmup_docs = 0
-mango_warmup_docs = 0
-warmup_requests = 0
+$warmups
 access_log = false
 [admins]
 admin = admin

@@ -13,30 +13,20 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 # shellcheck source=bin/find-jdk.sh
 source "$repo/bin/find-jdk.sh"
+# shellcheck source=src-it/bench/bench-server.sh
+source "$here/bench-server.sh"
 jdk="$(find_jdk)"
+java="$jdk/bin/java"
 : "${COUCHBENCH:=$repo/../shared/bench/couchbench.js}"
 : "${NMT:=0}"
 jar="$1" dir="$2" port="$3"
 shift 3
 rm -rf "$dir"
 mkdir -p "$dir"
-mapfile -t opts < <(grep -v '^#' "$repo/bin/jvm.options")
-[ "$NMT" = 1 ] && opts+=(-XX:NativeMemoryTracking=summary)
-cat > "$dir/server.ini" <<INI
-[chttpd]
-port = $port
-[chaise]
-storage = embedded
-data_dir = $dir/data
-access_log = false
-[admins]
-admin = admin
-INI
-(cd "$dir" && exec "$jdk/bin/java" "${opts[@]}" "$@" -jar "$jar" --config "$dir/server.ini" > "$dir/server.log" 2>&1) &
-pid=$!
+nmt=()
+[ "$NMT" = 1 ] && nmt=(-XX:NativeMemoryTracking=summary)
+SERVER_WARMUPS=1 start_bench_server "$jar" "$dir" "$port" "${nmt[@]}" "$@"
 echo "$pid" > "$dir/pid"
-for _ in $(seq 1 120); do curl -sf "http://127.0.0.1:$port/_up" > /dev/null && break; sleep 0.5; done
-url="http://admin:admin@127.0.0.1:$port"
 kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$pid/status"; }
 echo "start $(( $(kb VmRSS) / 1024 )) $(( $(kb VmHWM) / 1024 ))"
 for run in 1 2; do

@@ -9,6 +9,7 @@
 # scratch directory, default a new temporary one), PHASES (default put,bulk,get,changes), WARMUPS
 # (couchbench warm-up runs, default 1), OPTS_<label> (JVM options for that side's runs, after
 # bin/jvm.options: OPTS_after=-Dio.netty.eventLoopThreads=2 with the same jar on both sides),
+# ENV_<label> (NAME=value words for that side's server's environment: ENV_after=MALLOC_ARENA_MAX=2),
 # PORT_BASE (run n listens on PORT_BASE + n, default 26000: two A/Bs at once need different ones).
 # ARGS: more couchbench options for the measured phases (ARGS="--put-conc 16": more PUT clients).
 # The get phase reads the bulk phase's database: PHASES=bulk,get.

@@ -8,6 +8,7 @@
 # log off, admin/admin; BENCH_WARMUPS=1 leaves the warm-ups on, as ./chaise start runs them),
 # starts the jar with bin/jvm.options, waits for /_up, and sets pid and url.
 # Needs java (the JDK's binary) and repo set by the caller.
+side_env=()
 start_bench_server() {
   local jar="$1" dir="$2" port="$3"
   shift 3
@@ -28,7 +29,7 @@ access_log = false
 [admins]
 admin = admin
 INI
-  (cd "$dir" && exec "$java" "${opts[@]}" "$@" -jar "$jar" --config "$dir/bench.ini" > "$dir/server.log" 2>&1) &
+  (cd "$dir" && exec env "${side_env[@]}" "$java" "${opts[@]}" "$@" -jar "$jar" --config "$dir/bench.ini" > "$dir/server.log" 2>&1) &
   pid=$!
   # Up to a minute: a loaded machine has taken 40 s to start one.
   for _ in $(seq 1 120); do curl -sf "http://127.0.0.1:$port/_up" > /dev/null && break; sleep 0.5; done
@@ -46,7 +47,8 @@ jit_cpu() {
 }
 
 # One side of an A/B over label=jar pairs (ab-jars.sh, wrk-ab.sh): sets label, jar, side (the JVM
-# options OPTS_<label>, as an array) and dir, a fresh $WORK/run-<n>.
+# options OPTS_<label>, as an array), side_env (ENV_<label>: NAME=value words for the server's
+# environment) and dir, a fresh $WORK/run-<n>.
 #   ab_side <label=jar> <n>
 ab_side() {
   label="${1%%=*}"
@@ -54,8 +56,9 @@ ab_side() {
   dir="$WORK/run-$2"
   rm -rf "$dir"
   mkdir -p "$dir"
-  local extra="OPTS_$label"
+  local extra="OPTS_$label" env="ENV_$label"
   read -r -a side <<< "${!extra:-}"
+  read -r -a side_env <<< "${!env:-}"
 }
 
 # CPU ticks (1/100 s) of the server ($pid) per thread name, numbers folded (ForkJoinPool-1-worker-#).

@@ -184,7 +184,7 @@ public final class EmbeddedKvStore implements KvStore {
     /** RocksDB's properties, summed over the column families; names without the {@code rocksdb.} prefix. */
     private static final List<String> LONG_PROPERTIES = List.of("total-sst-files-size", "live-sst-files-size", "estimate-live-data-size",
             "cur-size-all-mem-tables", "estimate-pending-compaction-bytes", "num-running-compactions", "num-running-flushes",
-            "actual-delayed-write-rate", "is-write-stopped", "estimate-num-keys", "block-cache-usage", "num-live-versions");
+            "actual-delayed-write-rate", "is-write-stopped", "estimate-num-keys", "num-live-versions");
 
     @Override
     public java.util.Map<String, Object> engineFigures() {
@@ -207,6 +207,8 @@ public final class EmbeddedKvStore implements KvStore {
                 for (ColumnFamilyHandle cf : List.of(dataCf, metaCf)) sum += db.getLongProperty(cf, "rocksdb." + p);
                 out.put(p.replace('-', '_'), sum);
             }
+            // Both column families share one cache: its usage once, not summed.
+            out.put("block_cache_usage", db.getLongProperty(dataCf, "rocksdb.block-cache-usage"));
             // Write stalls since start, from the column families' statistics.
             long stops = 0;
             long slowdowns = 0;

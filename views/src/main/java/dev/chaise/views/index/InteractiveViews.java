@@ -3,6 +3,7 @@ package dev.chaise.views.index;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.chaise.kv.Transaction;
+import dev.chaise.storage.ByDesignStamp;
 import dev.chaise.storage.DbHandle;
 import dev.chaise.storage.DocumentJson;
 import dev.chaise.storage.StoredDoc;
@@ -39,17 +40,11 @@ public final class InteractiveViews implements DocumentWriteHook {
     /** Definitions read once per transaction: a bulk write runs the hook per document. */
     private final Map<Transaction, List<MapIndexSubspace.Definition>> perTransaction = new WeakHashMap<>();
     /**
-     * Each database's definitions as of its directory entry's bytes: definitions change only with
-     * a design document, whose write stamps the entry (storage's {@code DatabaseDirectory.designChanged}),
-     * and every write transaction reads the entry (with a conflict range) before the hook runs. So
-     * while the entry is the same the definitions are too, and a write needs no range read of
-     * them (1.7 % of a PUT's samples, issue 27); an index created concurrently still conflicts.
+     * Each database's definitions, read again only after a design document write: a write needs
+     * no range read of them (1.7 % of a PUT's samples, issue 27); an index created concurrently
+     * still conflicts.
      */
-    private final Map<Long, Defined> byDatabase = new java.util.concurrent.ConcurrentHashMap<>();
-
-    private record Defined(byte[] entry, List<MapIndexSubspace.Definition> definitions) {}
-
-    private static final int DATABASES_KEPT = 10_000;
+    private final ByDesignStamp<List<MapIndexSubspace.Definition>> byDatabase = new ByDesignStamp<>();
 
     /** @param programs JavaScript for JavaScript design documents, Java for Mango's (dev.chaise.views.IndexPrograms) */
     public InteractiveViews(Programs programs) {
@@ -86,12 +81,7 @@ public final class InteractiveViews implements DocumentWriteHook {
 
     /** {@code db}'s definitions at {@code tx}'s version, whose handle {@code db} was read in {@code tx}: cached while its entry is the same. */
     private List<MapIndexSubspace.Definition> definitions(Transaction tx, DbHandle db) {
-        Defined d = byDatabase.get(db.id());
-        if (d != null && java.util.Arrays.equals(d.entry(), db.entry())) return d.definitions();
-        List<MapIndexSubspace.Definition> read = MapIndexSubspace.definitions(tx, db);
-        if (byDatabase.size() >= DATABASES_KEPT) byDatabase.clear(); // deleted databases leave entries behind
-        byDatabase.put(db.id(), new Defined(db.entry(), List.copyOf(read)));
-        return read;
+        return byDatabase.get(db, () -> List.copyOf(MapIndexSubspace.definitions(tx, db)));
     }
 
     /** Parsed definitions by signature: a signature names one definition, and a bulk write would parse it per document. */

@@ -333,12 +333,14 @@ public final class SecuredDb {
         if (docs.size() != 1) return reopened().write(docs, newEdits, allOrNothing);
         try {
             return checkAndWrite(docs, newEdits, allOrNothing);
-        } catch (StaleOpening | StorageException e) {
+        } catch (StorageException e) {
             // The database deleted, perhaps created again, since the handle was cached: nothing written.
-            if (e instanceof StorageException s && s.kind() != StorageException.Kind.NOT_FOUND) throw s;
-            // Every check again, as a fresh opening at the write's version allows (or refuses).
-            return reopened().write(docs, newEdits, allOrNothing);
+            if (e.kind() != StorageException.Kind.NOT_FOUND) throw e;
+        } catch (StaleOpening e) {
+            // Its entry changed: nothing written.
         }
+        // Every check again, as a fresh opening at the write's version allows (or refuses).
+        return reopened().write(docs, newEdits, allOrNothing);
     }
 
     /** This database opened again in a transaction, for the same user at the same level. */

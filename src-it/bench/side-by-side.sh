@@ -12,6 +12,11 @@
 # repository), WORK (results, default a new temporary directory), ARGS (the measured run's options,
 # default the issue's workload; ARGS_<label> replaces it for one server, e.g. fewer phases for a slow
 # one). Then: node src-it/bench/side-by-side-table.mjs $WORK
+#
+# Between the warm-up run and the measured one each server is left until it is idle (under 5 % of a
+# core over a second, at most IDLE_MAX seconds, default 60), so the measured run does not pay for
+# what the warm-up run left running: a JVM's compilation queue (HotSpot's C2 was still compiling the
+# warm-up's methods 4-5 s after it, 1-3 s of CPU), a database's compaction.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -21,6 +26,19 @@ repo="$(cd "$here/../.." && pwd)"
 rounds="$1"
 shift
 mkdir -p "$WORK"
+# wait_idle <pid>: until the process used under 5 ticks (1/100 s) of CPU in one second; prints the seconds waited.
+wait_idle() {
+  local t=0 a b
+  b=$(awk '{print $14 + $15}' "/proc/$1/stat")
+  while [ "$t" -lt "${IDLE_MAX:-60}" ]; do
+    sleep 1
+    t=$((t + 1))
+    a=$b
+    b=$(awk '{print $14 + $15}' "/proc/$1/stat")
+    [ $((b - a)) -lt 5 ] && break
+  done
+  echo "$t"
+}
 for r in $(seq 1 "$rounds"); do
   for target in "$@"; do
     label="${target%%=*}"
@@ -29,6 +47,7 @@ for r in $(seq 1 "$rounds"); do
     pid="${rest##*@}"
     echo "== round $r $label ($(cut -d' ' -f1 /proc/loadavg) load)"
     node "$COUCHBENCH" --url "$url" --phases put,bulk --put-docs 2000 --bulk-docs 20000 --prefix warm --cleanup > "$WORK/$label-$r-warm.txt" 2>&1
+    echo "   idle after $(wait_idle "$pid") s"
     own="ARGS_$label"
     # shellcheck disable=SC2086 # ARGS is a list of options
     node "$COUCHBENCH" --url "$url" ${!own:-$ARGS} --cleanup --server-pid "$pid" --json "$WORK/$label-$r.json" > "$WORK/$label-$r.txt" 2>&1

@@ -57,10 +57,15 @@ public sealed interface Response permits Response.Full, Response.Streamed {
             byte[] body = new byte[b.length + 1];
             System.arraycopy(b, 0, body, 0, b.length);
             body[b.length] = '\n';
-            return new Full(status, List.of(new Header("Content-Type", JSON)), body);
+            return jsonWritten(status, body);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("unserializable response", e);
         }
+    }
+
+    /** JSON a handler wrote itself (compact, with the newline), where building a tree first would cost more than writing it. */
+    static Full jsonWritten(int status, byte[] body) {
+        return new Full(status, List.of(new Header("Content-Type", JSON)), body);
     }
 
     static Full ok() {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.chaise.storage.json.Json;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -83,6 +84,42 @@ class BulkDocsTest {
         s.send("POST", "/b/_bulk_docs", "{\"docs\":[]}", "Authorization", ADMIN, "Content-Type", "text/plain").error(415, "bad_content_type", null);
         assertEquals("[]\n", bulk("{\"docs\":[]}").status(201).text());
         s.asAdmin("GET", "/b/_bulk_docs", null).error(405, "method_not_allowed", "Only POST allowed");
+    }
+
+    /**
+     * A request big enough to be written as parallel parts (storage's BatchWriter, the caller
+     * writing the last): every row in the order sent, as chttpd_db's update_doc_result_to_json
+     * writes it, byte for byte (ids escaped as JSON), and every document stored.
+     */
+    @Test
+    void bigBatchAnswersEveryRowInOrder() throws Exception {
+        s.asAdmin("PUT", "/big", null).status(201);
+        s.asAdmin("PUT", "/big/d0300", "{}").status(201);
+        StringBuilder body = new StringBuilder("{\"docs\":[");
+        String[] ids = new String[1000];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = i == 7 ? "q\"uote\u00e9" : String.format("d%04d", i);
+            if (i > 0) body.append(',');
+            body.append("{\"_id\":").append(Json.write(ids[i])).append(",\"n\":").append(i).append('}');
+        }
+        HttpTestServer.Resp r = s.asAdmin("POST", "/big/_bulk_docs", body.append("]}").toString()).status(201);
+        JsonNode rows = r.json();
+        StringBuilder expected = new StringBuilder("[");
+        for (int i = 0; i < ids.length; i++) {
+            if (i > 0) expected.append(',');
+            String id = Json.write(ids[i]);
+            if (i == 300) {
+                expected.append("{\"id\":").append(id).append(",\"error\":\"conflict\",\"reason\":\"Document update conflict.\"}");
+            } else {
+                String rev = rows.get(i).path("rev").asText();
+                assertTrue(rev.startsWith("1-"), rows.get(i).toString());
+                expected.append("{\"ok\":true,\"id\":").append(id).append(",\"rev\":\"").append(rev).append("\"}");
+            }
+        }
+        assertEquals(expected.append("]\n").toString(), r.text());
+        assertEquals(1000, s.asAdmin("GET", "/big", null).json().get("doc_count").asInt());
+        assertEquals(7, s.asAdmin("GET", "/big/" + java.net.URLEncoder.encode(ids[7], java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20"), null)
+                .status(200).json().get("n").asInt());
     }
 
     @Test

@@ -75,13 +75,6 @@ final class DocSupport {
         return o;
     }
 
-    static ObjectNode errorRow(String id, String rev, String error, String reason) {
-        ObjectNode o = Json.NODES.objectNode();
-        if (id != null) o.put("id", id);
-        if (rev != null) o.put("rev", rev);
-        return o.put("error", error).put("reason", reason);
-    }
-
     // ---------------------------------------------------------------- _local documents
 
     static void checkLocalRev(String rev) {

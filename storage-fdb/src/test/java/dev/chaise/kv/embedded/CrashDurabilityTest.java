@@ -12,6 +12,7 @@ import dev.chaise.kv.RangeIterator;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -30,7 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
  * several threads and acknowledges each commit on stdout; it is killed with SIGKILL mid-load. After
  * reopening, every acknowledged transaction must be fully present, and every transaction present
  * must be complete (all its keys or none). Three rounds on the same directory, so recovery of an
- * already-recovered store is exercised too.
+ * already-recovered store is exercised too; the child flushes memtables as it goes, so the kills
+ * also land while RocksDB writes over a recycled WAL.
  */
 class CrashDurabilityTest {
     private static final int ROUNDS = 3;
@@ -54,6 +57,17 @@ class CrashDurabilityTest {
             System.out.printf("crash round %d: %d acks before SIGKILL; %d transactions present, all complete (%d acked in total)%n",
                     round, roundAcks.size(), present, acked.size());
         }
+        assertTrue(reusedAWal(db), "the child's flushes had RocksDB write over an obsolete WAL (recycle_log_file_num) before a kill");
+    }
+
+    /** Whether RocksDB's info logs (LOG, and LOG.old.* of earlier opens) say a WAL was reused from the recycle list. */
+    private static boolean reusedAWal(Path db) throws IOException {
+        try (Stream<Path> files = Files.list(db)) {
+            for (Path f : files.filter(p -> p.getFileName().toString().startsWith("LOG")).toList()) {
+                if (Files.readString(f, StandardCharsets.ISO_8859_1).contains("from recycle list")) return true;
+            }
+        }
+        return false;
     }
 
     private static List<Long> runAndKill(Path db, long first, Path log) throws Exception {

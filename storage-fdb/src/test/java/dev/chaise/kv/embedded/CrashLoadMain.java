@@ -2,13 +2,15 @@ package dev.chaise.kv.embedded;
 
 import static java.nio.charset.StandardCharsets.US_ASCII;
 
-import dev.chaise.kv.KvStore;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import org.rocksdb.FlushOptions;
+import org.rocksdb.RocksDBException;
 
 /**
  * The child process of {@link CrashDurabilityTest}: commits transactions from several threads
@@ -18,6 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class CrashLoadMain {
     static final int KEYS_PER_TX = 5;
+    private static final long FLUSH_EVERY_MS = 100;
 
     private CrashLoadMain() {}
 
@@ -35,7 +38,19 @@ public final class CrashLoadMain {
         AtomicLong next = new AtomicLong(Long.parseLong(args[1]));
         int threads = Integer.parseInt(args[2]);
         FileOutputStream out = new FileOutputStream(FileDescriptor.out); // unbuffered: one write(2) per ack
-        KvStore store = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir));
+        EmbeddedKvStore store = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir));
+        // Memtable flushes switch the WAL, so the kill also lands in a recycled WAL (one that
+        // overwrites an obsolete log and still holds that log's records past the new ones).
+        Thread.ofPlatform().name("flusher").daemon().start(() -> {
+            try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
+                while (true) {
+                    Thread.sleep(FLUSH_EVERY_MS);
+                    store.db().flush(flush, List.of(store.dataCf(), store.metaCf()));
+                }
+            } catch (InterruptedException | RocksDBException e) {
+                throw new IllegalStateException(e);
+            }
+        });
         for (int t = 0; t < threads; t++) {
             Thread.ofPlatform().name("load-" + t).start(() -> {
                 while (true) {

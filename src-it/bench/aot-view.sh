@@ -15,12 +15,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-# shellcheck source=bin/find-jdk.sh
-source "$repo/bin/find-jdk.sh"
 # shellcheck source=src-it/bench/bench-server.sh
 source "$here/bench-server.sh"
-java="$(find_jdk)/bin/java"
-: "${COUCHBENCH:=$repo/../shared/bench/couchbench.js}"
 jar="$1"; mode="$2"; cache="$3"; dir="$4"; port="$5"; train="${6:-put,bulk,get,view}"
 rm -rf "$dir"; mkdir -p "$dir"
 case "$mode" in

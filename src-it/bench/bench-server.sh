@@ -7,7 +7,13 @@
 # Writes <dir>/bench.ini (embedded storage in <dir>/data, the server's own warm-ups and the access
 # log off, admin/admin; BENCH_WARMUPS=1 leaves the warm-ups on, as ./chaise start runs them),
 # starts the jar with bin/jvm.options, waits for /_up, and sets pid and url.
-# Needs java (the JDK's binary) and repo set by the caller.
+# Needs repo (the repository's root) set by the caller; sets jdk and java (bin/find-jdk.sh's JDK 21+)
+# and, unless given, COUCHBENCH (../shared/bench/couchbench.js beside the repository).
+# shellcheck source=bin/find-jdk.sh
+source "$repo/bin/find-jdk.sh"
+jdk="$(find_jdk)"
+java="$jdk/bin/java"
+: "${COUCHBENCH:=$repo/../shared/bench/couchbench.js}"
 side_env=()
 start_bench_server() {
   local jar="$1" dir="$2" port="$3"

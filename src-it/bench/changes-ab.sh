@@ -13,12 +13,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-# shellcheck source=bin/find-jdk.sh
-source "$repo/bin/find-jdk.sh"
 # shellcheck source=src-it/bench/bench-server.sh
 source "$here/bench-server.sh"
-java="$(find_jdk)/bin/java"
-: "${COUCHBENCH:=$repo/../shared/bench/couchbench.js}"
 : "${WORK:=$(mktemp -d)}"
 : "${PORT_BASE:=26500}"
 : "${WARM:=5}"

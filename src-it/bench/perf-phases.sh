@@ -16,13 +16,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-# shellcheck source=bin/find-jdk.sh
-source "$repo/bin/find-jdk.sh"
 # shellcheck source=src-it/bench/bench-server.sh
 source "$here/bench-server.sh"
-jdk="$(find_jdk)"
-java="$jdk/bin/java"
-: "${COUCHBENCH:=$repo/../shared/bench/couchbench.js}"
 jar="$1"; out="$2"; port="${3:-26411}"
 : "${PHASES:=put bulk get}"
 rm -rf "$out"; mkdir -p "$out"

@@ -11,13 +11,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-# shellcheck source=bin/find-jdk.sh
-source "$repo/bin/find-jdk.sh"
 # shellcheck source=src-it/bench/bench-server.sh
 source "$here/bench-server.sh"
-jdk="$(find_jdk)"
-java="$jdk/bin/java"
-: "${COUCHBENCH:=$repo/../shared/bench/couchbench.js}"
 jar="$1"; out="$2"; port="${3:-26421}"; docs="${4:-100000}"
 rm -rf "$out"; mkdir -p "$out"
 # shellcheck disable=SC2086 # JVM_OPTS: extra JVM options, split on spaces

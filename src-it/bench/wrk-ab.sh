@@ -16,11 +16,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-# shellcheck source=bin/find-jdk.sh
-source "$repo/bin/find-jdk.sh"
 # shellcheck source=src-it/bench/bench-server.sh
 source "$here/bench-server.sh"
-java="$(find_jdk)/bin/java"
 : "${WORK:=$(mktemp -d)}"
 : "${ROUNDS:=2}"
 : "${SECONDS_:=10}"

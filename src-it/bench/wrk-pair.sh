@@ -14,11 +14,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-# shellcheck source=bin/find-jdk.sh
-source "$repo/bin/find-jdk.sh"
 # shellcheck source=src-it/bench/bench-server.sh
 source "$here/bench-server.sh"
-java="$(find_jdk)/bin/java"
 : "${WORK:=$(mktemp -d)}"; : "${ROUNDS:=4}"; : "${SECONDS_:=10}"; : "${WARM:=20}"; : "${PORT_BASE:=27050}"
 ticks=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }

@@ -104,7 +104,7 @@ public final class EmbeddedKvStore implements KvStore {
                 .setBlockCache(track(new LRUCache(128L << 20)))
                 .setFilterPolicy(track(new BloomFilter(10)))
                 .setWholeKeyFiltering(true);
-        ColumnFamilyOptions cfOptions = track(new ColumnFamilyOptions().setTableFormatConfig(table)
+        ColumnFamilyOptions cfOptions = track(columnFamilyDefaults().setTableFormatConfig(table)
                 .setCompressionType(CompressionType.LZ4_COMPRESSION));
         // Tuned on bulk loads (DocumentStoreBench, docs/benchmarks.md), where compaction took a third
         // of the CPU: every L0 file spans every subspace (bodies, revisions, by-id, changes), so each
@@ -141,6 +141,22 @@ public final class EmbeddedKvStore implements KvStore {
         } catch (RocksDBException e) {
             throw new KvException(KvException.IO_ERROR, "io_error: cannot open the embedded store: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * RocksDB's defaults but one that RocksJava has no setter for. Every flush and compaction runs
+     * under the MVCC window's live snapshots, so its output keeps versions those snapshots could
+     * read; once they are released RocksDB rewrites a bottommost file just to drop them
+     * ("BottommostFiles" in its LOG). On a store whose data all sits in L0 that is every flushed
+     * file, rewritten at once: 0.2-0.3 s of CPU in couchbench's bulk phase, about a tenth of it
+     * (docs/benchmarks.md). An hour's delay leaves that to files that are still there an hour later.
+     */
+    private static ColumnFamilyOptions columnFamilyDefaults() {
+        java.util.Properties p = new java.util.Properties();
+        p.setProperty("bottommost_file_compaction_delay", "3600");
+        ColumnFamilyOptions o = ColumnFamilyOptions.getColumnFamilyOptionsFromProps(p);
+        if (o == null) throw new IllegalStateException("RocksDB refused the column family options " + p);
+        return o;
     }
 
     private <T extends AutoCloseable> T track(T resource) {

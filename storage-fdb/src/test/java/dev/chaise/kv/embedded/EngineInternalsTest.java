@@ -83,6 +83,26 @@ class EngineInternalsTest {
         }
     }
 
+    /**
+     * RocksDB writes the options it runs with into the store's OPTIONS file: the delay of its
+     * "BottommostFiles" rewrites (set through its options parser, RocksJava has no setter) must be
+     * there for both column families, or every flushed file is rewritten as soon as the MVCC
+     * window's snapshots move past it.
+     */
+    @Test
+    void bottommostRewritesWaitAnHour(@TempDir Path dir) throws java.io.IOException {
+        try (KvStore s = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir))) {
+            s.run(tx -> { tx.set(b("k"), b("v")); return null; });
+        }
+        Path options;
+        try (var files = java.nio.file.Files.list(dir)) {
+            options = files.filter(f -> f.getFileName().toString().startsWith("OPTIONS-")).max(java.util.Comparator.naturalOrder()).orElseThrow();
+        }
+        long set = java.nio.file.Files.readAllLines(options).stream().map(String::strip)
+                .filter(l -> l.equals("bottommost_file_compaction_delay=3600")).count();
+        assertEquals(2, set, "both column families");
+    }
+
     @Test
     void smokeRywRangeAndConflict() {
         try (KvStore s = EmbeddedKvStore.open(EmbeddedOptions.inMemory())) {

@@ -19,9 +19,14 @@ public record FaultInjection(double notCommitted, double tooOld, double commitUn
         COMMIT_ENQUEUE,
         /** The leader, when it starts a batch (the batch already taken from the queue). */
         RESOLVE_BATCH,
-        /** The leader, before one transaction's writes go to RocksDB: throwing means nothing of it was written. */
+        /** The leader, before one transaction's writes go to RocksDB (or to a writer thread): throwing means nothing of it was written. */
         BEFORE_WRITE,
-        /** The leader, after one transaction's writes went to RocksDB: throwing means it was written. */
+        /**
+         * The leader or a writer thread, as one transaction's WriteBatch goes to RocksDB: throwing is a
+         * failed RocksDB write (which RocksDB may or may not have logged), so the sequencer stops.
+         */
+        WRITE,
+        /** The leader or a writer thread, after one transaction's writes went to RocksDB: throwing means it was written. */
         AFTER_WRITE,
         /** The leader, in place of a successful WAL fsync: throwing is a failed fsync. */
         SYNC,

@@ -11,9 +11,14 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.Snapshot;
 import org.rocksdb.WriteBatch;
@@ -36,6 +41,42 @@ import org.slf4j.LoggerFactory;
  * which takes all that gathered as the next batch (group commit). A lone committer resolves,
  * writes and syncs its own commit with no thread hand-off at all.
  *
+ * <p>Big transactions are written on writer threads. A transaction whose WriteBatch reaches
+ * {@link #PARALLEL_WRITE_BYTES} (a part of a {@code _bulk_docs}: hundreds of documents, thousands
+ * of KVs, milliseconds of RocksDB's time) is handed to a writer thread, and the leader goes on:
+ * it records the transaction (conflict history, atomics' cache, touched keys), resolves the
+ * next, and while such writes are in flight takes in the commits that arrive (a committer that
+ * finds the lead taken wakes it), so that they share the batch's version and fsync. A bulk
+ * request's second part queues a fraction of a millisecond after its first took the lead; it
+ * used to wait for the first's write and fsync, then pay a hand-off and its own fsync. Why the
+ * serial path's guarantees hold:
+ * <ul>
+ * <li><b>RocksDB applies the batch in its order.</b> A write is issued only once the write
+ * issued before it returned (the writer thread, or the leader for a small one, waits for it), so
+ * RocksDB's WAL and sequence numbers follow the versionstamps, as when the leader wrote each in
+ * turn: on a key two transactions write, the later wins (a blind set, a versionstamped value, a
+ * clear), and the atomic operations, computed by the leader in the batch's order as the sum so
+ * far and written as plain values, come out as a serial execution's. The writes do not overlap
+ * each other: RocksDB's concurrent memtable insert ({@code unordered_write}, or one write group of
+ * several writers) cost twice as much a key as the sequential insert of a batch's ascending keys
+ * on this machine, more than a second core gives back (docs/benchmarks.md, bulk-parallel).</li>
+ * <li><b>A crash keeps a prefix.</b> Recovery replays whole WriteBatches up to the first torn one,
+ * and the WAL holds the batch in its order, so what survives of an unsynced batch is a prefix of
+ * it, whose first transaction carries {@link EmbeddedKvStore#VERSION_KEY}, as before.</li>
+ * <li><b>Nothing is seen early.</b> The batch's snapshot is taken after every write of the batch
+ * returned (the leader waits for its writer threads first), and published and acknowledged only
+ * after the batch's one fsync. The leader reads RocksDB's latest value only for an atomic
+ * operation on a key {@link LatestAtomics} does not hold, and waits for the batch's writes before
+ * it does.</li>
+ * <li><b>Conflicts.</b> A transaction handed to a writer thread is in the conflict history and the
+ * atomics' cache before the next one resolves, so the next conflicts with it as with any earlier
+ * transaction of the batch.</li>
+ * <li><b>Failures.</b> A failed write stops the sequencer, as on the serial path: it is 1021, a
+ * write of the batch behind it is never issued (1510), and the batch's others get 1021 when it
+ * is not logged.</li>
+ * </ul>
+ * A small transaction is written by the leader itself, so a lone PUT pays no hand-off.
+ *
  * <p>Failures. A transaction that fails before its write gets an error and nothing else in its
  * batch is harmed; one that fails after its write stays in the batch and gets 1021 once the
  * batch is durable. A failed RocksDB write or fsync leaves the WAL's content unknown until the
@@ -47,6 +88,10 @@ final class Sequencer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Sequencer.class);
     /** Versionstamps give two bytes to the order within a batch. */
     static final int MAX_BATCH = 4096;
+    /** A transaction's WriteBatch this big is written on a writer thread while the leader goes on; a small one is not worth the hand-off. */
+    static final int PARALLEL_WRITE_BYTES = 64 << 10;
+    /** A batch takes in arrivals while its writes are in flight until it has handed this much to writer threads. */
+    static final long GATHER_BYTES = 4L << 20;
     /** Completes a queued request's future to hand it the lead (the lead's permit goes with it). */
     private static final Result LEAD = new Result(-1, -1);
 
@@ -93,6 +138,10 @@ final class Sequencer implements AutoCloseable {
     private final ConflictHistory history = new ConflictHistory();
     private final LatestAtomics latestAtomics = new LatestAtomics();
     private final FaultInjection faults;
+    /** Write big transactions' WriteBatches while the leader goes on; platform threads, as a JNI write holds its thread throughout. */
+    private final ExecutorService writers = Executors.newCachedThreadPool(Thread.ofPlatform().name("chaise-kv-writer-", 0).daemon().factory());
+    /** The leader while it waits for its writer threads and takes in arrivals; committers wake it. */
+    private volatile Thread gatherer;
     private final long commitTimeoutNanos;
     private final Random random;
     private volatile boolean running = true;
@@ -130,7 +179,12 @@ final class Sequencer implements AutoCloseable {
         // A close between the check above and the add may have drained the queue already.
         if (!running && queue.remove(r)) throw closed();
         return store.timer().time(StoreTimer.Waits.COMMIT, () -> {
-            if (lead.tryAcquire()) lead(null); // r is in the queue: this batch or an earlier leader's answers it
+            if (lead.tryAcquire()) {
+                lead(null); // r is in the queue: this batch or an earlier leader's answers it
+            } else {
+                Thread g = gatherer; // a leader waiting for its writers takes r into its batch
+                if (g != null) LockSupport.unpark(g);
+            }
             return await(r);
         });
     }
@@ -286,43 +340,201 @@ final class Sequencer implements AutoCloseable {
     }
 
     /**
+     * A batch being resolved: what it accepted so far, in versionstamp order, and its writes still
+     * in flight on writer threads. Only the leader touches it, except {@link #writing}.
+     */
+    private static final class Batch {
+        final long version;
+        final long oldestReadable;
+        final Thread leader = Thread.currentThread();
+        final List<Request> accepted = new ArrayList<>();
+        final List<KvException> answers = new ArrayList<>();
+        final List<byte[]> touchedKeys = new ArrayList<>();
+        final List<byte[][]> touchedRanges = new ArrayList<>();
+        /** The writes handed to writer threads since the last wait for them, in batch order. */
+        final List<Write> writes = new ArrayList<>(0);
+        /** Of {@link #writes}, those not done yet; each unparks the leader when it is. */
+        final AtomicInteger writing = new AtomicInteger();
+        /** Requests taken into the batch, gathered ones included. */
+        int taken;
+        /** WriteBatch bytes handed to writer threads. */
+        long handedOff;
+
+        Batch(long version, long oldestReadable, int taken) {
+            this.version = version;
+            this.oldestReadable = oldestReadable;
+            this.taken = taken;
+        }
+
+        Write last() {
+            return writes.isEmpty() ? null : writes.getLast();
+        }
+    }
+
+    /** An accepted transaction's WriteBatch, written on a writer thread once the write issued before it returned. */
+    private final class Write implements Runnable {
+        static final int RUNNING = 0;
+        static final int WRITTEN = 1;
+        static final int FAILED = 2;
+        /** Not written: an earlier write of the batch failed, and the sequencer stopped. */
+        static final int SKIPPED = 3;
+
+        final Batch batch;
+        final int index;
+        final WriteBatchEncoder encoded;
+        final Write previous;
+        private final CountDownLatch done = new CountDownLatch(1);
+        /** Set before {@link #done} counts down; the fields below are read after it. */
+        volatile int state = RUNNING;
+        Throwable failure;
+        KvException afterWrite;
+
+        Write(Batch batch, int index, WriteBatchEncoder encoded, Write previous) {
+            this.batch = batch;
+            this.index = index;
+            this.encoded = encoded;
+            this.previous = previous;
+        }
+
+        /** Waits until this write is done (uninterruptibly, as the RocksDB write itself); whether it was written. */
+        boolean awaitWritten() {
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    done.await();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) Thread.currentThread().interrupt();
+            return state == WRITTEN;
+        }
+
+        @Override
+        public void run() {
+            int outcome = SKIPPED;
+            try {
+                if (previous != null && !previous.awaitWritten()) return; // the one before failed: the sequencer stopped
+                try {
+                    write(encoded);
+                } catch (RocksDBException | RuntimeException | Error e) {
+                    failure = e;
+                    outcome = FAILED;
+                    stop("a failed RocksDB write (" + e + ")");
+                    return;
+                }
+                outcome = WRITTEN;
+                try {
+                    faults.at(FaultInjection.Point.AFTER_WRITE);
+                } catch (RuntimeException | Error e) {
+                    afterWrite = unknown(e);
+                }
+            } finally {
+                state = outcome;
+                done.countDown();
+                batch.writing.decrementAndGet();
+                LockSupport.unpark(batch.leader);
+            }
+        }
+    }
+
+    /**
      * Resolves a batch and writes what it accepted (unsynced); null if it wrote nothing. Every
      * request it does not return in the batch is answered here.
      */
     private Resolved resolve(List<Request> batch) {
         faults.at(FaultInjection.Point.RESOLVE_BATCH);
-        long version = store.beginBatch();
-        List<Request> accepted = new ArrayList<>();
-        List<KvException> answers = new ArrayList<>();
-        List<byte[]> touchedKeys = new ArrayList<>();
-        List<byte[][]> touchedRanges = new ArrayList<>();
+        long oldestReadable = store.timeVersion() - KvLimits.MVCC_WINDOW_VERSIONS;
+        Batch b = new Batch(store.beginBatch(), oldestReadable, batch.size());
         try {
-            long oldestReadable = store.timeVersion() - KvLimits.MVCC_WINDOW_VERSIONS;
             history.expire(oldestReadable);
-            for (Request r : batch) {
-                try {
-                    resolveOne(r, version, oldestReadable, accepted, answers, touchedKeys, touchedRanges);
-                } catch (Throwable t) {
-                    r.done().completeExceptionally(internal(t)); // failed before its write: nothing of it was written
-                }
-            }
-            if (accepted.isEmpty()) return null;
-            return new Resolved(version, store.db().getSnapshot(), accepted, answers, touchedKeys, touchedRanges);
+            for (Request r : batch) resolveSafely(r, b);
+            if (b.writing.get() > 0) gather(b);
+            awaitWrites(b);
+            if (b.accepted.isEmpty()) return null;
+            return new Resolved(b.version, store.db().getSnapshot(), b.accepted, b.answers, b.touchedKeys, b.touchedRanges);
         } catch (Throwable t) {
             // The written ones cannot be logged now: stop, so that the next open settles them.
             stop("a failure while resolving a batch (" + t + ")");
+            quiesce(b); // no writer thread may still be writing once the batch is answered
             KvException e = unknown(t);
-            for (Request r : accepted) r.done().completeExceptionally(e);
-            accepted.clear();
+            for (Request r : b.accepted) r.done().completeExceptionally(e);
+            b.accepted.clear();
             return null;
         } finally {
-            if (accepted.isEmpty()) store.endBatch(version, null);
+            if (b.accepted.isEmpty()) store.endBatch(b.version, null);
         }
     }
 
-    /** One transaction of a batch: refused, failed, or written and added to {@code accepted}. Throws only before its write. */
-    private void resolveOne(Request r, long version, long oldestReadable, List<Request> accepted, List<KvException> answers,
-                            List<byte[]> touchedKeys, List<byte[][]> touchedRanges) throws RocksDBException {
+    private void resolveSafely(Request r, Batch b) {
+        try {
+            resolveOne(r, b);
+        } catch (Throwable t) {
+            r.done().completeExceptionally(internal(t)); // failed before its write: nothing of it was written
+        }
+    }
+
+    /**
+     * While some of the batch's writes are in flight on writer threads, takes in the commits that
+     * arrive (a committer that finds the lead taken wakes the leader): they would otherwise wait
+     * for those writes and this batch's fsync, then pay their own. A bulk request's second part
+     * queues a fraction of a millisecond after its first took the lead, and so joins its batch.
+     */
+    private void gather(Batch b) {
+        gatherer = Thread.currentThread();
+        boolean interrupted = false;
+        try {
+            while (b.writing.get() > 0) {
+                Request r = b.taken < MAX_BATCH && b.handedOff < GATHER_BYTES && stopped == null ? queue.poll() : null;
+                if (r != null) {
+                    b.taken++;
+                    resolveSafely(r, b);
+                } else {
+                    LockSupport.park(this);
+                    interrupted |= Thread.interrupted();
+                }
+            }
+        } finally {
+            gatherer = null;
+            if (interrupted) Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Waits until no write of the batch is in flight, then takes in their outcomes. */
+    private void awaitWrites(Batch b) {
+        quiesce(b);
+        for (Write w : b.writes) {
+            Request r = b.accepted.get(w.index);
+            switch (w.state) {
+                case Write.WRITTEN -> {
+                    if (w.afterWrite != null) b.answers.set(w.index, w.afterWrite);
+                }
+                case Write.FAILED -> r.done().completeExceptionally(unknown(w.failure)); // RocksDB may have logged it or not
+                default -> r.done().completeExceptionally(stoppedError(stopped)); // skipped: certainly not written
+            }
+        }
+        b.writes.clear();
+    }
+
+    private static void quiesce(Batch b) {
+        boolean interrupted = false;
+        while (b.writing.get() > 0) {
+            LockSupport.park(b);
+            interrupted |= Thread.interrupted();
+        }
+        if (interrupted) Thread.currentThread().interrupt();
+    }
+
+    private void write(WriteBatchEncoder encoded) throws RocksDBException {
+        faults.at(FaultInjection.Point.WRITE);
+        try (WriteBatch wb = encoded.toWriteBatch()) {
+            store.db().write(store.writeOptions(), wb); // atomic per transaction, as the WAL replays it
+        }
+    }
+
+    /** One transaction of a batch: refused, failed, or written (or handed to a writer thread) and added to the batch. Throws only before its write. */
+    private void resolveOne(Request r, Batch b) throws RocksDBException {
         String why = stopped;
         if (why != null) {
             r.done().completeExceptionally(stoppedError(why));
@@ -333,7 +545,7 @@ final class Sequencer implements AutoCloseable {
             fail(r, fault);
             return;
         }
-        if (r.readVersion() < oldestReadable && !r.readConflicts().isEmpty()) { // as FDB's resolver: a blind write has nothing to validate
+        if (r.readVersion() < b.oldestReadable && !r.readConflicts().isEmpty()) { // as FDB's resolver: a blind write has nothing to validate
             store.timer().increment(StoreTimer.Counts.TOO_OLD);
             r.done().completeExceptionally(KvException.tooOld());
             return;
@@ -343,35 +555,72 @@ final class Sequencer implements AutoCloseable {
             r.done().completeExceptionally(KvException.notCommitted());
             return;
         }
-        byte[] stamp = Versionstamps.txVersionstamp(version, accepted.size());
+        byte[] stamp = Versionstamps.txVersionstamp(b.version, b.accepted.size());
         Encoded encoded = r.encoded();
         List<byte[]> keys = new ArrayList<>(encoded.touchedKeys());
         List<byte[]> atomicKeys = new ArrayList<>(encoded.atCommit().size());
         List<byte[]> atomicValues = new ArrayList<>(encoded.atCommit().size());
-        List<byte[]> stampedConflicts = apply(r.writes(), encoded, stamp, keys, atomicKeys, atomicValues);
+        List<byte[]> stampedConflicts = apply(r.writes(), encoded, stamp, keys, atomicKeys, atomicValues, b);
         WriteBatchEncoder enc = encoded.batch();
-        if (accepted.isEmpty()) enc.put(metaCfId, EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(version, 0));
+        if (b.accepted.isEmpty()) enc.put(metaCfId, EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(b.version, 0));
         faults.at(FaultInjection.Point.BEFORE_WRITE);
-        try (WriteBatch wb = enc.toWriteBatch()) {
-            store.db().write(store.writeOptions(), wb); // atomic per transaction, as the WAL replays it
+        Write previous = b.last();
+        boolean parallel = enc.size() >= PARALLEL_WRITE_BYTES;
+        if (!parallel && previous != null) previous.awaitWritten(); // if it failed, stopped says so
+        why = stopped;
+        if (why != null) {
+            r.done().completeExceptionally(stoppedError(why));
+            return;
+        }
+        if (parallel) {
+            Write w = new Write(b, b.accepted.size(), enc, previous);
+            b.handedOff += enc.size();
+            b.writes.add(w);
+            b.writing.incrementAndGet();
+            try {
+                writers.execute(w);
+            } catch (Throwable t) { // no thread to be had: write it here rather than leave the batch waiting
+                w.run();
+            }
+            // Its write runs meanwhile; what follows is the leader's own bookkeeping.
+            written(r, b, fault, keys, atomicKeys, atomicValues, stampedConflicts);
+            return;
+        }
+        try {
+            write(enc);
         } catch (RocksDBException | RuntimeException | Error e) {
             // RocksDB may have logged it or not: only the next open knows.
             stop("a failed RocksDB write (" + e + ")");
             r.done().completeExceptionally(unknown(e));
             return;
         }
-        // Written: from here on it is part of the batch, whatever happens.
-        latestAtomics.written(encoded.touchedRanges(), keys, atomicKeys, atomicValues);
-        accepted.add(r);
-        answers.add(fault == Fault.UNKNOWN_COMMITTED ? injectedUnknown() : null);
-        touchedKeys.addAll(keys);
-        touchedRanges.addAll(encoded.touchedRanges());
-        for (byte[][] w : r.writeConflicts()) history.recordWrite(w[0], w[1], version);
-        for (byte[] k : stampedConflicts) history.recordPoint(k, version);
+        written(r, b, fault, keys, atomicKeys, atomicValues, stampedConflicts);
         try {
             faults.at(FaultInjection.Point.AFTER_WRITE);
         } catch (RuntimeException | Error e) {
-            answers.set(answers.size() - 1, unknown(e));
+            b.answers.set(b.answers.size() - 1, unknown(e));
+        }
+    }
+
+    /**
+     * A transaction written, or being written: from here on it is part of the batch, whatever
+     * happens. Its writes go to the conflict history (so that later transactions of the batch
+     * conflict with it) and to the atomic operations' cache, before the next transaction resolves.
+     */
+    private void written(Request r, Batch b, Fault fault, List<byte[]> keys, List<byte[]> atomicKeys, List<byte[]> atomicValues,
+                         List<byte[]> stampedConflicts) {
+        b.accepted.add(r);
+        b.answers.add(fault == Fault.UNKNOWN_COMMITTED ? injectedUnknown() : null);
+        try {
+            Encoded encoded = r.encoded();
+            latestAtomics.written(encoded.touchedRanges(), keys, atomicKeys, atomicValues);
+            b.touchedKeys.addAll(keys);
+            b.touchedRanges.addAll(encoded.touchedRanges());
+            for (byte[][] w : r.writeConflicts()) history.recordWrite(w[0], w[1], b.version);
+            for (byte[] k : stampedConflicts) history.recordPoint(k, b.version);
+        } catch (Throwable t) {
+            // Later transactions could no longer be checked against this one: nothing more may commit.
+            stop("a failure while recording a written transaction (" + t + ")");
         }
     }
 
@@ -422,13 +671,13 @@ final class Sequencer implements AutoCloseable {
      * The atomic operations' keys and results go to {@code atomicKeys} and {@code atomicValues}.
      */
     private List<byte[]> apply(WriteBuffer w, Encoded encoded, byte[] stamp, List<byte[]> touchedKeys, List<byte[]> atomicKeys,
-                               List<byte[]> atomicValues) throws RocksDBException {
+                               List<byte[]> atomicValues, Batch b) throws RocksDBException {
         List<byte[]> stampedConflicts = new ArrayList<>(0);
         WriteBatchEncoder wb = encoded.batch();
         for (Map.Entry<byte[], WriteBuffer.Op> e : encoded.atCommit()) {
             byte[] value = switch (e.getValue()) {
                 case WriteBuffer.AtomicOp a -> {
-                    byte[] v = a.applyTo(latest(e.getKey()));
+                    byte[] v = a.applyTo(latest(e.getKey(), b));
                     atomicKeys.add(e.getKey());
                     atomicValues.add(v);
                     yield v;
@@ -447,10 +696,16 @@ final class Sequencer implements AutoCloseable {
         return stampedConflicts;
     }
 
-    /** The key's latest value: every transaction resolved before this one is already in RocksDB, or its atomic results in {@link #latestAtomics}. */
-    private byte[] latest(byte[] key) throws RocksDBException {
+    /**
+     * The key's latest value: the atomic results in {@link #latestAtomics}, else RocksDB's, once
+     * no write of the batch is in flight (every transaction resolved before this one is then in
+     * RocksDB).
+     */
+    private byte[] latest(byte[] key, Batch b) throws RocksDBException {
         byte[] known = latestAtomics.get(key);
-        return known != null ? known : store.db().get(store.dataCf(), key);
+        if (known != null) return known;
+        if (b.writing.get() > 0 || !b.writes.isEmpty()) awaitWrites(b);
+        return store.db().get(store.dataCf(), key);
     }
 
     private void put(WriteBatchEncoder wb, byte[] key, byte[] valueOrNull) {
@@ -489,6 +744,7 @@ final class Sequencer implements AutoCloseable {
     public void close() {
         running = false;
         lead.acquireUninterruptibly(); // kept: no one leads after close
+        writers.shutdown(); // idle: a leader waits for its writes before it gives up the lead
         Request r;
         while ((r = queue.poll()) != null) r.done().completeExceptionally(closed());
     }

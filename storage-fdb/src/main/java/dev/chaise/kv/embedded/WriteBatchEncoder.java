@@ -59,6 +59,11 @@ final class WriteBatchEncoder {
         return count;
     }
 
+    /** The serialized batch's length in bytes. */
+    int size() {
+        return len;
+    }
+
     /** The serialized batch (RocksDB copies it); the caller closes the WriteBatch. */
     WriteBatch toWriteBatch() {
         buf[8] = (byte) count;

@@ -12,6 +12,8 @@ import dev.chaise.kv.RangeIterator;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Durability of the embedded engine on disk: a child JVM ({@link CrashLoadMain}) commits from
  * several threads and acknowledges each commit on stdout; it is killed with SIGKILL mid-load. After
  * reopening, every acknowledged transaction must be fully present, and every transaction present
- * must be complete (all its keys or none). Three rounds on the same directory, so recovery of an
+ * must be complete (all its keys or none), and a counter every transaction adds to must count the
+ * transactions present (none survived without one before it). Three rounds on the same directory, so recovery of an
  * already-recovered store is exercised too; the child flushes memtables as it goes, so the kills
  * also land while RocksDB writes over a recycled WAL.
  */
@@ -117,9 +120,12 @@ class CrashDurabilityTest {
     /** Returns how many transactions are present. */
     private static int verify(Path db, Set<Long> acked, int round) {
         Map<Long, Integer> keysPerTx = new HashMap<>();
+        long[] counted = {0};
         try (KvStore store = EmbeddedKvStore.open(EmbeddedOptions.onDisk(db))) {
             store.run(tx -> {
                 keysPerTx.clear();
+                byte[] c = tx.get(CrashLoadMain.COUNT);
+                counted[0] = c == null ? 0 : ByteBuffer.wrap(c).order(ByteOrder.LITTLE_ENDIAN).getLong();
                 for (int i = 0; i < CrashLoadMain.KEYS_PER_TX; i++) {
                     try (RangeIterator it = tx.getRangeStartsWith(("c" + i + "/").getBytes(US_ASCII), 0, false)) {
                         while (it.hasNext()) {
@@ -140,6 +146,9 @@ class CrashDurabilityTest {
         keysPerTx.forEach((n, count) -> assertEquals(CrashLoadMain.KEYS_PER_TX, count,
                 "after round " + round + ", transaction " + n + " is torn"));
         assertTrue(keysPerTx.size() >= acked.size());
+        // Each transaction's addition was written as the sum so far: a count that differs from what is
+        // present means some transaction survived without one that came before it.
+        assertEquals(keysPerTx.size(), counted[0], "after round " + round + ", the counter counts the transactions present");
         return keysPerTx.size();
     }
 

@@ -2,6 +2,7 @@ package dev.chaise.kv.embedded;
 
 import static java.nio.charset.StandardCharsets.US_ASCII;
 
+import dev.chaise.kv.MutationType;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
@@ -14,7 +15,8 @@ import org.rocksdb.RocksDBException;
 
 /**
  * The child process of {@link CrashDurabilityTest}: commits transactions from several threads
- * until it is killed, and after each commit returns writes {@code ACK <n>} to stdout.
+ * until it is killed, and after each commit returns writes {@code ACK <n>} to stdout. Each adds
+ * one to a counter, and every fourth is big (written on a writer thread).
  *
  * <p>Arguments: the store directory, the first transaction number, the number of threads.
  */
@@ -29,9 +31,14 @@ public final class CrashLoadMain {
         return String.format("c%d/%012d", i, n).getBytes(US_ASCII);
     }
 
+    /** Every fourth transaction is big enough to be written on a writer thread, beside the others of its batch. */
     static byte[] value(long n, int i) {
-        return (n + ":" + i + ":" + "x".repeat(100)).getBytes(US_ASCII);
+        return (n + ":" + i + ":" + "x".repeat(n % 4 == 0 ? Sequencer.PARALLEL_WRITE_BYTES / KEYS_PER_TX + 100 : 100)).getBytes(US_ASCII);
     }
+
+    /** Every transaction adds one: what survives a crash must count exactly the transactions present. */
+    static final byte[] COUNT = "count".getBytes(US_ASCII);
+    static final byte[] ONE = {1, 0, 0, 0, 0, 0, 0, 0};
 
     public static void main(String[] args) {
         Path dir = Path.of(args[0]);
@@ -57,6 +64,7 @@ public final class CrashLoadMain {
                     long n = next.getAndIncrement();
                     store.run(tx -> {
                         for (int i = 0; i < KEYS_PER_TX; i++) tx.set(key(n, i), value(n, i));
+                        tx.mutate(MutationType.ADD, COUNT, ONE);
                         return null;
                     });
                     byte[] ack = ("ACK " + n + "\n").getBytes(US_ASCII);

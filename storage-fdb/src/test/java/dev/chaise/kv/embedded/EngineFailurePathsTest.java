@@ -44,15 +44,15 @@ import org.junit.jupiter.api.io.TempDir;
 class EngineFailurePathsTest {
     private static final long WAIT_S = 20;
 
-    private static byte[] b(String s) {
+    static byte[] b(String s) {
         return s.getBytes(UTF_8);
     }
 
-    private static byte[] le64(long v) {
+    static byte[] le64(long v) {
         return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v).array();
     }
 
-    private static long le64(byte[] v) {
+    static long le64(byte[] v) {
         return v == null ? 0 : ByteBuffer.wrap(v).order(ByteOrder.LITTLE_ENDIAN).getLong();
     }
 
@@ -71,7 +71,7 @@ class EngineFailurePathsTest {
     }
 
     /** The KvException code a commit ended with, 0 for success; fails the test if it did not answer in time. */
-    private static int outcome(CompletableFuture<Void> f) throws Exception {
+    static int outcome(CompletableFuture<?> f) throws Exception {
         try {
             f.get(WAIT_S, TimeUnit.SECONDS);
             return 0;
@@ -84,7 +84,7 @@ class EngineFailurePathsTest {
         }
     }
 
-    private static void awaitQuietly(CountDownLatch latch) {
+    static void awaitQuietly(CountDownLatch latch) {
         try {
             latch.await(WAIT_S, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
@@ -186,7 +186,7 @@ class EngineFailurePathsTest {
     }
 
     /** A hook that holds the first batch until {@code release}, then runs {@code inSecondBatch} for every later point. */
-    private static FaultInjection.Hook holdFirstBatch(CountDownLatch held, CountDownLatch release, FaultInjection.Hook inSecondBatch) {
+    static FaultInjection.Hook holdFirstBatch(CountDownLatch held, CountDownLatch release, FaultInjection.Hook inSecondBatch) {
         AtomicInteger batches = new AtomicInteger();
         return p -> {
             if (p == Point.RESOLVE_BATCH && batches.incrementAndGet() == 1) {

@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * writes and syncs its own commit with no thread hand-off at all.
  *
  * <p>Big transactions are written on writer threads. A transaction whose WriteBatch reaches
- * {@link #PARALLEL_WRITE_BYTES} (a part of a {@code _bulk_docs}: hundreds of documents, thousands
+ * {@link #HAND_OFF_BYTES} (a part of a {@code _bulk_docs}: hundreds of documents, thousands
  * of KVs, milliseconds of RocksDB's time) is handed to a writer thread, and the leader goes on:
  * it records the transaction (conflict history, atomics' cache, touched keys), resolves the
  * next, and while such writes are in flight takes in the commits that arrive (a committer that
@@ -89,7 +89,7 @@ final class Sequencer implements AutoCloseable {
     /** Versionstamps give two bytes to the order within a batch. */
     static final int MAX_BATCH = 4096;
     /** A transaction's WriteBatch this big is written on a writer thread while the leader goes on; a small one is not worth the hand-off. */
-    static final int PARALLEL_WRITE_BYTES = 64 << 10;
+    static final int HAND_OFF_BYTES = 64 << 10;
     /** A batch takes in arrivals while its writes are in flight until it has handed this much to writer threads. */
     static final long GATHER_BYTES = 4L << 20;
     /** Completes a queued request's future to hand it the lead (the lead's permit goes with it). */
@@ -565,14 +565,14 @@ final class Sequencer implements AutoCloseable {
         if (b.accepted.isEmpty()) enc.put(metaCfId, EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(b.version, 0));
         faults.at(FaultInjection.Point.BEFORE_WRITE);
         Write previous = b.last();
-        boolean parallel = enc.size() >= PARALLEL_WRITE_BYTES;
-        if (!parallel && previous != null) previous.awaitWritten(); // if it failed, stopped says so
+        boolean handOff = enc.size() >= HAND_OFF_BYTES;
+        if (!handOff && previous != null) previous.awaitWritten(); // if it failed, stopped says so
         why = stopped;
         if (why != null) {
             r.done().completeExceptionally(stoppedError(why));
             return;
         }
-        if (parallel) {
+        if (handOff) {
             Write w = new Write(b, b.accepted.size(), enc, previous);
             b.handedOff += enc.size();
             b.writes.add(w);

@@ -33,7 +33,7 @@ public final class CrashLoadMain {
 
     /** Every fourth transaction is big enough to be written on a writer thread, beside the others of its batch. */
     static byte[] value(long n, int i) {
-        return (n + ":" + i + ":" + "x".repeat(n % 4 == 0 ? Sequencer.PARALLEL_WRITE_BYTES / KEYS_PER_TX + 100 : 100)).getBytes(US_ASCII);
+        return (n + ":" + i + ":" + "x".repeat(n % 4 == 0 ? Sequencer.HAND_OFF_BYTES / KEYS_PER_TX + 100 : 100)).getBytes(US_ASCII);
     }
 
     /** Every transaction adds one: what survives a crash must count exactly the transactions present. */

@@ -36,14 +36,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Big transactions of one batch written side by side on writer threads ({@link Sequencer}): they
+ * Big transactions written on writer threads while the leader goes on ({@link Sequencer}): they
  * still land in RocksDB and its WAL in the batch's order, commits arriving meanwhile join the
- * batch, and a failed write among them stops the sequencer. Every wait is bounded.
+ * batch, and a failed write on a writer thread stops the sequencer. Every wait is bounded.
  */
-class ParallelWritesTest {
+class BigWritesTest {
     private static final long WAIT_S = 20;
-    /** Rows enough for a WriteBatch over {@link Sequencer#PARALLEL_WRITE_BYTES}. */
-    private static final int BIG_ROWS = Sequencer.PARALLEL_WRITE_BYTES / 256 + 16;
+    /** Rows enough for a WriteBatch over {@link Sequencer#HAND_OFF_BYTES}. */
+    private static final int BIG_ROWS = Sequencer.HAND_OFF_BYTES / 256 + 16;
 
     private static boolean onWriterThread() {
         return Thread.currentThread().getName().startsWith("chaise-kv-writer");

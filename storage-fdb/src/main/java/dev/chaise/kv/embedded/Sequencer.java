@@ -11,12 +11,12 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.rocksdb.RocksDBException;
@@ -51,8 +51,9 @@ import org.slf4j.LoggerFactory;
  * used to wait for the first's write and fsync, then pay a hand-off and its own fsync. Why the
  * serial path's guarantees hold:
  * <ul>
- * <li><b>RocksDB applies the batch in its order.</b> A write is issued only once the write
- * issued before it returned (the writer thread, or the leader for a small one, waits for it), so
+ * <li><b>RocksDB applies the batch in its order.</b> A write is issued only once every write
+ * issued before it returned (one writer thread writes a batch's big ones in turn, and the leader
+ * waits for them before it writes a small one), so
  * RocksDB's WAL and sequence numbers follow the versionstamps, as when the leader wrote each in
  * turn: on a key two transactions write, the later wins (a blind set, a versionstamped value, a
  * clear), and the atomic operations, computed by the leader in the batch's order as the sum so
@@ -351,10 +352,14 @@ final class Sequencer implements AutoCloseable {
         final List<KvException> answers = new ArrayList<>();
         final List<byte[]> touchedKeys = new ArrayList<>();
         final List<byte[][]> touchedRanges = new ArrayList<>();
-        /** The writes handed to writer threads since the last wait for them, in batch order. */
+        /** The writes handed to the writer thread since the last wait for them, in batch order. */
         final List<Write> writes = new ArrayList<>(0);
         /** Of {@link #writes}, those not done yet; each unparks the leader when it is. */
         final AtomicInteger writing = new AtomicInteger();
+        /** The writer thread's queue: it writes them in order, back to back. */
+        final ConcurrentLinkedQueue<Write> toWrite = new ConcurrentLinkedQueue<>();
+        /** Whether a writer thread is draining {@link #toWrite}. */
+        final AtomicBoolean draining = new AtomicBoolean();
         /** Requests taken into the batch, gathered ones included. */
         int taken;
         /** WriteBatch bytes handed to writer threads. */
@@ -365,13 +370,9 @@ final class Sequencer implements AutoCloseable {
             this.oldestReadable = oldestReadable;
             this.taken = taken;
         }
-
-        Write last() {
-            return writes.isEmpty() ? null : writes.getLast();
-        }
     }
 
-    /** An accepted transaction's WriteBatch, written on a writer thread once the write issued before it returned. */
+    /** An accepted transaction's WriteBatch, written on the batch's writer thread after the ones handed off before it. */
     private final class Write implements Runnable {
         static final int RUNNING = 0;
         static final int WRITTEN = 1;
@@ -382,40 +383,22 @@ final class Sequencer implements AutoCloseable {
         final Batch batch;
         final int index;
         final WriteBatchEncoder encoded;
-        final Write previous;
-        private final CountDownLatch done = new CountDownLatch(1);
-        /** Set before {@link #done} counts down; the fields below are read after it. */
+        /** Set last; the fields below are read after it. */
         volatile int state = RUNNING;
         Throwable failure;
         KvException afterWrite;
 
-        Write(Batch batch, int index, WriteBatchEncoder encoded, Write previous) {
+        Write(Batch batch, int index, WriteBatchEncoder encoded) {
             this.batch = batch;
             this.index = index;
             this.encoded = encoded;
-            this.previous = previous;
-        }
-
-        /** Waits until this write is done (uninterruptibly, as the RocksDB write itself); whether it was written. */
-        boolean awaitWritten() {
-            boolean interrupted = false;
-            while (true) {
-                try {
-                    done.await();
-                    break;
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) Thread.currentThread().interrupt();
-            return state == WRITTEN;
         }
 
         @Override
         public void run() {
             int outcome = SKIPPED;
             try {
-                if (previous != null && !previous.awaitWritten()) return; // the one before failed: the sequencer stopped
+                if (stopped != null) return; // one before it failed: nothing more may be written
                 try {
                     write(encoded);
                 } catch (RocksDBException | RuntimeException | Error e) {
@@ -432,7 +415,6 @@ final class Sequencer implements AutoCloseable {
                 }
             } finally {
                 state = outcome;
-                done.countDown();
                 batch.writing.decrementAndGet();
                 LockSupport.unpark(batch.leader);
             }
@@ -517,6 +499,23 @@ final class Sequencer implements AutoCloseable {
         b.writes.clear();
     }
 
+    /**
+     * The writer thread: writes the batch's handed-off transactions in their order, one after
+     * another with no hand-off between them, until none is queued.
+     */
+    private static void drain(Batch b) {
+        while (true) {
+            Write w = b.toWrite.poll();
+            if (w != null) {
+                w.run();
+                continue;
+            }
+            b.draining.set(false);
+            // One queued after the poll found draining still set: take it, unless another thread does.
+            if (b.toWrite.isEmpty() || !b.draining.compareAndSet(false, true)) return;
+        }
+    }
+
     private static void quiesce(Batch b) {
         boolean interrupted = false;
         while (b.writing.get() > 0) {
@@ -564,23 +563,25 @@ final class Sequencer implements AutoCloseable {
         WriteBatchEncoder enc = encoded.batch();
         if (b.accepted.isEmpty()) enc.put(metaCfId, EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(b.version, 0));
         faults.at(FaultInjection.Point.BEFORE_WRITE);
-        Write previous = b.last();
         boolean handOff = enc.size() >= HAND_OFF_BYTES;
-        if (!handOff && previous != null) previous.awaitWritten(); // if it failed, stopped says so
+        if (!handOff) quiesce(b); // after the ones handed off; if one failed, stopped says so
         why = stopped;
         if (why != null) {
             r.done().completeExceptionally(stoppedError(why));
             return;
         }
         if (handOff) {
-            Write w = new Write(b, b.accepted.size(), enc, previous);
+            Write w = new Write(b, b.accepted.size(), enc);
             b.handedOff += enc.size();
             b.writes.add(w);
             b.writing.incrementAndGet();
-            try {
-                writers.execute(w);
-            } catch (Throwable t) { // no thread to be had: write it here rather than leave the batch waiting
-                w.run();
+            b.toWrite.add(w);
+            if (b.draining.compareAndSet(false, true)) {
+                try {
+                    writers.execute(() -> drain(b));
+                } catch (Throwable t) { // no thread to be had: write here rather than leave the batch waiting
+                    drain(b);
+                }
             }
             // Its write runs meanwhile; what follows is the leader's own bookkeeping.
             written(r, b, fault, keys, atomicKeys, atomicValues, stampedConflicts);

@@ -236,6 +236,39 @@ class EngineFailurePathsTest {
         }
     }
 
+    /**
+     * A RocksDB write that fails leaves the WAL unknown until the next open: the sequencer stops.
+     * The failed transaction is 1021, the one written before it in the batch too (its batch is not
+     * logged), the one after it is never written (1510), and so is every later commit; the next
+     * open has what reached RocksDB.
+     */
+    @Test
+    void aFailedRocksDbWriteStopsTheSequencer(@TempDir Path dir) throws Exception {
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger writes = new AtomicInteger();
+        try (EmbeddedKvStore store = open(EmbeddedOptions.onDisk(dir), holdFirstBatch(held, release, p -> {
+            if (p == Point.WRITE && writes.incrementAndGet() == 2) throw new IllegalStateException("injected write failure");
+        }))) {
+            List<Integer> codes = new ArrayList<>();
+            for (CompletableFuture<Void> f : threeInOneBatch(store, held, release)) codes.add(outcome(f));
+            codes.sort(null);
+            assertEquals(List.of(KvException.COMMIT_UNKNOWN_RESULT, KvException.COMMIT_UNKNOWN_RESULT, KvException.IO_ERROR), codes,
+                    "the failed one and the one written before it 1021, the one after it 1510");
+            assertEquals(KvException.IO_ERROR, outcome(commitAsync(store, "later")), "stopped");
+            assertNotNull(store.run(tx -> tx.get(b("t0"))), "reads go on");
+        }
+        try (KvStore store = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir))) {
+            int present = 0;
+            for (int i = 1; i <= 3; i++) {
+                String k = "t" + i;
+                if (store.run(tx -> tx.get(b(k))) != null) present++;
+            }
+            assertEquals(1, present, "only the one written before the failure reached RocksDB");
+            assertNull(store.run(tx -> tx.get(b("later"))));
+        }
+    }
+
     /** An Error escaped the resolver before: it kept the batch's in-flight count and its log slot, and after 256 the engine hung. Now the lead must survive it. */
     @Test
     void errorsInTheResolverLeakNeitherSlotsNorVersions() throws Exception {

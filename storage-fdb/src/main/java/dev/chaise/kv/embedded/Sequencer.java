@@ -372,19 +372,17 @@ final class Sequencer implements AutoCloseable {
         }
     }
 
+    /** A handed-off write's outcome; SKIPPED: not written, as an earlier write of the batch failed and the sequencer stopped. */
+    private enum WriteState { RUNNING, WRITTEN, FAILED, SKIPPED }
+
     /** An accepted transaction's WriteBatch, written on the batch's writer thread after the ones handed off before it. */
     private final class Write implements Runnable {
-        static final int RUNNING = 0;
-        static final int WRITTEN = 1;
-        static final int FAILED = 2;
-        /** Not written: an earlier write of the batch failed, and the sequencer stopped. */
-        static final int SKIPPED = 3;
 
         final Batch batch;
         final int index;
         final WriteBatchEncoder encoded;
         /** Set last; the fields below are read after it. */
-        volatile int state = RUNNING;
+        volatile WriteState state = WriteState.RUNNING;
         Throwable failure;
         KvException afterWrite;
 
@@ -396,18 +394,18 @@ final class Sequencer implements AutoCloseable {
 
         @Override
         public void run() {
-            int outcome = SKIPPED;
+            WriteState outcome = WriteState.SKIPPED;
             try {
                 if (stopped != null) return; // one before it failed: nothing more may be written
                 try {
                     write(encoded);
                 } catch (RocksDBException | RuntimeException | Error e) {
                     failure = e;
-                    outcome = FAILED;
+                    outcome = WriteState.FAILED;
                     stop("a failed RocksDB write (" + e + ")");
                     return;
                 }
-                outcome = WRITTEN;
+                outcome = WriteState.WRITTEN;
                 try {
                     faults.at(FaultInjection.Point.AFTER_WRITE);
                 } catch (RuntimeException | Error e) {
@@ -489,10 +487,10 @@ final class Sequencer implements AutoCloseable {
         for (Write w : b.writes) {
             Request r = b.accepted.get(w.index);
             switch (w.state) {
-                case Write.WRITTEN -> {
+                case WRITTEN -> {
                     if (w.afterWrite != null) b.answers.set(w.index, w.afterWrite);
                 }
-                case Write.FAILED -> r.done().completeExceptionally(unknown(w.failure)); // RocksDB may have logged it or not
+                case FAILED -> r.done().completeExceptionally(unknown(w.failure)); // RocksDB may have logged it or not
                 default -> r.done().completeExceptionally(stoppedError(stopped)); // skipped: certainly not written
             }
         }

@@ -377,7 +377,6 @@ final class Sequencer implements AutoCloseable {
 
     /** An accepted transaction's WriteBatch, written on the batch's writer thread after the ones handed off before it. */
     private final class Write implements Runnable {
-
         final Batch batch;
         final int index;
         final WriteBatchEncoder encoded;
@@ -703,7 +702,7 @@ final class Sequencer implements AutoCloseable {
     private byte[] latest(byte[] key, Batch b) throws RocksDBException {
         byte[] known = latestAtomics.get(key);
         if (known != null) return known;
-        if (b.writing.get() > 0 || !b.writes.isEmpty()) awaitWrites(b);
+        if (!b.writes.isEmpty()) awaitWrites(b); // a write in flight is in writes until awaitWrites takes it in
         return store.db().get(store.dataCf(), key);
     }
 

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# What HotSpot compiles in the first measured run after a start, phase by phase: the side-by-side
+# protocol's first round (src-it/bench/side-by-side.sh) with JFR's compilation and deoptimization
+# events. docs/benchmarks.md (issue 27, "first-round JIT") has runs of it.
+#
+#   src-it/bench/first-round-jit.sh <jar> <out dir> [port, default 26600] [JVM options...]
+#
+# As `./chaise start` runs on JDK 25: an AOT cache recorded by one training run (the server's
+# warm-ups, then couchbench's small run of every phase), then a fresh server on it with its
+# warm-ups on, couchbench's warm-up run (put,bulk), idle, and PUT, bulk, GET and the view build
+# each as its own couchbench run. JFR records in both runs (the cache needs the same modules).
+# TRAIN_OPTS: JVM options for the training run alone. Prints each phase's rate, server CPU and JIT
+# CPU, then src-it/bench/first-round-jit.py's account of what C2 compiled in it.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+# shellcheck source=src-it/bench/bench-server.sh
+source "$here/bench-server.sh"
+jar="$1"; out="$2"; port="${3:-26600}"
+shift $(( $# < 3 ? $# : 3 ))
+rm -rf "$out"; mkdir -p "$out/train" "$out/run"
+cat > "$out/jit.jfc" <<'JFC'
+<?xml version="1.0" encoding="UTF-8"?>
+<configuration version="2.0">
+  <event name="jdk.Compilation"><setting name="enabled">true</setting><setting name="threshold">0 ms</setting></event>
+  <event name="jdk.Deoptimization"><setting name="enabled">true</setting><setting name="stackTrace">false</setting></event>
+</configuration>
+JFC
+warmed() {
+  for _ in $(seq 1 240); do
+    grep -q "JavaScript engine warmed" "$1/server.log" && grep -q "request path warmed" "$1/server.log" && return 0
+    sleep 0.5
+  done
+}
+idle() { # until the server used under 5 ticks of CPU in a second, as side-by-side.sh waits
+  local a b
+  b=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+  for _ in $(seq 1 60); do
+    sleep 1; a=$b; b=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+    [ $((b - a)) -lt 5 ] && return 0
+  done
+}
+# shellcheck disable=SC2086 # TRAIN_OPTS is a list of options
+BENCH_WARMUPS=1 start_bench_server "$jar" "$out/train" "$port" -XX:AOTCacheOutput="$out/chaise.aot" \
+  -XX:StartFlightRecording:filename="$out/train/rec.jfr",settings="$out/jit.jfc" ${TRAIN_OPTS:-} "$@"
+warmed "$out/train"
+node "$COUCHBENCH" --url "$url" --put-docs 2000 --bulk-docs 20000 --get-seconds 3 --cleanup > "$out/train/bench.txt" 2>&1
+kill -TERM "$pid"; wait "$pid" || true
+BENCH_WARMUPS=1 start_bench_server "$jar" "$out/run" "$((port + 1))" -XX:AOTCache="$out/chaise.aot" \
+  -XX:StartFlightRecording:filename="$out/run/rec.jfr",settings="$out/jit.jfc" "$@"
+warmed "$out/run"
+idle
+node "$COUCHBENCH" --url "$url" --phases put,bulk --put-docs 2000 --bulk-docs 20000 --prefix warm --cleanup > "$out/run/warm.txt" 2>&1
+idle
+for phase in put bulk get view; do
+  date +%s.%N > "$out/run/$phase.t0"
+  j0=$(jit_cpu "$pid")
+  node "$COUCHBENCH" --url "$url" --phases "$phase" --put-docs 5000 --bulk-docs 100000 --get-seconds 10 \
+    --server-pid "$pid" --json "$out/run/$phase.json" > "$out/run/$phase.txt" 2>&1
+  j1=$(jit_cpu "$pid")
+  date +%s.%N > "$out/run/$phase.t1"
+  echo "$phase: $(grep -E '^(PUT|BULK|GET|VIEW)' "$out/run/$phase.txt" | cut -c8-120) server_cpu_s $(grep -o '"server_cpu_s":[0-9.]*' "$out/run/$phase.txt" | cut -d: -f2) jit_cpu_s $(awk -v a="$j0" -v b="$j1" 'BEGIN { printf "%.2f", (b - a) / 100 }')"
+done
+kill "$pid"; wait "$pid" || true
+echo "AOT cache errors: $(grep -c 'error\]\[aot' "$out/run/server.log" || true)"
+"$jdk/bin/jfr" print --json --events jdk.Compilation,jdk.Deoptimization "$out/run/rec.jfr" > "$out/run/jit.json"
+python3 "$here/first-round-jit.py" "$out/run"

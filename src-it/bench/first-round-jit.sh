@@ -16,6 +16,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 # shellcheck source=src-it/bench/bench-server.sh
 source "$here/bench-server.sh"
+# shellcheck source=src-it/bench/wait-idle.sh
+source "$here/wait-idle.sh"
 jar="$1"; out="$2"; port="${3:-26600}"
 shift $(( $# < 3 ? $# : 3 ))
 rm -rf "$out"; mkdir -p "$out/train" "$out/run"
@@ -32,26 +34,18 @@ warmed() {
     sleep 0.5
   done
 }
-idle() { # until the server used under 5 ticks of CPU in a second, as side-by-side.sh waits
-  local a b
-  b=$(awk '{print $14 + $15}' "/proc/$pid/stat")
-  for _ in $(seq 1 60); do
-    sleep 1; a=$b; b=$(awk '{print $14 + $15}' "/proc/$pid/stat")
-    [ $((b - a)) -lt 5 ] && return 0
-  done
-}
 # shellcheck disable=SC2086 # TRAIN_OPTS is a list of options
 BENCH_WARMUPS=1 start_bench_server "$jar" "$out/train" "$port" -XX:AOTCacheOutput="$out/chaise.aot" \
-  -XX:StartFlightRecording:filename="$out/train/rec.jfr",settings="$out/jit.jfc" ${TRAIN_OPTS:-} "$@"
+  "-XX:StartFlightRecording:filename=$out/train/rec.jfr,settings=$out/jit.jfc" ${TRAIN_OPTS:-} "$@"
 warmed "$out/train"
 node "$COUCHBENCH" --url "$url" --put-docs 2000 --bulk-docs 20000 --get-seconds 3 --cleanup > "$out/train/bench.txt" 2>&1
 kill -TERM "$pid"; wait "$pid" || true
 BENCH_WARMUPS=1 start_bench_server "$jar" "$out/run" "$((port + 1))" -XX:AOTCache="$out/chaise.aot" \
-  -XX:StartFlightRecording:filename="$out/run/rec.jfr",settings="$out/jit.jfc" "$@"
+  "-XX:StartFlightRecording:filename=$out/run/rec.jfr,settings=$out/jit.jfc" "$@"
 warmed "$out/run"
-idle
+wait_idle "$pid" > /dev/null
 node "$COUCHBENCH" --url "$url" --phases put,bulk --put-docs 2000 --bulk-docs 20000 --prefix warm --cleanup > "$out/run/warm.txt" 2>&1
-idle
+wait_idle "$pid" > /dev/null
 for phase in put bulk get view; do
   date +%s.%N > "$out/run/$phase.t0"
   j0=$(jit_cpu "$pid")

@@ -26,19 +26,8 @@ repo="$(cd "$here/../.." && pwd)"
 rounds="$1"
 shift
 mkdir -p "$WORK"
-# wait_idle <pid>: until the process used under 5 ticks (1/100 s) of CPU in one second; prints the seconds waited.
-wait_idle() {
-  local t=0 a b
-  b=$(awk '{print $14 + $15}' "/proc/$1/stat")
-  while [ "$t" -lt "${IDLE_MAX:-60}" ]; do
-    sleep 1
-    t=$((t + 1))
-    a=$b
-    b=$(awk '{print $14 + $15}' "/proc/$1/stat")
-    [ $((b - a)) -lt 5 ] && break
-  done
-  echo "$t"
-}
+# shellcheck source=src-it/bench/wait-idle.sh
+source "$here/wait-idle.sh"
 for r in $(seq 1 "$rounds"); do
   for target in "$@"; do
     label="${target%%=*}"

@@ -9,7 +9,7 @@
 # warm-ups, then couchbench's small run of every phase), then a fresh server on it with its
 # warm-ups on, couchbench's warm-up run (put,bulk), idle, and PUT, bulk, GET and the view build
 # each as its own couchbench run. JFR records in both runs (the cache needs the same modules).
-# TRAIN_OPTS: JVM options for the training run alone. Prints each phase's rate, server CPU and JIT
+# TRAIN_OPTS: JVM options for the training run alone; RUN_OPTS, for the measured run alone. Prints each phase's rate, server CPU and JIT
 # CPU, then src-it/bench/first-round-jit.py's account of what C2 compiled in it.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -40,8 +40,9 @@ BENCH_WARMUPS=1 start_bench_server "$jar" "$out/train" "$port" -XX:AOTCacheOutpu
 warmed "$out/train"
 node "$COUCHBENCH" --url "$url" --put-docs 2000 --bulk-docs 20000 --get-seconds 3 --cleanup > "$out/train/bench.txt" 2>&1
 kill -TERM "$pid"; wait "$pid" || true
+# shellcheck disable=SC2086 # RUN_OPTS is a list of options
 BENCH_WARMUPS=1 start_bench_server "$jar" "$out/run" "$((port + 1))" -XX:AOTCache="$out/chaise.aot" \
-  "-XX:StartFlightRecording:filename=$out/run/rec.jfr,settings=$out/jit.jfc" "$@"
+  "-XX:StartFlightRecording:filename=$out/run/rec.jfr,settings=$out/jit.jfc" ${RUN_OPTS:-} "$@"
 warmed "$out/run"
 wait_idle "$pid" > /dev/null
 node "$COUCHBENCH" --url "$url" --phases put,bulk --put-docs 2000 --bulk-docs 20000 --prefix warm --cleanup > "$out/run/warm.txt" 2>&1

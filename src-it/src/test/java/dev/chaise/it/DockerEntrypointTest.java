@@ -34,7 +34,8 @@ class DockerEntrypointTest {
     void shellcheckFindsNothing() throws Exception {
         Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/shellcheck")), "shellcheck is not installed (apt-get install shellcheck)");
         ProcessBuilder pb = new ProcessBuilder("shellcheck", "-x", "docker/entrypoint.sh", "docker/test-entrypoint.sh", "docker/fdb-init.sh",
-                "bin/fetch-npm.sh", "chaise", ".ci/run", "src-it/pouchdb-suite.sh", "src-it/couchdb-suite.sh", "src-it/bench/ab-jars.sh")
+                "bin/fetch-npm.sh", "chaise", ".ci/run", "src-it/pouchdb-suite.sh", "src-it/couchdb-suite.sh", "src-it/bench/ab-jars.sh",
+                "src-it/bench/first-round-jit.sh", "src-it/bench/first-round-ab.sh")
                 .directory(ROOT.toFile()).redirectErrorStream(true);
         run(pb);
     }

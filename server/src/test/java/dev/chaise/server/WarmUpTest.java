@@ -14,12 +14,12 @@ class WarmUpTest {
     @Test
     void sendsThePlanThroughARealServerThenClosesIt() throws Exception {
         AtomicInteger steps = new AtomicInteger();
-        // 1,200 documents: three bulk requests (500, 500, 200); a 2xx for every request, or it throws.
-        WarmUp.Result r = WarmUp.run(new WarmUp.Plan(1_200, 31), steps::incrementAndGet);
-        assertEquals(1_200, r.docs());
+        // 3,810 documents: 700 bulk requests of 4 (the first 2,800), then 500, 500 and 10; a 2xx for every request, or it throws.
+        WarmUp.Result r = WarmUp.run(new WarmUp.Plan(3_810, 31), steps::incrementAndGet);
+        assertEquals(3_810, r.docs());
         assertEquals(31, r.requests());
-        assertEquals(1 + 3 + 1 + 3 + 31, steps.get(),
-                "PUT db, three _bulk_docs, _index, the design document and two view queries, then the small requests; each after the pause hook");
+        assertEquals(1 + 700 + 3 + 1 + 3 + 31, steps.get(),
+                "PUT db, 703 _bulk_docs, _index, the design document and two view queries, then the small requests; each after the pause hook");
         assertThrows(ConnectException.class, () -> new Socket(InetAddress.getLoopbackAddress(), r.port()).close(),
                 "the throwaway server is gone when the warm-up returns");
     }

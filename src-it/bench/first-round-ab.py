@@ -6,6 +6,7 @@ inside the phase, sorted, with the medians, and in how many pairs the first side
     python3 src-it/bench/first-round-ab.py <out dir> <label a> <label b>
 """
 import glob
+import json
 import os
 import re
 import statistics
@@ -15,9 +16,10 @@ PHASES = (('put', 'docs_per_s', True), ('bulk', 'docs_per_s', True), ('get', 're
 
 
 def figure(run, phase, key):
+    """The phase's figure from couchbench's --json result, which first-round-jit.sh keeps per phase."""
     try:
-        return float(re.search(f'"{key}":([0-9.]+)', open(f'{run}/run/{phase}.txt').read()).group(1))
-    except (OSError, AttributeError):
+        return float(json.load(open(f'{run}/run/{phase}.json'))[phase][key])
+    except (OSError, ValueError, KeyError):
         return None
 
 

@@ -9,8 +9,9 @@
 # warm-ups, then couchbench's small run of every phase), then a fresh server on it with its
 # warm-ups on, couchbench's warm-up run (put,bulk), idle, and PUT, bulk, GET and the view build
 # each as its own couchbench run. JFR records in both runs (the cache needs the same modules).
-# TRAIN_OPTS: JVM options for the training run alone; RUN_OPTS, for the measured run alone. Prints each phase's rate, server CPU and JIT
-# CPU, then src-it/bench/first-round-jit.py's account of what C2 compiled in it.
+# TRAIN_OPTS: JVM options for the training run alone; RUN_OPTS, for the measured run alone.
+# Prints each phase's rate, server CPU and JIT CPU, then src-it/bench/first-round-jit.py's account
+# of what C2 compiled in it.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"

@@ -72,6 +72,12 @@ public final class EmbeddedKvStore implements KvStore {
     private final long clockOrigin = System.nanoTime();
     private final long startVersion;
     private ReadView current;
+    /**
+     * Under {@code versionLock}: the versions of the read views a transaction may still read at,
+     * the current one included. Every read version issued is at or above the oldest, so the
+     * conflict history keeps nothing at or below it ({@link #oldestReadableView}).
+     */
+    private final java.util.TreeSet<Long> liveViews = new java.util.TreeSet<>();
     private long lastCommitted;
     private long lastAssigned;
     private int inFlight;
@@ -131,6 +137,7 @@ public final class EmbeddedKvStore implements KvStore {
         this.lastCommitted = startVersion;
         this.lastAssigned = startVersion;
         this.current = new ReadView(this, startVersion, db.getSnapshot());
+        liveViews.add(startVersion);
         this.watches = new Watches(this::latest, options.faults());
         this.sequencer = new Sequencer(this, options.faults(), options.commitTimeout().toNanos());
     }
@@ -303,9 +310,21 @@ public final class EmbeddedKvStore implements KvStore {
             if (next != null) {
                 old = current;
                 current = next;
+                liveViews.add(version);
             }
         }
         if (old != null) old.release();
+    }
+
+    /**
+     * The oldest version a transaction reads at, or can be given to read at from now on: no
+     * transaction can conflict with a write at or below it. A read version is the current view's
+     * or above, and a transaction keeps its view until it ends.
+     */
+    long oldestReadableView() {
+        synchronized (versionLock) {
+            return liveViews.first();
+        }
     }
 
     /**
@@ -385,6 +404,9 @@ public final class EmbeddedKvStore implements KvStore {
 
     /** Lets RocksDB drop a read view no transaction uses any more: its kept iterators, then its snapshot. */
     void releaseView(ReadView view) {
+        synchronized (versionLock) {
+            liveViews.remove(view.version);
+        }
         view.readOptions.close(); // an options object: independent of the database's life
         if (!tryEnterNative()) return; // after close, RocksDB freed them
         try {

@@ -37,6 +37,50 @@ class EngineInternalsTest {
         assertFalse(h.conflicts(b(""), b("\u007f"), 0));
     }
 
+    /**
+     * The conflict history keeps a write only while some transaction reads below it: a live
+     * transaction's view holds every later write however many batches and generations pass, and
+     * once it ends the next commit forgets them.
+     */
+    @Test
+    void conflictHistoryLastsAsLongAsTheOldestLiveReader() throws InterruptedException {
+        try (EmbeddedKvStore s = EmbeddedKvStore.open(EmbeddedOptions.inMemory())) {
+            commit(s, "k", "0");
+            Transaction reader = s.createTransaction();
+            assertArrayEquals(b("0"), reader.get(b("k")));
+            long pinned = s.oldestReadableView();
+            assertTrue(pinned <= reader.getReadVersion());
+            commit(s, "k", "1");
+            for (int i = 0; i < 3; i++) {
+                Thread.sleep(120); // past a generation's span, so each commit opens a new one
+                commit(s, "other", Integer.toString(i));
+            }
+            assertEquals(pinned, s.oldestReadableView(), "the reader's view is still the oldest");
+            assertTrue(s.sequencer().historyGenerations() >= 4, "every write since the reader's view is kept");
+            reader.set(b("r"), b("x"));
+            KvException e = assertThrows(KvException.class, reader::commit);
+            assertEquals(KvException.NOT_COMMITTED, e.code(), "k was written after the reader read it");
+            reader.close();
+
+            assertTrue(s.oldestReadableView() > pinned, "no transaction reads at the old view any more");
+            Thread.sleep(120);
+            commit(s, "other", "last");
+            assertEquals(1, s.sequencer().historyGenerations(), "only the last commit's generation is left");
+            try (Transaction late = s.createTransaction()) {
+                assertArrayEquals(b("1"), late.get(b("k")));
+                late.set(b("k"), b("2"));
+                late.commit(); // nothing it read was written after its read version
+            }
+        }
+    }
+
+    private static void commit(KvStore s, String key, String value) {
+        try (Transaction tx = s.createTransaction()) {
+            tx.set(b(key), b(value));
+            tx.commit();
+        }
+    }
+
     @Test
     void writeBufferCoalescesClearedRanges() {
         WriteBuffer w = new WriteBuffer();

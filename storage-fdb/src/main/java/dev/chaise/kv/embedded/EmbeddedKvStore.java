@@ -277,13 +277,6 @@ public final class EmbeddedKvStore implements KvStore {
         }
     }
 
-    /** A read version for a transaction that read nothing, without pinning a snapshot. */
-    long readVersionOnly() {
-        synchronized (versionLock) {
-            return issueReadVersion();
-        }
-    }
-
     /** Under {@code versionLock}: the read version for a transaction starting now. */
     private long issueReadVersion() {
         long rv = inFlight == 0 ? Math.max(current.version, Math.max(lastCommitted, timeVersion())) : current.version;
@@ -319,7 +312,8 @@ public final class EmbeddedKvStore implements KvStore {
     /**
      * The oldest version a transaction reads at, or can be given to read at from now on: no
      * transaction can conflict with a write at or below it. A read version is the current view's
-     * or above, and a transaction keeps its view until it ends.
+     * or above, and a transaction holds its view until it ends (one that never read takes it at
+     * its commit), so every commit the sequencer resolves reads at a live view or above.
      */
     long oldestReadableView() {
         synchronized (versionLock) {

@@ -444,7 +444,9 @@ final class EmbeddedTransaction implements Transaction {
                 return;
             }
             KvLimits.checkTransactionSize(size);
-            if (readVersion < 0) readVersion = store.readVersionOnly(); // never read: no snapshot needed
+            // Never read: it still takes the current view, and holds it until the commit ends, so the
+            // conflict history keeps every write its explicit read-conflict ranges could meet.
+            ensureView();
             Sequencer.Result r = store.sequencer().commit(readVersion, readConflicts, writeConflicts, writes);
             committedVersion = r.version();
             versionstamp = Versionstamps.txVersionstamp(r.version(), r.order());

@@ -118,7 +118,10 @@ public final class EmbeddedKvStore implements KvStore {
         // less often; L0 and L1 are short-lived, so compressing them costs more than it saves.
         // No bloom filter on the last level: reads of absent keys there are range seeks (RFC C's
         // insert read), which filters never serve, and building them is compaction CPU.
-        cfOptions.setWriteBufferSize(128L << 20).setOptimizeFiltersForHits(true)
+        // 256 MB memtables: a flush (0.5 s of a core for 128 MB) slowed the requests it overlapped
+        // by a third on two cores; twice the memtable takes a load of about 190,000 documents
+        // without one, for about 45 MB more at the peak RSS (docs/benchmarks.md, "memtable size").
+        cfOptions.setWriteBufferSize(256L << 20).setOptimizeFiltersForHits(true)
                 .setLevel0FileNumCompactionTrigger(8).setLevel0SlowdownWritesTrigger(30).setLevel0StopWritesTrigger(48)
                 .setCompressionPerLevel(List.of(CompressionType.NO_COMPRESSION, CompressionType.NO_COMPRESSION,
                         CompressionType.LZ4_COMPRESSION, CompressionType.LZ4_COMPRESSION, CompressionType.LZ4_COMPRESSION,

@@ -11,6 +11,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
@@ -20,12 +24,15 @@ import org.rocksdb.ColumnFamilyOptions;
 import org.rocksdb.CompressionType;
 import org.rocksdb.DBOptions;
 import org.rocksdb.Env;
+import org.rocksdb.FlushOptions;
 import org.rocksdb.LRUCache;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.Snapshot;
 import org.rocksdb.RocksMemEnv;
 import org.rocksdb.WriteOptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The default backend: RocksDB as a plain ordered store, with FoundationDB's transaction model
@@ -44,6 +51,7 @@ import org.rocksdb.WriteOptions;
  */
 public final class EmbeddedKvStore implements KvStore {
     static final byte[] VERSION_KEY = "version".getBytes(StandardCharsets.US_ASCII);
+    private static final Logger log = LoggerFactory.getLogger(EmbeddedKvStore.class);
     /** After a restart, versions jump ahead a second, as FDB's jump after recovery. */
     private static final long RECOVERY_JUMP = KvLimits.VERSIONS_PER_SECOND;
 
@@ -83,6 +91,10 @@ public final class EmbeddedKvStore implements KvStore {
     private int inFlight;
     private long maxIssued;
     private volatile boolean closed;
+    private final ScheduledExecutorService idleFlusher; // null: no idle flush
+    private final LongAdder idleFlushes = new LongAdder();
+    private final List<long[]> cpuSamples = new ArrayList<>(); // {nanoTime, process CPU ns}: the idle flusher's thread only
+    private boolean flushedWhileQuiet; // likewise
 
     private EmbeddedKvStore(EmbeddedOptions options) throws RocksDBException {
         this.options = options;
@@ -143,6 +155,52 @@ public final class EmbeddedKvStore implements KvStore {
         liveViews.add(startVersion);
         this.watches = new Watches(this::latest, options.faults());
         this.sequencer = new Sequencer(this, options.faults(), options.commitTimeout().toNanos());
+        this.idleFlusher = options.idleFlush() == null || options.isInMemory() ? null : startIdleFlusher(options.idleFlush());
+    }
+
+    private ScheduledExecutorService startIdleFlusher(EmbeddedOptions.IdleFlush flush) {
+        ScheduledExecutorService s = Executors.newSingleThreadScheduledExecutor(
+                Thread.ofPlatform().daemon().name("chaise-kv-idle-flush").factory());
+        long period = Math.max(10, flush.after().toMillis() / 5);
+        s.scheduleWithFixedDelay(() -> idleCheck(flush), period, period, TimeUnit.MILLISECONDS);
+        return s;
+    }
+
+    private static final com.sun.management.OperatingSystemMXBean OS =
+            (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+
+    /**
+     * Every fifth of the idle time: once the whole process (requests, background jobs, the JIT)
+     * has used under the given share of a core over all of it, flush the memtable if it holds
+     * enough to be worth it, once per quiet spell. A flush of a full memtable is half a second or
+     * more of a core; inside a burst of writes it slows every request it overlaps
+     * (docs/benchmarks.md, "the memtable's size"), while here it uses time nothing else wanted.
+     * Best effort: a flush that fails now fails again, and visibly, when RocksDB flushes for itself.
+     */
+    private void idleCheck(EmbeddedOptions.IdleFlush flush) {
+        long now = System.nanoTime();
+        long cpu = OS.getProcessCpuTime();
+        cpuSamples.add(new long[] {now, cpu});
+        while (cpuSamples.size() > 1 && now - cpuSamples.get(1)[0] >= flush.after().toNanos()) cpuSamples.remove(0);
+        long[] first = cpuSamples.get(0); // the newest sample at least a window old
+        if (now - first[0] < flush.after().toNanos()) return; // not a whole window yet
+        boolean quiet = cpu - first[1] < flush.maxCpuShare() * (now - first[0]);
+        if (!quiet) {
+            flushedWhileQuiet = false;
+            return;
+        }
+        if (flushedWhileQuiet) return;
+        flushedWhileQuiet = true;
+        nativeGate.readLock().lock();
+        try (FlushOptions o = new FlushOptions().setWaitForFlush(false)) {
+            if (closed || db.getLongProperty(dataCf, "rocksdb.cur-size-active-mem-table") < flush.minBytes()) return;
+            db.flush(o, List.of(dataCf, metaCf));
+            idleFlushes.increment();
+        } catch (RocksDBException | RuntimeException e) {
+            log.warn("idle flush failed: {}", e.toString());
+        } finally {
+            nativeGate.readLock().unlock();
+        }
     }
 
     public static EmbeddedKvStore open(EmbeddedOptions options) {
@@ -250,6 +308,7 @@ public final class EmbeddedKvStore implements KvStore {
             }
             out.put("write_stalls_stop", stops);
             out.put("write_stalls_slowdown", slowdowns);
+            out.put("idle_flushes", idleFlushes.sum());
         } catch (RocksDBException | RuntimeException e) {
             out.put("error", String.valueOf(e.getMessage()));
         }
@@ -443,6 +502,7 @@ public final class EmbeddedKvStore implements KvStore {
         }
         sequencer.close();
         watches.close();
+        if (idleFlusher != null) idleFlusher.shutdownNow(); // a check under way sees closed, or close() waits for its gate
         nativeGate.writeLock().lock(); // every read in progress has finished; later ones see closed (RocksDB frees the snapshots)
         try {
             current.closeIdle(); // no transaction can give one back now: they see closed

@@ -132,7 +132,7 @@ public final class EmbeddedKvStore implements KvStore {
         // insert read), which filters never serve, and building them is compaction CPU.
         // 256 MB memtables: a flush (0.5 s of a core for 128 MB) slowed the requests it overlapped
         // by a third on two cores; twice the memtable takes a load of about 190,000 documents
-        // without one, for about 45 MB more at the peak RSS (docs/benchmarks.md, "memtable size").
+        // without one, for 15-45 MB more at the peak RSS (docs/benchmarks.md, "the memtable's size").
         cfOptions.setWriteBufferSize(256L << 20).setOptimizeFiltersForHits(true)
                 .setLevel0FileNumCompactionTrigger(8).setLevel0SlowdownWritesTrigger(30).setLevel0StopWritesTrigger(48)
                 .setCompressionPerLevel(List.of(CompressionType.NO_COMPRESSION, CompressionType.NO_COMPRESSION,

@@ -16,6 +16,8 @@ import java.util.Arrays;
  */
 public final class Versionstamps {
     public static final int TX_BYTES = 10;
+    /** The little-endian position a versionstamped operand ends with. */
+    public static final int OFFSET_BYTES = 4;
     public static final int FULL_BYTES = 12;
     private static final byte[] VERSIONSTAMP_CODE = {0x33};
 
@@ -50,9 +52,9 @@ public final class Versionstamps {
      * transaction versionstamp at it. Used by the embedded engine at commit.
      */
     public static byte[] fill(byte[] withOffset, byte[] txVersionstamp) {
-        if (withOffset.length < 4) throw new KvException(KvException.CLIENT_INVALID_OPERATION, "client_invalid_operation: versionstamp operand too short");
-        int n = withOffset.length - 4;
-        int offset = ByteBuffer.wrap(withOffset, n, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
+        if (withOffset.length < OFFSET_BYTES) throw new KvException(KvException.CLIENT_INVALID_OPERATION, "client_invalid_operation: versionstamp operand too short");
+        int n = withOffset.length - OFFSET_BYTES;
+        int offset = ByteBuffer.wrap(withOffset, n, OFFSET_BYTES).order(ByteOrder.LITTLE_ENDIAN).getInt();
         if (offset < 0 || offset + TX_BYTES > n) {
             throw new KvException(KvException.CLIENT_INVALID_OPERATION, "client_invalid_operation: versionstamp offset out of range");
         }

@@ -640,8 +640,18 @@ final class Sequencer implements AutoCloseable {
     /** Encodes what does not depend on the commit; on the committing thread. */
     private Encoded encode(WriteBuffer w) {
         int runKeys = 0;
-        for (WriteBuffer.Run run : w.runs.values()) runKeys += run.keys().length;
-        WriteBatchEncoder wb = new WriteBatchEncoder(64 * (w.points.size() + runKeys + w.versionstamped.size() + w.cleared.size()));
+        long bytes = 0;
+        for (WriteBuffer.Run run : w.runs.values()) {
+            runKeys += run.keys().length;
+            for (int i = 0; i < run.keys().length; i++) bytes += WriteBatchEncoder.recordBytes(dataCfId, run.keys()[i].length, run.values()[i].length);
+        }
+        for (Map.Entry<byte[], byte[]> c : w.cleared.entrySet()) bytes += WriteBatchEncoder.rangeBytes(dataCfId, c.getKey().length, c.getValue().length);
+        for (Map.Entry<byte[], WriteBuffer.Op> e : w.points.entrySet()) bytes += WriteBatchEncoder.recordBytes(dataCfId, e.getKey().length, valueBytes(e.getValue()));
+        for (WriteBuffer.VersionstampedKey v : w.versionstamped) {
+            bytes += WriteBatchEncoder.recordBytes(dataCfId, Math.max(0, v.key().length - Versionstamps.OFFSET_BYTES), v.value().length);
+        }
+        // Exact unless an atomic operation's result is not its operand's length (the batch then grows or is copied once).
+        WriteBatchEncoder wb = new WriteBatchEncoder((int) Math.min(bytes, Integer.MAX_VALUE - 64));
         List<byte[]> keys = new ArrayList<>(w.points.size() + runKeys + w.versionstamped.size());
         List<byte[][]> ranges = new ArrayList<>(w.cleared.size());
         List<Map.Entry<byte[], WriteBuffer.Op>> atCommit = new ArrayList<>(2);
@@ -666,6 +676,16 @@ final class Sequencer implements AutoCloseable {
             }
         }
         return new Encoded(wb, keys, ranges, atCommit);
+    }
+
+    /** A point operation's value length in the batch, -1 for a delete; an atomic result counts as its last operand's length (as an add's is). */
+    private static int valueBytes(WriteBuffer.Op op) {
+        return switch (op) {
+            case WriteBuffer.SetOp s -> s.value().length;
+            case WriteBuffer.ClearOp c -> -1;
+            case WriteBuffer.AtomicOp a -> a.mutations().isEmpty() ? 0 : a.mutations().getLast().param().length;
+            case WriteBuffer.StampedOp st -> st.then().isEmpty() ? Math.max(0, st.template().length - Versionstamps.OFFSET_BYTES) : st.then().getLast().param().length;
+        };
     }
 
     /**

@@ -34,8 +34,9 @@ final class WriteBatchEncoder {
     private int len = HEADER;
     private int count;
 
+    /** {@code capacity}: the records' bytes, if known (then the batch is handed over without a copy). */
     WriteBatchEncoder(int capacity) {
-        buf = new byte[Math.max(64, capacity + HEADER)];
+        buf = new byte[capacity + HEADER];
     }
 
     void put(int cf, byte[] key, byte[] value) {
@@ -53,6 +54,25 @@ final class WriteBatchEncoder {
         tag(cf, RANGE_DELETION, CF_RANGE_DELETION);
         string(begin);
         string(end);
+    }
+
+    /** The bytes a put takes in the batch, or a delete with {@code valueLength} -1. */
+    static int recordBytes(int cf, int keyLength, int valueLength) {
+        return 1 + (cf == 0 ? 0 : varintBytes(cf)) + varintBytes(keyLength) + keyLength + (valueLength < 0 ? 0 : varintBytes(valueLength) + valueLength);
+    }
+
+    /** The bytes a range deletion takes in the batch. */
+    static int rangeBytes(int cf, int beginLength, int endLength) {
+        return recordBytes(cf, beginLength, endLength);
+    }
+
+    private static int varintBytes(int v) {
+        int n = 1;
+        while ((v & ~0x7f) != 0) {
+            v >>>= 7;
+            n++;
+        }
+        return n;
     }
 
     int count() {

@@ -41,6 +41,7 @@ class WriteBatchEncoderTest {
             WriteBatchEncoder enc = new WriteBatchEncoder(r.nextInt(100));
             try (WriteBatch reference = new WriteBatch()) {
                 int ops = r.nextInt(40);
+                int recordBytes = 0;
                 for (int i = 0; i < ops; i++) {
                     // Lengths around the varint boundaries (127/128, 16383/16384) and empty values.
                     byte[] k = bytes(r, pick(r, 1, 127, 128, 300, 16_384));
@@ -49,19 +50,25 @@ class WriteBatchEncoderTest {
                     int cf = h.getID();
                     switch (r.nextInt(3)) {
                         case 0 -> {
+                            recordBytes += WriteBatchEncoder.recordBytes(cf, k.length, v.length);
                             enc.put(cf, k, v);
                             reference.put(h, k, v);
                         }
                         case 1 -> {
+                            recordBytes += WriteBatchEncoder.recordBytes(cf, k.length, -1);
                             enc.delete(cf, k);
                             reference.delete(h, k);
                         }
                         default -> {
+                            recordBytes += WriteBatchEncoder.rangeBytes(cf, k.length, v.length);
                             enc.deleteRange(cf, k, v);
                             reference.deleteRange(h, k, v);
                         }
                     }
                 }
+                // The sizes the sequencer allocates by: a batch's bytes are its header's and its records'.
+                assertEquals(reference.data().length, 12 + recordBytes, "round " + round);
+                assertEquals(enc.size(), 12 + recordBytes, "round " + round);
                 try (WriteBatch mine = enc.toWriteBatch()) {
                     assertEquals(reference.count(), mine.count());
                     assertArrayEquals(reference.data(), mine.data(), "round " + round);

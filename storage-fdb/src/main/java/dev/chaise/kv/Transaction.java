@@ -22,7 +22,8 @@ public interface Transaction extends ReadTransaction, AutoCloseable {
      * {@link #nextWriteNoWriteConflictRange} before it applies to all of them, and is used up by
      * this call even when {@code kvs} is empty. Keys must ascend
      * (2000 {@code client_invalid_operation} otherwise); limits are checked before anything is
-     * written. For a document body: the embedded engine keeps such a group as one entry.
+     * written. For a document body: the embedded engine keeps such a group as one entry, and
+     * keeps the arrays themselves, so the caller hands them over and must not change them after.
      */
     void setAll(java.util.List<KeyValue> kvs);
 

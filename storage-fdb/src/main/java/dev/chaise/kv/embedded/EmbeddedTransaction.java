@@ -299,10 +299,10 @@ final class EmbeddedTransaction implements Transaction {
         byte[][] keys = new byte[kvs.size()][];
         byte[][] values = new byte[kvs.size()][];
         long bytes = 0;
-        for (int i = 0; i < keys.length; i++) {
+        for (int i = 0; i < keys.length; i++) { // not copied: the caller hands them over (a bulk load's bodies were 6 % of its garbage)
             KeyValue kv = kvs.get(i);
-            keys[i] = kv.key().clone();
-            values[i] = kv.value().clone();
+            keys[i] = kv.key();
+            values[i] = kv.value();
             bytes += keys[i].length + values[i].length;
         }
         boolean conflict = takeWriteConflict(); // even an empty setAll uses the option up: it was meant for this call

@@ -109,8 +109,9 @@ public final class Main {
         // HotSpot compiles what runs often; until it has, a restarted server is about twice as slow.
         // In the background, one after the other (so they take at most one core from clients):
         // the request path, on a throwaway server sent a bulk load, a Mango index build, a JS view
-        // build and a few thousand small requests; then the JS interpreter, for the first view build. Both pause
-        // while an index build runs, which a client may be waiting on. 0 turns each off.
+        // build and a few thousand small requests; one full GC (WarmUp.settleHeap); then the JS
+        // interpreter, for the first view build. The warm-ups pause while an index build runs,
+        // which a client may be waiting on. 0 turns each off.
         WarmUp.Plan warm = new WarmUp.Plan(config.get("chaise", "mango_warmup_docs").map(Integer::parseInt).orElse(5_000),
                 config.get("chaise", "warmup_requests").map(Integer::parseInt).orElse(4_000));
         int jsWarmupDocs = config.get("chaise", "js_warmup_docs").map(Integer::parseInt).orElse(20_000);
@@ -123,6 +124,8 @@ public final class Main {
                     } catch (Exception e) {
                         log.warn("request-path warm-up failed", e);
                     }
+                    awaitNoBuilds(views);
+                    log.info("start-up state moved to the old generation in {} ms", WarmUp.settleHeap());
                 }
                 if (jsWarmupDocs > 0) {
                     long t0 = System.nanoTime();

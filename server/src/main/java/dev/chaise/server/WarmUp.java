@@ -11,11 +11,13 @@ import dev.chaise.storage.Storage;
 import dev.chaise.views.ViewsModule;
 import dev.chaise.views.js.GraalJsEngine;
 import dev.chaise.views.jobs.JobQueue;
+import com.sun.management.HotSpotDiagnosticMXBean;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -124,6 +126,39 @@ final class WarmUp {
         }
         return new Result(Math.max(0, plan.docs()), sent, (System.nanoTime() - t0) / 1_000_000, port);
     }
+
+    /**
+     * One full collection, after the request path's warm-up and before the JavaScript engine's
+     * (placed after it, the first view build was slower in two A/Bs of three, for a reason not
+     * found: it was not the collector's pauses). What the start-up leaves alive,
+     * about 11 MB, otherwise stayed in the young generation and was copied by each young pause
+     * until it had survived 15 of them, which fell inside the first client's load: a 100,000-document
+     * bulk load's pauses took 74-101 ms instead of 25-44 (docs/benchmarks.md, issue 27, "the start-up's
+     * survivors"). The heap keeps its size: after a full collection G1 would shrink it to a few times
+     * what is live, and the first load would pay for growing it again in smaller young generations.
+     *
+     * @return the milliseconds it took
+     */
+    static long settleHeap() {
+        long t0 = System.nanoTime();
+        HotSpotDiagnosticMXBean vm = null;
+        String ratio = null;
+        try {
+            vm = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+            ratio = vm.getVMOption(MAX_HEAP_FREE_RATIO).getValue();
+            vm.setVMOption(MAX_HEAP_FREE_RATIO, "100");
+        } catch (RuntimeException notHotSpot) {
+            vm = null; // another VM, or the flag is not manageable there: collect all the same
+        }
+        try {
+            System.gc();
+        } finally {
+            if (vm != null) vm.setVMOption(MAX_HEAP_FREE_RATIO, ratio);
+        }
+        return (System.nanoTime() - t0) / 1_000_000;
+    }
+
+    static final String MAX_HEAP_FREE_RATIO = "MaxHeapFreeRatio";
 
     /** A document of about 300 bytes, shaped like an application's. */
     private static String doc(int n) {

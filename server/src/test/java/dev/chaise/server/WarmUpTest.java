@@ -2,8 +2,12 @@ package dev.chaise.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.sun.management.HotSpotDiagnosticMXBean;
 import java.io.IOException;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.Socket;
@@ -22,6 +26,22 @@ class WarmUpTest {
                 "PUT db, 703 _bulk_docs, _index, the design document and two view queries, then the small requests; each after the pause hook");
         assertThrows(ConnectException.class, () -> new Socket(InetAddress.getLoopbackAddress(), r.port()).close(),
                 "the throwaway server is gone when the warm-up returns");
+    }
+
+    @Test
+    void settlingTheHeapCollectsAndLeavesTheFreeRatioAsItWas() {
+        HotSpotDiagnosticMXBean vm = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+        String ratio = vm.getVMOption(WarmUp.MAX_HEAP_FREE_RATIO).getValue();
+        long before = collections();
+        WarmUp.settleHeap();
+        assertTrue(collections() > before, "a collection ran");
+        assertEquals(ratio, vm.getVMOption(WarmUp.MAX_HEAP_FREE_RATIO).getValue(), "the flag is set back");
+    }
+
+    private static long collections() {
+        long n = 0;
+        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) n += Math.max(0, gc.getCollectionCount());
+        return n;
     }
 
     @Test

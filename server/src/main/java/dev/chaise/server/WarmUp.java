@@ -133,7 +133,7 @@ final class WarmUp {
      * found: it was not the collector's pauses). What the start-up leaves alive,
      * about 11 MB, otherwise stayed in the young generation and was copied by each young pause
      * until it had survived 15 of them, which fell inside the first client's load: a 100,000-document
-     * bulk load's pauses took 74-101 ms instead of 25-44 (docs/benchmarks.md, issue 27, "the start-up's
+     * bulk load's young pauses took 73-95 ms in all instead of 21-35 (docs/benchmarks.md, issue 27, "the start-up's
      * survivors"). The heap keeps its size: after a full collection G1 would shrink it to a few times
      * what is live, and the first load would pay for growing it again in smaller young generations.
      *

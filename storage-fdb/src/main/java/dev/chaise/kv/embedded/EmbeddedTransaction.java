@@ -352,7 +352,7 @@ final class EmbeddedTransaction implements Transaction {
     public synchronized void setVersionstampedKey(byte[] key, byte[] value) {
         ensureOpen();
         Versionstamps.fill(key, new byte[Versionstamps.TX_BYTES]); // validates the offset now, not mid-batch
-        KvLimits.checkWritableKey(Arrays.copyOf(key, key.length - 4));
+        KvLimits.checkWritableKey(Arrays.copyOf(key, key.length - Versionstamps.OFFSET_BYTES));
         KvLimits.checkValue(value);
         // The key is known only at commit, so the sequencer adds its conflict range. Until then it
         // may be any key from the lowest stamp this transaction can get (above its read version,
@@ -370,7 +370,7 @@ final class EmbeddedTransaction implements Transaction {
         ensureOpen();
         KvLimits.checkWritableKey(key);
         Versionstamps.fill(value, new byte[Versionstamps.TX_BYTES]);
-        KvLimits.checkValue(Arrays.copyOf(value, value.length - 4));
+        KvLimits.checkValue(Arrays.copyOf(value, value.length - Versionstamps.OFFSET_BYTES));
         byte[] k = key.clone();
         writes.setVersionstampedValue(k, value.clone());
         writeConflict(k);

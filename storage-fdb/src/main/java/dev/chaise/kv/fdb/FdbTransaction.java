@@ -155,7 +155,7 @@ final class FdbTransaction implements Transaction {
     public void setVersionstampedKey(byte[] key, byte[] value) {
         ensureOpen();
         Versionstamps.fill(key, new byte[Versionstamps.TX_BYTES]); // validates the trailing offset
-        KvLimits.checkWritableKey(Arrays.copyOf(key, key.length - 4));
+        KvLimits.checkWritableKey(Arrays.copyOf(key, key.length - Versionstamps.OFFSET_BYTES));
         KvLimits.checkValue(value);
         // Operands are already in FDB's API 520+ format: passed through unchanged.
         boolean blind = takeNoWriteConflict();
@@ -170,7 +170,7 @@ final class FdbTransaction implements Transaction {
         ensureOpen();
         KvLimits.checkWritableKey(key);
         Versionstamps.fill(value, new byte[Versionstamps.TX_BYTES]);
-        KvLimits.checkValue(Arrays.copyOf(value, value.length - 4));
+        KvLimits.checkValue(Arrays.copyOf(value, value.length - Versionstamps.OFFSET_BYTES));
         boolean blind = takeNoWriteConflict();
         call(() -> {
             blindIf(blind);

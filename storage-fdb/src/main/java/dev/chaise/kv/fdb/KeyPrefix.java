@@ -2,6 +2,7 @@ package dev.chaise.kv.fdb;
 
 import dev.chaise.kv.KeySelector;
 import dev.chaise.kv.Keys;
+import dev.chaise.kv.Versionstamps;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -61,12 +62,12 @@ final class KeyPrefix {
     /** A versionstamped key's operand (key, then the placeholder's 4-byte little-endian offset): prefixed, the offset moved along. */
     byte[] addToVersionstampedKey(byte[] operand) {
         if (prefix.length == 0) return operand;
-        int n = operand.length - 4;
-        int offset = ByteBuffer.wrap(operand, n, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
+        int n = operand.length - Versionstamps.OFFSET_BYTES;
+        int offset = ByteBuffer.wrap(operand, n, Versionstamps.OFFSET_BYTES).order(ByteOrder.LITTLE_ENDIAN).getInt();
         byte[] out = new byte[prefix.length + operand.length];
         System.arraycopy(prefix, 0, out, 0, prefix.length);
         System.arraycopy(operand, 0, out, prefix.length, n);
-        ByteBuffer.wrap(out, prefix.length + n, 4).order(ByteOrder.LITTLE_ENDIAN).putInt(offset + prefix.length);
+        ByteBuffer.wrap(out, prefix.length + n, Versionstamps.OFFSET_BYTES).order(ByteOrder.LITTLE_ENDIAN).putInt(offset + prefix.length);
         return out;
     }
 }

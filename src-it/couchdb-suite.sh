@@ -102,6 +102,7 @@ node_name = node1@127.0.0.1
 js_warmup_docs = 0
 mango_warmup_docs = 0
 warmup_requests = 0
+warmup_writes = 0
 [chttpd]
 port = $port
 bind_address = 127.0.0.1

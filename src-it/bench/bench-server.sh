@@ -22,7 +22,8 @@ start_bench_server() {
   mapfile -t opts < <(grep -v '^#' "$repo/bin/jvm.options")
   local warmups="js_warmup_docs = 0
 mango_warmup_docs = 0
-warmup_requests = 0"
+warmup_requests = 0
+warmup_writes = 0"
   [ "${BENCH_WARMUPS:-0}" = 1 ] && warmups=""
   cat > "$dir/bench.ini" <<INI
 [chttpd]

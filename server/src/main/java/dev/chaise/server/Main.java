@@ -110,12 +110,14 @@ public final class Main {
         // In the background, one after the other (so they take at most one core from clients):
         // the request path, on a throwaway server sent a bulk load, a Mango index build, a JS view
         // build and a few thousand small requests; one full GC (WarmUp.settleHeap); then the JS
-        // interpreter, for the first view build. The warm-ups pause while an index build runs,
-        // which a client may be waiting on. 0 turns each off.
+        // interpreter, for the first view build; then, once the compilers are idle, single-document
+        // PUTs from four connections to another throwaway server. The warm-ups pause while an index
+        // build runs, which a client may be waiting on. 0 turns each off.
         WarmUp.Plan warm = new WarmUp.Plan(config.get("chaise", "mango_warmup_docs").map(Integer::parseInt).orElse(5_000),
                 config.get("chaise", "warmup_requests").map(Integer::parseInt).orElse(4_000));
         int jsWarmupDocs = config.get("chaise", "js_warmup_docs").map(Integer::parseInt).orElse(20_000);
-        if (!warm.none() || jsWarmupDocs > 0) {
+        int warmupWrites = config.get("chaise", "warmup_writes").map(Integer::parseInt).orElse(8_000);
+        if (!warm.none() || jsWarmupDocs > 0 || warmupWrites > 0) {
             Thread.ofPlatform().name("warmup").daemon().priority(Thread.MIN_PRIORITY).start(() -> {
                 if (!warm.none()) {
                     try {
@@ -131,6 +133,22 @@ public final class Main {
                     long t0 = System.nanoTime();
                     int n = js.warmUp(jsWarmupDocs, () -> awaitNoBuilds(views));
                     log.info("JavaScript engine warmed on {} documents in {} ms", n, (System.nanoTime() - t0) / 1_000_000);
+                }
+                if (warmupWrites > 0) {
+                    try {
+                        long t0 = System.nanoTime();
+                        if (!WarmUp.awaitQuietCompiler(Duration.ofSeconds(60))) {
+                            log.info("write path not warmed: the compilers were busy for a minute");
+                        } else {
+                            WarmUp.Result r = WarmUp.writes(warmupWrites, () -> awaitNoBuilds(views));
+                            log.info("write path warmed: {} PUTs in {} ms, after {} ms for the compilers to finish the start's work", r.docs(),
+                                    r.millis(), (System.nanoTime() - t0) / 1_000_000 - r.millis());
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    } catch (Exception e) {
+                        log.warn("write-path warm-up failed", e);
+                    }
                 }
             });
         }

@@ -17,14 +17,17 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Warms the request path at start. HotSpot compiles methods, not servers: a throwaway server over
@@ -82,21 +85,11 @@ final class WarmUp {
      */
     static Result run(Plan plan, Runnable beforeRequest) throws IOException, InterruptedException {
         long t0 = System.nanoTime();
-        String password = UUID.randomUUID().toString();
-        // One PBKDF2 iteration: the password is checked once, then the authenticator's cache answers.
-        HttpConfig http = HttpConfig.defaults().withPort(0).withAuth(HttpConfig.Auth.defaults().withIterations(1));
-        IniConfigStore config = new IniConfigStore(IniConfig.parse("[chaise]\naccess_log = false\n[admins]\nwarmup = "
-                + ServerAdmins.stored(password, http.auth()) + "\n", "warm-up"), null);
         int sent = 0;
         int port;
-        ViewsModule.Options viewOptions = new ViewsModule.Options(ViewsModule.Options.defaults().workers(), SEGMENT_DOCS);
-        try (KvStore kv = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
-             Storage storage = new Storage(kv, SecurityObject.ADMIN_ONLY_JSON);
-             GraalJsEngine js = GraalJsEngine.createDefault();
-             ViewsModule views = new ViewsModule(storage, js, viewOptions).useJobQueue(new JobQueue(kv, "warmup"), 2, Duration.ofSeconds(60));
-             ChaiseHttp server = new ChaiseHttp(http, storage, views, config, List.of()).start();
-             Client c = new Client(server.port(), "warmup", password, beforeRequest)) {
-            port = server.port();
+        try (Throwaway t = Throwaway.open();
+             Client c = t.client(beforeRequest)) {
+            port = t.server.port();
             c.send("PUT", DB, null);
             int small = Math.min(plan.docs(), SMALL_REQUESTS * SMALL_BATCH);
             for (int i = 0; i < plan.docs(); ) {
@@ -125,6 +118,126 @@ final class WarmUp {
             }
         }
         return new Result(Math.max(0, plan.docs()), sent, (System.nanoTime() - t0) / 1_000_000, port);
+    }
+
+    /**
+     * Single-document PUTs of new documents from {@link #WRITERS} connections at once, as clients
+     * write, to a throwaway server of its own. Meant to run once HotSpot's compile queue has
+     * drained ({@link #awaitQuietCompiler}). While the queue is long (hundreds of methods at start),
+     * HotSpot raises its thresholds with it and keeps the write path's per-request methods in C1's
+     * code however often they run; the first client's writes then paid for their C2 compiles. Run on
+     * an idle compiler, they are compiled here, and the AOT cache's training run records those
+     * compiles, so that a later start compiles them early from the cache's profiles
+     * (docs/benchmarks.md, issue 27, "the write pass").
+     *
+     * @return the documents written (all of {@code puts}, or it throws) and the requests sent
+     */
+    static Result writes(int puts, Runnable beforeRequest) throws IOException, InterruptedException {
+        long t0 = System.nanoTime();
+        int port;
+        try (Throwaway t = Throwaway.open(); Client c = t.client(beforeRequest)) {
+            port = t.server.port();
+            c.send("PUT", DB, null);
+            List<Thread> writers = new ArrayList<>();
+            AtomicReference<Exception> failed = new AtomicReference<>();
+            for (int w = 0; w < WRITERS; w++) {
+                int first = w;
+                writers.add(Thread.ofPlatform().name("warmup-writer-" + w).daemon().start(() -> {
+                    try (Client own = t.client(beforeRequest)) {
+                        for (int n = first; n < puts && failed.get() == null; n += WRITERS) own.send("PUT", DB + "/w" + n, doc(n));
+                    } catch (Exception e) {
+                        failed.compareAndSet(null, e);
+                    }
+                }));
+            }
+            for (Thread w : writers) w.join();
+            if (failed.get() instanceof IOException e) throw e;
+            if (failed.get() != null) throw new IOException("a warm-up writer failed", failed.get());
+        }
+        int docs = Math.max(0, puts);
+        return new Result(docs, docs + 1, (System.nanoTime() - t0) / 1_000_000, port);
+    }
+
+    /** Connections {@link #writes} uses at once: couchbench's PUT clients, and enough to share a commit's fsync. */
+    static final int WRITERS = 4;
+
+    /**
+     * Returns true once HotSpot's compilers used under 5 % of the time for half a second, false
+     * if they did not within {@code max} (a busy server: its clients are warming it anyway) or
+     * if this VM does not report compile time.
+     */
+    static boolean awaitQuietCompiler(Duration max) throws InterruptedException {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) return false;
+        long deadline = System.nanoTime() + max.toNanos();
+        long before = jit.getTotalCompilationTime();
+        while (System.nanoTime() < deadline) {
+            Thread.sleep(500);
+            long now = jit.getTotalCompilationTime();
+            if (now - before < 25) return true;
+            before = now;
+        }
+        return false;
+    }
+
+    /** A server over an in-memory store, on a loopback port and with an admin of its own, for one warm-up. */
+    private static final class Throwaway implements AutoCloseable {
+        private final String password = UUID.randomUUID().toString();
+        private final List<AutoCloseable> opened = new ArrayList<>();
+        private ChaiseHttp server;
+
+        static Throwaway open() throws InterruptedException {
+            Throwaway t = new Throwaway();
+            try {
+                // One PBKDF2 iteration: the password is checked once, then the authenticator's cache answers.
+                HttpConfig http = HttpConfig.defaults().withPort(0).withAuth(HttpConfig.Auth.defaults().withIterations(1));
+                IniConfigStore config = new IniConfigStore(IniConfig.parse("[chaise]\naccess_log = false\n[admins]\nwarmup = "
+                        + ServerAdmins.stored(t.password, http.auth()) + "\n", "warm-up"), null);
+                ViewsModule.Options viewOptions = new ViewsModule.Options(ViewsModule.Options.defaults().workers(), SEGMENT_DOCS);
+                KvStore kv = t.add(EmbeddedKvStore.open(EmbeddedOptions.inMemory()));
+                Storage storage = t.add(new Storage(kv, SecurityObject.ADMIN_ONLY_JSON));
+                GraalJsEngine js = t.add(GraalJsEngine.createDefault());
+                ViewsModule views = t.add(new ViewsModule(storage, js, viewOptions).useJobQueue(new JobQueue(kv, "warmup"), 2, Duration.ofSeconds(60)));
+                t.server = t.add(new ChaiseHttp(http, storage, views, config, List.of()).start());
+                return t;
+            } catch (InterruptedException | RuntimeException e) {
+                t.closeQuietly(e);
+                throw e;
+            }
+        }
+
+        private <T extends AutoCloseable> T add(T resource) {
+            opened.add(resource);
+            return resource;
+        }
+
+        Client client(Runnable beforeRequest) throws IOException {
+            return new Client(server.port(), "warmup", password, beforeRequest);
+        }
+
+        private void closeQuietly(Exception cause) {
+            try {
+                close();
+            } catch (IOException e) {
+                cause.addSuppressed(e);
+            }
+        }
+
+        /** Closes what was opened, last first. */
+        @Override
+        public void close() throws IOException {
+            IOException first = null;
+            for (int i = opened.size() - 1; i >= 0; i--) {
+                try {
+                    opened.get(i).close();
+                } catch (Exception e) {
+                    if (first == null) first = e instanceof IOException io ? io : new IOException(e);
+                    else first.addSuppressed(e);
+                }
+            }
+            opened.clear();
+            if (first != null) throw first;
+        }
     }
 
     /**

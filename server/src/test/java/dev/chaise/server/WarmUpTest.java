@@ -1,6 +1,7 @@
 package dev.chaise.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -11,6 +12,7 @@ import java.lang.management.ManagementFactory;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.Socket;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -26,6 +28,24 @@ class WarmUpTest {
                 "PUT db, 703 _bulk_docs, _index, the design document and two view queries, then the small requests; each after the pause hook");
         assertThrows(ConnectException.class, () -> new Socket(InetAddress.getLoopbackAddress(), r.port()).close(),
                 "the throwaway server is gone when the warm-up returns");
+    }
+
+    @Test
+    void writesPutsEveryDocumentThenClosesItsServer() throws Exception {
+        AtomicInteger steps = new AtomicInteger();
+        // 203 documents over four connections: 51, 51, 51 and 50; each PUT must answer 2xx, or it throws.
+        WarmUp.Result r = WarmUp.writes(203, steps::incrementAndGet);
+        assertEquals(203, r.docs());
+        assertEquals(204, r.requests());
+        assertEquals(1 + 203, steps.get(), "PUT db, then one PUT per document; each after the pause hook");
+        assertThrows(ConnectException.class, () -> new Socket(InetAddress.getLoopbackAddress(), r.port()).close(),
+                "the throwaway server is gone when the warm-up returns");
+    }
+
+    @Test
+    void theCompilersGoQuietInAnIdleVmAndAZeroWaitGivesUp() throws InterruptedException {
+        assertFalse(WarmUp.awaitQuietCompiler(Duration.ZERO), "no time to watch: not known to be quiet");
+        assertTrue(WarmUp.awaitQuietCompiler(Duration.ofSeconds(60)), "a test JVM doing nothing stops compiling");
     }
 
     @Test

@@ -123,12 +123,13 @@ final class WarmUp {
     /**
      * Single-document PUTs of new documents from {@link #WRITERS} connections at once, as clients
      * write, to a throwaway server of its own. Meant to run once HotSpot's compile queue has
-     * drained ({@link #awaitQuietCompiler}). While the queue is long (hundreds of methods at start),
-     * HotSpot raises its thresholds with it and keeps the write path's per-request methods in C1's
-     * code however often they run; the first client's writes then paid for their C2 compiles. Run on
-     * an idle compiler, they are compiled here, and the AOT cache's training run records those
-     * compiles, so that a later start compiles them early from the cache's profiles
-     * (docs/benchmarks.md, issue 27, "the write pass").
+     * drained ({@link #awaitQuietCompiler}). While the queue is long (hundreds of methods at start,
+     * more with the AOT cache) HotSpot raises its thresholds with it, and with the cache a method
+     * its training run compiled only inlined in a caller stays in C1's code until its calls,
+     * counted from the training run's, pass about 50,000. The write path's per-document methods are
+     * such methods; they were compiled by C2 in the first client's measured writes. This pass adds
+     * its calls to the training run's counts (the cache keeps them) and to the start's, so they
+     * cross in the pass or in a client's first writes (docs/benchmarks.md, issue 27, "the write pass").
      *
      * @return the documents written (all of {@code puts}, or it throws) and the requests sent
      */

@@ -1457,6 +1457,36 @@ public abstract class KvConformanceSuite {
         f.get(10, TimeUnit.SECONDS);
     }
 
+    /**
+     * A transaction of hundreds of writes (a bulk write's size) fires the watches on the keys it
+     * writes, whichever way it writes them, and no other: a run of ascending keys, a point set, a
+     * point clear and a cleared range. (The embedded engine then asks the transaction about each
+     * watched key instead of going through its writes.)
+     */
+    @Test
+    public void watchesAmongABigTransactionsWritesFireOnTheirKeysOnly() throws Exception {
+        String[] watched = {"big/run/1500", "big/point", "big/gone", "big/range/5", "big/run/1500x", "big/zzz"};
+        for (String k : watched) put(k, "0");
+        List<CompletableFuture<Void>> f = new ArrayList<>();
+        try (Transaction tx = store.createTransaction()) {
+            for (String k : watched) f.add(tx.watch(b(k)));
+            tx.commit();
+        }
+        store.run(tx -> {
+            List<KeyValue> run = new ArrayList<>();
+            for (int i = 1000; i < 2000; i++) run.add(new KeyValue(b("big/run/" + i), b("v" + i)));
+            tx.setAll(run);
+            tx.set(b("big/point"), b("1"));
+            tx.clear(b("big/gone"));
+            tx.clear(b("big/range/"), b("big/range0"));
+            return null;
+        });
+        for (int i = 0; i < 4; i++) f.get(i).get(10, TimeUnit.SECONDS);
+        assertNotFiredWithin(f.get(4), 300); // between two of the run's keys
+        assertNotFiredWithin(f.get(5), 1);
+        for (CompletableFuture<Void> w : f) w.cancel(false);
+    }
+
     @Test
     public void aWatchArmedAfterACommitReturnedIsNotFiredByThatCommit() throws Exception {
         // The commit returned before the watch read its key, so that commit is not a change the

@@ -2,6 +2,7 @@ package dev.chaise.kv.embedded;
 
 import dev.chaise.kv.Keys;
 import java.util.Arrays;
+import java.util.Iterator;
 import java.util.List;
 import java.util.TreeMap;
 
@@ -28,15 +29,24 @@ final class LatestAtomics {
         return buckets[KeyBuckets.of(key)] == 0 ? null : values.get(key);
     }
 
-    /** A transaction was written: {@code cleared} ranges, every key it {@code touched}, and the values its atomic operations gave {@code atomicKeys}. */
-    void written(List<byte[][]> cleared, List<byte[]> touched, List<byte[]> atomicKeys, List<byte[]> atomicValues) {
-        if (!values.isEmpty()) {
-            for (byte[][] r : cleared) {
+    /** A transaction was written: what it {@code touched}, and the values its atomic operations gave {@code atomicKeys}. */
+    void written(Touched touched, List<byte[]> atomicKeys, List<byte[]> atomicValues) {
+        if (!values.isEmpty() && touched.cheaperToLookUp(values.size())) {
+            // A bulk write's thousands of keys against a few databases' counters: ask about each counter.
+            for (Iterator<byte[]> it = values.keySet().iterator(); it.hasNext(); ) {
+                byte[] k = it.next();
+                if (touched.touches(k)) {
+                    it.remove();
+                    buckets[KeyBuckets.of(k)]--;
+                }
+            }
+        } else if (!values.isEmpty()) {
+            for (byte[][] r : touched.ranges()) {
                 var sub = values.subMap(r[0], true, r[1], false);
                 for (byte[] k : sub.keySet()) buckets[KeyBuckets.of(k)]--;
                 sub.clear();
             }
-            for (byte[] k : touched) {
+            for (byte[] k : touched.keys()) {
                 if (buckets[KeyBuckets.of(k)] != 0 && values.remove(k) != null) buckets[KeyBuckets.of(k)]--;
             }
         }

@@ -154,8 +154,7 @@ final class Sequencer implements AutoCloseable {
      * to this one. {@code answers} holds, per accepted request, the error it gets even though it
      * was written (a 1021), or null for success.
      */
-    private record Resolved(long version, Snapshot snapshot, List<Request> accepted, List<KvException> answers,
-                            List<byte[]> touchedKeys, List<byte[][]> touchedRanges) {}
+    private record Resolved(long version, Snapshot snapshot, List<Request> accepted, List<KvException> answers, List<Touched> touched) {}
 
     Sequencer(EmbeddedKvStore store, FaultInjection faults, long commitTimeoutNanos) {
         this.store = store;
@@ -323,7 +322,7 @@ final class Sequencer implements AutoCloseable {
         try {
             if (failure == null) {
                 // Before any commit returns, or a watch armed after it would fire.
-                store.watches().touched(b.touchedKeys(), b.touchedRanges());
+                store.watches().touched(b.touched());
                 faults.at(FaultInjection.Point.ACKNOWLEDGE);
             }
             // Written but not durable may or may not survive a crash: that is 1021's meaning.
@@ -350,8 +349,7 @@ final class Sequencer implements AutoCloseable {
         final Thread leader = Thread.currentThread();
         final List<Request> accepted = new ArrayList<>();
         final List<KvException> answers = new ArrayList<>();
-        final List<byte[]> touchedKeys = new ArrayList<>();
-        final List<byte[][]> touchedRanges = new ArrayList<>();
+        final List<Touched> touched = new ArrayList<>();
         /** The writes handed to the writer thread since the last wait for them, in batch order. */
         final List<Write> writes = new ArrayList<>(0);
         /** Of {@link #writes}, those not done yet; each unparks the leader when it is. */
@@ -435,7 +433,7 @@ final class Sequencer implements AutoCloseable {
             if (b.writing.get() > 0) gather(b);
             awaitWrites(b);
             if (b.accepted.isEmpty()) return null;
-            return new Resolved(b.version, store.db().getSnapshot(), b.accepted, b.answers, b.touchedKeys, b.touchedRanges);
+            return new Resolved(b.version, store.db().getSnapshot(), b.accepted, b.answers, b.touched);
         } catch (Throwable t) {
             // The written ones cannot be logged now: stop, so that the next open settles them.
             stop("a failure while resolving a batch (" + t + ")");
@@ -556,7 +554,8 @@ final class Sequencer implements AutoCloseable {
         }
         byte[] stamp = Versionstamps.txVersionstamp(b.version, b.accepted.size());
         Encoded encoded = r.encoded();
-        List<byte[]> keys = new ArrayList<>(encoded.touchedKeys());
+        List<byte[]> keys = new ArrayList<>(encoded.touchedKeys().size() + r.writes().versionstamped.size());
+        keys.addAll(encoded.touchedKeys());
         List<byte[]> atomicKeys = new ArrayList<>(encoded.atCommit().size());
         List<byte[]> atomicValues = new ArrayList<>(encoded.atCommit().size());
         List<byte[]> stampedConflicts = apply(r.writes(), encoded, stamp, keys, atomicKeys, atomicValues, b);
@@ -584,7 +583,7 @@ final class Sequencer implements AutoCloseable {
                 }
             }
             // Its write runs meanwhile; what follows is the leader's own bookkeeping.
-            written(r, b, fault, keys, atomicKeys, atomicValues, stampedConflicts);
+            written(r, b, fault, new Touched(r.writes(), keys, encoded.touchedKeys().size(), encoded.touchedRanges()), atomicKeys, atomicValues, stampedConflicts);
             return;
         }
         try {
@@ -595,7 +594,7 @@ final class Sequencer implements AutoCloseable {
             r.done().completeExceptionally(unknown(e));
             return;
         }
-        written(r, b, fault, keys, atomicKeys, atomicValues, stampedConflicts);
+        written(r, b, fault, new Touched(r.writes(), keys, encoded.touchedKeys().size(), encoded.touchedRanges()), atomicKeys, atomicValues, stampedConflicts);
         try {
             faults.at(FaultInjection.Point.AFTER_WRITE);
         } catch (RuntimeException | Error e) {
@@ -608,15 +607,13 @@ final class Sequencer implements AutoCloseable {
      * happens. Its writes go to the conflict history (so that later transactions of the batch
      * conflict with it) and to the atomic operations' cache, before the next transaction resolves.
      */
-    private void written(Request r, Batch b, Fault fault, List<byte[]> keys, List<byte[]> atomicKeys, List<byte[]> atomicValues,
+    private void written(Request r, Batch b, Fault fault, Touched touched, List<byte[]> atomicKeys, List<byte[]> atomicValues,
                          List<byte[]> stampedConflicts) {
         b.accepted.add(r);
         b.answers.add(fault == Fault.UNKNOWN_COMMITTED ? injectedUnknown() : null);
         try {
-            Encoded encoded = r.encoded();
-            latestAtomics.written(encoded.touchedRanges(), keys, atomicKeys, atomicValues);
-            b.touchedKeys.addAll(keys);
-            b.touchedRanges.addAll(encoded.touchedRanges());
+            latestAtomics.written(touched, atomicKeys, atomicValues);
+            b.touched.add(touched);
             for (byte[][] w : r.writeConflicts()) history.recordWrite(w[0], w[1], b.version);
             for (byte[] k : stampedConflicts) history.recordPoint(k, b.version);
         } catch (Throwable t) {

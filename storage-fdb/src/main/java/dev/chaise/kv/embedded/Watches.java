@@ -23,6 +23,8 @@ final class Watches implements AutoCloseable {
     private final Function<byte[], byte[]> latest;
     private final FaultInjection faults;
     private int count;
+    /** Distinct keys in {@link #byKey} (its size() walks it). */
+    private int keysHeld;
     /**
      * Watched keys per {@link KeyBuckets} bucket. A bulk write touches a dozen keys a document, and
      * the watched keys (job records, feeds' counters) usually span the databases' key space, so
@@ -47,7 +49,10 @@ final class Watches implements AutoCloseable {
                 future.completeExceptionally(new KvException(KvException.TOO_MANY_WATCHES, "too_many_watches: too many watches currently set"));
                 return;
             }
-            byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(future);
+            byKey.computeIfAbsent(key, k -> {
+                keysHeld++;
+                return new ArrayList<>();
+            }).add(future);
             buckets[KeyBuckets.of(key)]++;
             count++;
         }
@@ -65,33 +70,50 @@ final class Watches implements AutoCloseable {
         if (l != null && l.remove(future)) {
             buckets[KeyBuckets.of(key)]--;
             count--;
-            if (l.isEmpty()) byKey.remove(key);
+            if (l.isEmpty()) {
+                byKey.remove(key);
+                keysHeld--;
+            }
         }
     }
 
-    void touched(List<byte[]> keys, List<byte[][]> ranges) {
+    /** A durable batch's transactions: fires the watches on what they touched. */
+    void touched(List<Touched> batch) {
         if (byKey.isEmpty()) return;
         List<CompletableFuture<Void>> fire = new ArrayList<>();
         synchronized (this) {
-            if (byKey.isEmpty()) return;
-            // Watched keys are few (job records, feeds) and touched keys many: the buckets skip
-            // almost every key, where a lookup walked the skip list.
-            for (byte[] k : keys) {
-                if (buckets[KeyBuckets.of(k)] != 0) take(k, byKey.remove(k), fire);
-            }
-            for (byte[][] r : ranges) {
-                var sub = byKey.subMap(r[0], true, r[1], false);
-                for (var e : new ArrayList<>(sub.entrySet())) take(e.getKey(), e.getValue(), fire);
-                sub.clear();
+            for (Touched t : batch) {
+                if (byKey.isEmpty()) break;
+                if (t.cheaperToLookUp(keysHeld)) {
+                    // Watched keys are few (job records, feeds' counters), a bulk write's keys many: ask about each watched key.
+                    for (var it = byKey.entrySet().iterator(); it.hasNext(); ) {
+                        var e = it.next();
+                        if (!t.touches(e.getKey())) continue;
+                        take(e.getKey(), e.getValue(), fire);
+                        it.remove();
+                    }
+                    continue;
+                }
+                // The buckets skip almost every key, where a lookup walked the skip list.
+                for (byte[] k : t.keys()) {
+                    if (buckets[KeyBuckets.of(k)] != 0) take(k, byKey.remove(k), fire);
+                }
+                for (byte[][] r : t.ranges()) {
+                    var sub = byKey.subMap(r[0], true, r[1], false);
+                    for (var e : new ArrayList<>(sub.entrySet())) take(e.getKey(), e.getValue(), fire);
+                    sub.clear();
+                }
             }
         }
         if (!fire.isEmpty()) firer.execute(() -> fire.forEach(f -> f.complete(null)));
     }
 
+    /** A watched key's futures, taken to fire; the caller removes the key from {@link #byKey}. */
     private void take(byte[] key, List<CompletableFuture<Void>> l, List<CompletableFuture<Void>> into) {
         if (l == null) return;
         into.addAll(l);
         count -= l.size();
+        keysHeld--;
         buckets[KeyBuckets.of(key)] -= l.size();
     }
 
@@ -103,6 +125,7 @@ final class Watches implements AutoCloseable {
             byKey.clear();
             java.util.Arrays.fill(buckets, 0);
             count = 0;
+            keysHeld = 0;
         }
         all.forEach(f -> f.completeExceptionally(new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: the store is closed")));
         firer.shutdown();

@@ -9,6 +9,7 @@ import dev.chaise.kv.MutationType;
 import dev.chaise.kv.Transaction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -203,6 +204,61 @@ class EngineInternalsTest {
             assertEquals(8, value(s, k), "two keys in one transaction");
             assertEquals(2, value(s, b("counter2")));
         }
+    }
+
+    /**
+     * A bulk-sized transaction is asked about each cached counter (LatestAtomics), where a small
+     * one has its every key checked: a set inside a run of ascending keys, a cleared range and a
+     * point set among hundreds of writes must each still drop the cached value.
+     */
+    @Test
+    void atomicOperationsSeeOtherWritesOfTheirKeyAmongABigTransactionsWrites(@TempDir Path dir) {
+        try (KvStore s = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir))) {
+            byte[] k = b("m/counter");
+            byte[] other = b("z/counter");
+            add(s, k, 1);
+            add(s, other, 5);
+            s.run(tx -> { tx.setAll(run("m/", 200, k, new byte[] {10})); return null; });
+            add(s, k, 1);
+            assertEquals(11, value(s, k), "after a run holding the key");
+            s.run(tx -> { tx.setAll(run("n/", 200, null, null)); tx.clear(b("m/"), b("m0")); return null; });
+            add(s, k, 1);
+            assertEquals(1, value(s, k), "after a cleared range among many writes");
+            s.run(tx -> { tx.setAll(run("n/", 200, null, null)); tx.set(k, new byte[] {20}); return null; });
+            add(s, k, 2);
+            assertEquals(22, value(s, k), "after a point set among many writes");
+            add(s, other, 1);
+            assertEquals(6, value(s, other), "a counter none of them touched");
+        }
+    }
+
+    /** A transaction answers for the keys its commit's versionstamps gave, besides its buffer's. */
+    @Test
+    void aWrittenTransactionAnswersForItsVersionstampedKeys() {
+        WriteBuffer w = new WriteBuffer();
+        w.set(b("p"), b("1"));
+        w.clear(b("r0"), b("r9"));
+        // The versionstamped keys ascending (searched) and not (each compared).
+        for (List<String> stamped : List.of(List.of("s1", "s3", "s5"), List.of("s5", "s1", "s3"))) {
+            List<byte[]> keys = new ArrayList<>(List.of(b("p")));
+            for (String k : stamped) keys.add(b(k));
+            Touched t = new Touched(w, keys, 1, List.of());
+            assertTrue(t.touches(b("p")));
+            assertTrue(t.touches(b("r5")));
+            for (String k : stamped) assertTrue(t.touches(b(k)), k + " of " + stamped);
+            assertFalse(t.touches(b("q")));
+            assertFalse(t.touches(b("s2")), "between two of them");
+            assertFalse(t.touches(b("s6")), "past them");
+        }
+    }
+
+    /** {@code n} ascending keys under {@code prefix}, and {@code extra} among them in its place if given. */
+    private static List<KeyValue> run(String prefix, int n, byte[] extra, byte[] extraValue) {
+        List<KeyValue> kvs = new ArrayList<>();
+        for (int i = 0; i < n; i++) kvs.add(new KeyValue(b(prefix + String.format("%03d", i)), b("v")));
+        if (extra != null) kvs.add(new KeyValue(extra, extraValue));
+        kvs.sort((x, y) -> dev.chaise.kv.Keys.compare(x.key(), y.key()));
+        return kvs;
     }
 
     private static void add(KvStore s, byte[] key, int n) {

@@ -559,6 +559,7 @@ final class Sequencer implements AutoCloseable {
         List<byte[]> atomicKeys = new ArrayList<>(encoded.atCommit().size());
         List<byte[]> atomicValues = new ArrayList<>(encoded.atCommit().size());
         List<byte[]> stampedConflicts = apply(r.writes(), encoded, stamp, keys, atomicKeys, atomicValues, b);
+        Touched touched = new Touched(r.writes(), keys, encoded.touchedKeys().size(), encoded.touchedRanges());
         WriteBatchEncoder enc = encoded.batch();
         if (b.accepted.isEmpty()) enc.put(metaCfId, EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(b.version, 0));
         faults.at(FaultInjection.Point.BEFORE_WRITE);
@@ -583,7 +584,7 @@ final class Sequencer implements AutoCloseable {
                 }
             }
             // Its write runs meanwhile; what follows is the leader's own bookkeeping.
-            written(r, b, fault, new Touched(r.writes(), keys, encoded.touchedKeys().size(), encoded.touchedRanges()), atomicKeys, atomicValues, stampedConflicts);
+            written(r, b, fault, touched, atomicKeys, atomicValues, stampedConflicts);
             return;
         }
         try {
@@ -594,7 +595,7 @@ final class Sequencer implements AutoCloseable {
             r.done().completeExceptionally(unknown(e));
             return;
         }
-        written(r, b, fault, new Touched(r.writes(), keys, encoded.touchedKeys().size(), encoded.touchedRanges()), atomicKeys, atomicValues, stampedConflicts);
+        written(r, b, fault, touched, atomicKeys, atomicValues, stampedConflicts);
         try {
             faults.at(FaultInjection.Point.AFTER_WRITE);
         } catch (RuntimeException | Error e) {

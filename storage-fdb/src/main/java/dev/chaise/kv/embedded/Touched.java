@@ -17,18 +17,29 @@ final class Touched {
     private final WriteBuffer writes;
     private final List<byte[]> keys;
     private final List<byte[][]> ranges;
-    /** The versionstamped keys (a document's changes row each, in a bulk write), and whether they ascend, as they usually do. */
-    private final byte[][] stamped;
-    private final boolean stampedAscending;
+    private final int stampedFrom;
+    /** The versionstamped keys (a document's changes row each, in a bulk write), once asked for. */
+    private byte[][] stamped;
+    /** Whether they ascend, as they usually do. */
+    private boolean stampedAscending;
 
     Touched(WriteBuffer writes, List<byte[]> keys, int stampedFrom, List<byte[][]> ranges) {
         this.writes = writes;
         this.keys = keys;
         this.ranges = ranges;
-        this.stamped = keys.subList(stampedFrom, keys.size()).toArray(new byte[0][]);
-        boolean ascending = true;
-        for (int i = 1; i < stamped.length && ascending; i++) ascending = Keys.compare(stamped[i - 1], stamped[i]) < 0;
-        this.stampedAscending = ascending;
+        this.stampedFrom = stampedFrom;
+    }
+
+    /** Computed when first asked, after the transaction's write was handed off, not before. */
+    private byte[][] stamped() {
+        if (stamped == null) {
+            byte[][] s = keys.subList(stampedFrom, keys.size()).toArray(new byte[0][]);
+            boolean ascending = true;
+            for (int i = 1; i < s.length && ascending; i++) ascending = Keys.compare(s[i - 1], s[i]) < 0;
+            stampedAscending = ascending;
+            stamped = s;
+        }
+        return stamped;
     }
 
     List<byte[]> keys() {
@@ -42,6 +53,7 @@ final class Touched {
     /** Whether the transaction wrote {@code key}: a point, a run's key, a cleared range or a versionstamped key. */
     boolean touches(byte[] key) {
         if (writes.touches(key)) return true;
+        byte[][] stamped = stamped();
         if (stamped.length == 0) return false;
         if (stampedAscending) {
             return Keys.compare(key, stamped[0]) >= 0 && Keys.compare(key, stamped[stamped.length - 1]) <= 0
@@ -58,7 +70,8 @@ final class Touched {
      * versionstamped keys) costs less than going through every touched key.
      */
     boolean cheaperToLookUp(int held) {
-        long each = stampedAscending ? 64 : 64 + stamped.length;
+        if ((long) held * 64 >= keys.size()) return false; // a PUT's dozen keys: go through them
+        long each = stamped().length == 0 || stampedAscending ? 64 : 64 + stamped.length;
         return held * each < keys.size();
     }
 }

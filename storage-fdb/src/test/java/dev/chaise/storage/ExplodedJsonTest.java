@@ -32,6 +32,39 @@ import org.junit.jupiter.api.Timeout;
 
 class ExplodedJsonTest {
     private static final byte[] PREFIX = {0x15, 0x2a};
+
+    /**
+     * Objects that share their member names, in changing orders and nestings, exploded one after
+     * another, as a bulk write's documents are: the member order kept from one object's sort
+     * (ExplodedJson's shapes) must only ever be reused for the same names in the same order.
+     * Keys ascend and every document comes back whole.
+     */
+    @Test
+    void objectsOfOneShapeAndItsReorderingsExplodeInKeyOrder() {
+        String[] names = {"type", "n", "score", "tags", "name", "created", "text", "_x", "zeta", "a"};
+        java.util.Random random = new java.util.Random(42);
+        for (int d = 0; d < 3_000; d++) {
+            ObjectNode doc = shaped(random, names, 2);
+            List<KeyValue> kvs = ExplodedJson.explode(PREFIX, doc);
+            for (int i = 1; i < kvs.size(); i++) {
+                assertTrue(Keys.compare(kvs.get(i - 1).key(), kvs.get(i).key()) < 0, "ascending in " + doc);
+            }
+            assertEquals(doc, ExplodedJson.implode(PREFIX, kvs.iterator()));
+        }
+    }
+
+    /** An object of 2-6 of the names in a random order (often the first few in order), some holding another such object. */
+    private static ObjectNode shaped(java.util.Random random, String[] names, int depth) {
+        List<String> pool = new ArrayList<>(List.of(names));
+        if (random.nextBoolean()) java.util.Collections.shuffle(pool, random);
+        ObjectNode o = Json.NODES.objectNode();
+        int n = 2 + random.nextInt(5);
+        for (int i = 0; i < n; i++) {
+            if (depth > 0 && random.nextInt(4) == 0) o.set(pool.get(i), shaped(random, names, depth - 1));
+            else o.put(pool.get(i), random.nextInt(100));
+        }
+        return o;
+    }
     private static final JsonNodeFactory NF = Json.NODES;
 
     // ------------------------------------------------------------------ layout, byte for byte

@@ -22,6 +22,7 @@ import java.math.BigInteger;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -199,6 +200,8 @@ public final class ExplodedJson {
      */
     private record Shape(byte[][] elements, int[] order) {}
 
+    /** Members in key order: by their encoded names. */
+    private static final Comparator<Member> BY_NAME = (a, b) -> Arrays.compareUnsigned(a.element(), b.element());
     private static final int SHAPES = 8;
     /** Objects with more members are sorted each time. */
     private static final int MAX_SHAPE_MEMBERS = 32;
@@ -210,7 +213,7 @@ public final class ExplodedJson {
         int n = members.length;
         if (n < 2) return;
         if (n > MAX_SHAPE_MEMBERS) {
-            Arrays.sort(members, (a, b) -> Arrays.compareUnsigned(a.element(), b.element()));
+            Arrays.sort(members, BY_NAME);
             return;
         }
         int slot = (n * 31 + System.identityHashCode(members[0].element())) & (SHAPES - 1);
@@ -222,7 +225,7 @@ public final class ExplodedJson {
         }
         Integer[] order = new Integer[n];
         for (int i = 0; i < n; i++) order[i] = i;
-        Arrays.sort(order, (a, b) -> Arrays.compareUnsigned(given[a].element(), given[b].element()));
+        Arrays.sort(order, (a, b) -> BY_NAME.compare(given[a], given[b]));
         byte[][] elements = new byte[n][];
         int[] sorted = new int[n];
         for (int i = 0; i < n; i++) {

@@ -2,6 +2,7 @@ package dev.chaise.kv.embedded;
 
 import dev.chaise.kv.Keys;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 
 /**
@@ -17,29 +18,25 @@ final class Touched {
     private final WriteBuffer writes;
     private final List<byte[]> keys;
     private final List<byte[][]> ranges;
-    private final int stampedFrom;
-    /** The versionstamped keys (a document's changes row each, in a bulk write), once asked for. */
-    private byte[][] stamped;
-    /** Whether they ascend, as they usually do. */
-    private boolean stampedAscending;
+    /** The versionstamped keys: a document's changes row each, in a bulk write. */
+    private final List<byte[]> stamped;
+    /** Whether they ascend, as they usually do; null until first asked, after the write was handed off. */
+    private Boolean stampedAscending;
 
     Touched(WriteBuffer writes, List<byte[]> keys, int stampedFrom, List<byte[][]> ranges) {
         this.writes = writes;
         this.keys = keys;
         this.ranges = ranges;
-        this.stampedFrom = stampedFrom;
+        this.stamped = keys.subList(stampedFrom, keys.size());
     }
 
-    /** Computed when first asked, after the transaction's write was handed off, not before. */
-    private byte[][] stamped() {
-        if (stamped == null) {
-            byte[][] s = keys.subList(stampedFrom, keys.size()).toArray(new byte[0][]);
+    private boolean stampedAscending() {
+        if (stampedAscending == null) {
             boolean ascending = true;
-            for (int i = 1; i < s.length && ascending; i++) ascending = Keys.compare(s[i - 1], s[i]) < 0;
+            for (int i = 1; i < stamped.size() && ascending; i++) ascending = Keys.compare(stamped.get(i - 1), stamped.get(i)) < 0;
             stampedAscending = ascending;
-            stamped = s;
         }
-        return stamped;
+        return stampedAscending;
     }
 
     List<byte[]> keys() {
@@ -53,12 +50,8 @@ final class Touched {
     /** Whether the transaction wrote {@code key}: a point, a run's key, a cleared range or a versionstamped key. */
     boolean touches(byte[] key) {
         if (writes.touches(key)) return true;
-        byte[][] stamped = stamped();
-        if (stamped.length == 0) return false;
-        if (stampedAscending) {
-            return Keys.compare(key, stamped[0]) >= 0 && Keys.compare(key, stamped[stamped.length - 1]) <= 0
-                    && Arrays.binarySearch(stamped, key, Keys::compare) >= 0;
-        }
+        if (stamped.isEmpty()) return false;
+        if (stampedAscending()) return Collections.binarySearch(stamped, key, Keys::compare) >= 0;
         for (byte[] s : stamped) {
             if (Arrays.equals(s, key)) return true;
         }
@@ -71,7 +64,7 @@ final class Touched {
      */
     boolean cheaperToLookUp(int held) {
         if ((long) held * 64 >= keys.size()) return false; // a PUT's dozen keys: go through them
-        long each = stamped().length == 0 || stampedAscending ? 64 : 64 + stamped.length;
+        long each = stamped.isEmpty() || stampedAscending() ? 64 : 64 + stamped.size();
         return held * each < keys.size();
     }
 }

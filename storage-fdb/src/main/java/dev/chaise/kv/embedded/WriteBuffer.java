@@ -170,10 +170,7 @@ final class WriteBuffer {
 
     /** Whether this buffer writes {@code key}: a point operation, a run's key or a cleared range (versionstamped keys get theirs at commit). */
     boolean touches(byte[] key) {
-        if (points.containsKey(key) || isCleared(key)) return true;
-        if (runs.isEmpty()) return false;
-        Map.Entry<byte[], Run> r = runs.floorEntry(key);
-        return r != null && r.getValue().find(key) >= 0;
+        return op(key) != null || isCleared(key);
     }
 
     /** The point operations and run entries in {@code [begin, end)}, as one sorted map (a copy: later writes do not change it). */

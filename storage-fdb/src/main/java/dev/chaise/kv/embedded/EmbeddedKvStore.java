@@ -70,6 +70,7 @@ public final class EmbeddedKvStore implements KvStore {
     private final WriteOptions writeOptions;
     private final Watches watches;
     private final Sequencer sequencer;
+    private final WalHeadroom walHeadroom; // null: nothing fsynced
 
     private final Object versionLock = new Object();
     /**
@@ -154,6 +155,7 @@ public final class EmbeddedKvStore implements KvStore {
         this.current = new ReadView(this, startVersion, db.getSnapshot());
         liveViews.add(startVersion);
         this.watches = new Watches(this::latest, options.faults());
+        this.walHeadroom = options.isInMemory() || !options.sync() ? null : new WalHeadroom(options.directory());
         this.sequencer = new Sequencer(this, options.faults(), options.commitTimeout().toNanos());
         this.idleFlusher = options.idleFlush() == null || options.isInMemory() ? null : startIdleFlusher(options.idleFlush());
     }
@@ -477,6 +479,11 @@ public final class EmbeddedKvStore implements KvStore {
     /** Makes every write so far durable (one WAL fsync); a no-op without {@code sync}. */
     void syncLog() throws RocksDBException {
         if (options.sync()) db.syncWal();
+    }
+
+    /** The live log's headroom, kept by the sequencer's leader; null when commits are not fsynced. */
+    WalHeadroom walHeadroom() {
+        return walHeadroom;
     }
 
     Watches watches() {

@@ -422,6 +422,8 @@ final class Sequencer implements AutoCloseable {
      */
     private Resolved resolve(List<Request> batch) {
         faults.at(FaultInjection.Point.RESOLVE_BATCH);
+        WalHeadroom headroom = store.walHeadroom();
+        if (headroom != null) headroom.ensure(); // none of this batch's writes, nor an earlier one's, is in flight
         long oldestReadable = store.timeVersion() - KvLimits.MVCC_WINDOW_VERSIONS;
         Batch b = new Batch(store.beginBatch(), oldestReadable, batch.size());
         try {
@@ -564,6 +566,8 @@ final class Sequencer implements AutoCloseable {
         if (b.accepted.isEmpty()) enc.put(metaCfId, EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(b.version, 0));
         faults.at(FaultInjection.Point.BEFORE_WRITE);
         boolean handOff = enc.size() >= HAND_OFF_BYTES;
+        WalHeadroom headroom = store.walHeadroom();
+        if (headroom != null) headroom.wrote(enc.size()); // counted whether or not it is written: an estimate for the next ensure()
         if (!handOff) quiesce(b); // after the ones handed off; if one failed, stopped says so
         why = stopped;
         if (why != null) {

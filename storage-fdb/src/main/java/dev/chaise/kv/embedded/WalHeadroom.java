@@ -16,19 +16,20 @@ import org.slf4j.LoggerFactory;
  * commit's fdatasync has no change of size to write out.
  *
  * <p>RocksDB appends each batch to the log, and an append moves the file's size: the fsync then
- * writes the inode as well as the data, one more round trip to the disk (ext4 here: 117-121 us a
- * write and fdatasync appending, 81-86 us writing inside the file's length, 55 against 39 us of
- * CPU; docs/benchmarks.md, "the WAL's length"). A recycled log is written inside its old length,
+ * writes the inode as well as the data, one more round trip to the disk (ext4 here: 116-119 us a
+ * write and fdatasync appending, 79-82 us writing inside the file's length, 56 against 37-40 us of
+ * CPU; src-it/bench/fsync-probe.py, docs/benchmarks.md "the WAL's length"). A recycled log is written inside its old length,
  * but RocksDB recycles only after a flush, and after a restart it starts a new log: a store's
  * first 256 MB of writes (its first memtable) appended.
  *
  * <p>So the leader, which alone writes, makes the live log sparse-longer than RocksDB's writes
  * before they get there: the log is extended {@link #CHUNK} past its length when first seen, and
  * again each time about a quarter of that is written. Why it is safe: RocksDB writes the log at
- * its own file offset, which the length does not move; recovery reads a zeroed tail as the end of
- * the log (the records RocksDB's preallocating environments leave); a closed log is truncated
- * back to what was written; and the length is only ever raised, from a size read just before,
- * far (tens of MB) beyond anything a single write adds.
+ * its own file offset, which the length does not move; the zero byte that lengthens it goes at or
+ * past the file's end, read just before while none of RocksDB's writes is in flight, so it never
+ * lands on a record (a later record overwrites it); recovery reads a zeroed tail as the end of
+ * the log (the records RocksDB's preallocating environments leave); and a closed log is cut back
+ * to what was written. A batch that writes past the headroom before the next look only appends.
  */
 final class WalHeadroom {
     private static final Logger log = LoggerFactory.getLogger(WalHeadroom.class);

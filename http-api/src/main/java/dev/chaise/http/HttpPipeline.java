@@ -93,6 +93,18 @@ public final class HttpPipeline {
     }
 
     /**
+     * The route's handler, from a call site of its own that C2 does not inline into
+     * {@link #handle(Request, Router.Match)} ({@code bin/jvm.options}: {@code dontinline}). Every
+     * route's handler is another class, and a phase of a workload brings in ones the profile had
+     * not seen: inlined, each new one failed C2's class check and deoptimized the whole pipeline
+     * (10 KB of inlined code, 0.1-0.4 s of C2 to compile again) in round 1's PUT, bulk and view
+     * phases (docs/benchmarks.md, "the handler's call site").
+     */
+    static Response dispatch(Router.Handler handler, Request req) throws Exception {
+        return handler.handle(req);
+    }
+
+    /**
      * {@link #handle(Request)} with its route already found ({@link #servesOnLoop}: a GET or HEAD,
      * which no method override changes), so the loop matches it once; null to match it here.
      */
@@ -110,7 +122,7 @@ public final class HttpPipeline {
             refresh = a.setCookie();
             Router.Match m = routed != null ? routed : router.match(req.method(), req.path());
             req = req.withParams(m.params());
-            resp = m.handler().handle(req);
+            resp = dispatch(m.handler(), req);
         } catch (Throwable t) {
             if (t instanceof VirtualMachineError vme) throw vme;
             if (t instanceof dev.chaise.threads.NoWaiting.Deferred d) throw d; // to be run again off the loop: nothing answered

@@ -113,7 +113,7 @@ public final class Main {
         // interpreter, for the first view build; then, once the compilers are idle, single-document
         // PUTs from four connections to another throwaway server. The warm-ups pause while an index
         // build runs, which a client may be waiting on. 0 turns each off.
-        WarmUp.Plan warm = new WarmUp.Plan(config.get("chaise", "mango_warmup_docs").map(Integer::parseInt).orElse(5_000),
+        WarmUp.Plan warm = new WarmUp.Plan(config.get("chaise", "mango_warmup_docs").map(Integer::parseInt).orElse(20_000),
                 config.get("chaise", "warmup_requests").map(Integer::parseInt).orElse(4_000));
         int jsWarmupDocs = config.get("chaise", "js_warmup_docs").map(Integer::parseInt).orElse(20_000);
         int warmupWrites = config.get("chaise", "warmup_writes").map(Integer::parseInt).orElse(8_000);

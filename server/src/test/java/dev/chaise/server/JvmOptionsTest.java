@@ -1,6 +1,5 @@
 package dev.chaise.server;
 
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -25,7 +24,7 @@ class JvmOptionsTest {
     void everyMethodACompileCommandNamesExists() throws IOException, ClassNotFoundException {
         Path options = Path.of(System.getProperty("user.dir")).resolveSibling("bin").resolve("jvm.options");
         List<String> lines = Files.readAllLines(options).stream().map(String::trim).filter(l -> l.startsWith("-XX:CompileCommand=")).toList();
-        assertFalse(lines.stream().noneMatch(l -> COMMAND.matcher(l).matches()), "bin/jvm.options names no method for C2");
+        assertTrue(lines.stream().anyMatch(l -> COMMAND.matcher(l).matches()), "bin/jvm.options names no method for C2");
         for (String line : lines) {
             Matcher m = COMMAND.matcher(line);
             if (!m.matches()) continue; // quiet, and other commands without a method

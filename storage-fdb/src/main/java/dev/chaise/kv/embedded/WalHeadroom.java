@@ -65,14 +65,18 @@ final class WalHeadroom {
             Path live = liveLog();
             if (live == null) return;
             long number = number(live);
-            if (number != logNumber) {
-                logNumber = number;
-                extendedTo = extend(live, Files.size(live) + CHUNK);
-                sinceExtended = 0;
-            } else if (sinceExtended >= STEP) {
-                extendedTo = extend(live, extendedTo + sinceExtended);
-                sinceExtended = 0;
+            boolean fresh = number != logNumber;
+            if (!fresh && sinceExtended < STEP) return;
+            // Opened without CREATE: a log deleted meanwhile is not made again.
+            try (FileChannel f = FileChannel.open(live, StandardOpenOption.WRITE)) {
+                long length = f.size();
+                long target = fresh ? length + CHUNK : extendedTo + sinceExtended;
+                // One zero byte at the new end, past every byte RocksDB wrote; only ever longer.
+                if (length < target) f.write(ByteBuffer.allocate(1), target - 1);
+                extendedTo = Math.max(length, target);
             }
+            logNumber = number;
+            sinceExtended = 0;
         } catch (NoSuchFileException e) {
             logNumber = -1; // the log went (a switch and its deletion meanwhile): look again next time
         } catch (IOException | RuntimeException e) {
@@ -103,15 +107,6 @@ final class WalHeadroom {
             return Long.parseLong(name.substring(0, name.length() - ".log".length()));
         } catch (NumberFormatException e) {
             return -1;
-        }
-    }
-
-    /** Opened without CREATE: a log deleted meanwhile is not made again. One zero byte at the new end, written past every byte RocksDB wrote. */
-    private static long extend(Path live, long target) throws IOException {
-        try (FileChannel f = FileChannel.open(live, StandardOpenOption.WRITE)) {
-            long length = f.size();
-            if (length < target) f.write(ByteBuffer.allocate(1), target - 1);
-            return Math.max(length, target);
         }
     }
 }

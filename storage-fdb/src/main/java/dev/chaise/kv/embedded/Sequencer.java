@@ -9,13 +9,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
@@ -84,6 +84,12 @@ import org.slf4j.LoggerFactory;
  * next open, so the sequencer stops: what was written gets 1021, every later commit 1510
  * io_error (reads go on). Every request is answered, whatever is thrown, and a committer that
  * waits for a leader waits at most the commit timeout; a leader is bounded by its own disk.
+ *
+ * <p>A committer waits for its answer without a timer of its own: one thread per store
+ * ({@link #watchTimeouts}) answers those that waited past the commit timeout. A virtual thread's
+ * timed wait books a timer with the JDK's scheduler thread and cancels it when woken, and both
+ * wake that thread: 1.5 context switches a PUT, a fifth of a loaded PUT phase's (docs/benchmarks.md,
+ * issue 27, "the commit's timer").
  */
 final class Sequencer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Sequencer.class);
@@ -144,6 +150,9 @@ final class Sequencer implements AutoCloseable {
     /** The leader while it waits for its writer threads and takes in arrivals; committers wake it. */
     private volatile Thread gatherer;
     private final long commitTimeoutNanos;
+    /** Committers waiting for an answer, with the {@link System#nanoTime} past which {@link #watchTimeouts} gives them up. */
+    private final ConcurrentHashMap<Request, Long> waiting = new ConcurrentHashMap<>();
+    private final Thread timeouts;
     private final Random random;
     private volatile boolean running = true;
     /** Why the sequencer stopped taking commits (a failed write or fsync), or null. */
@@ -163,6 +172,7 @@ final class Sequencer implements AutoCloseable {
         this.faults = faults;
         this.commitTimeoutNanos = commitTimeoutNanos;
         this.random = new Random(faults.seed());
+        this.timeouts = Thread.ofPlatform().name("chaise-kv-commit-timeouts").daemon().start(this::watchTimeouts);
     }
 
     /**
@@ -190,16 +200,22 @@ final class Sequencer implements AutoCloseable {
     }
 
     private Result await(Request r) {
-        long deadline = System.nanoTime() + commitTimeoutNanos;
         Result result;
         try {
-            try {
-                result = r.done().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            } catch (TimeoutException e) {
-                result = giveUp(r, null);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                result = giveUp(r, e);
+            if (r.done().isDone()) {
+                result = r.done().get(); // led: its own batch answered it
+            } else {
+                waiting.put(r, System.nanoTime() + commitTimeoutNanos);
+                try {
+                    result = r.done().get();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    abandon(r, new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: interrupted while committing", e),
+                            new KvException(KvException.COMMIT_UNKNOWN_RESULT, "commit_unknown_result: interrupted while committing", e));
+                    result = r.done().get(); // completed now: not a wait
+                } finally {
+                    waiting.remove(r);
+                }
             }
             if (result != LEAD) return result;
             Request mine = r.renewed();
@@ -208,33 +224,55 @@ final class Sequencer implements AutoCloseable {
         } catch (ExecutionException e) {
             if (e.getCause() instanceof KvException k) throw k;
             throw internal(e.getCause());
-        } catch (InterruptedException e) { // not reached: the batch answered the renewed request
+        } catch (InterruptedException e) { // not reached: the future was complete
             Thread.currentThread().interrupt();
             throw unknown(e);
         }
     }
 
     /**
-     * A committer that waited too long or was interrupted: withdrawn if still queued (certainly not
-     * written), else 1021, unless a leader answered or handed it the lead meanwhile.
+     * Gives up a committer that waited too long or was interrupted: withdrawn with {@code ifQueued}
+     * if still queued (certainly not written), else answered {@code ifTaken} (a 1021), unless a
+     * leader answered it or handed it the lead first (a leader handing the lead to a request
+     * completed here picks another).
      */
-    private Result giveUp(Request r, InterruptedException interrupted) throws ExecutionException, InterruptedException {
-        if (queue.remove(r)) {
-            if (interrupted != null) throw new KvException(KvException.TRANSACTION_CANCELLED, "transaction_cancelled: interrupted while committing", interrupted);
-            throw new KvException(KvException.TRANSACTION_TIMED_OUT, "transaction_timed_out: the commit waited "
-                    + TimeUnit.NANOSECONDS.toMillis(commitTimeoutNanos) + " ms for the sequencer and was withdrawn");
+    private void abandon(Request r, KvException ifQueued, KvException ifTaken) {
+        r.done().completeExceptionally(queue.remove(r) ? ifQueued : ifTaken);
+    }
+
+    /**
+     * Gives up the committers waiting past the commit timeout, looking every eighth of it (at
+     * least every millisecond, at most every second), until {@link #close} has answered every queued one.
+     */
+    private void watchTimeouts() {
+        long period = Math.clamp(commitTimeoutNanos / 8, TimeUnit.MILLISECONDS.toNanos(1), TimeUnit.SECONDS.toNanos(1));
+        while (!Thread.currentThread().isInterrupted()) {
+            LockSupport.parkNanos(this, period);
+            long now = System.nanoTime();
+            waiting.forEach((r, deadline) -> {
+                if (now - deadline < 0) return;
+                long ms = TimeUnit.NANOSECONDS.toMillis(commitTimeoutNanos);
+                abandon(r, new KvException(KvException.TRANSACTION_TIMED_OUT, "transaction_timed_out: the commit waited " + ms
+                                + " ms for the sequencer and was withdrawn"),
+                        new KvException(KvException.COMMIT_UNKNOWN_RESULT, "commit_unknown_result: the sequencer did not answer within "
+                                + ms + " ms; the commit may still land"));
+            });
         }
-        KvException unknown = interrupted != null
-                ? new KvException(KvException.COMMIT_UNKNOWN_RESULT, "commit_unknown_result: interrupted while committing", interrupted)
-                : new KvException(KvException.COMMIT_UNKNOWN_RESULT, "commit_unknown_result: the sequencer did not answer within "
-                        + TimeUnit.NANOSECONDS.toMillis(commitTimeoutNanos) + " ms; the commit may still land");
-        if (r.done().completeExceptionally(unknown)) throw unknown; // a leader handing it the lead sees this and picks another
-        return r.done().get(); // completed: its answer, or the lead
     }
 
     /** Requests waiting for a leader (for tests that force a batch's contents). */
     int queued() {
         return queue.size();
+    }
+
+    /** Committers waiting for their answer, as {@link #watchTimeouts} sees them (for tests). */
+    int waiting() {
+        return waiting.size();
+    }
+
+    /** The thread that gives up committers past the commit timeout (for tests: it ends with {@link #close}). */
+    Thread timeoutWatcher() {
+        return timeouts;
     }
 
     private static KvException closed() {
@@ -775,5 +813,6 @@ final class Sequencer implements AutoCloseable {
         writers.shutdown(); // idle: a leader waits for its writes before it gives up the lead
         Request r;
         while ((r = queue.poll()) != null) r.done().completeExceptionally(closed());
+        timeouts.interrupt();
     }
 }

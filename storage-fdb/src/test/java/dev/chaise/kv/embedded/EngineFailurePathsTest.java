@@ -371,6 +371,115 @@ class EngineFailurePathsTest {
         }
     }
 
+    /**
+     * An interrupted committer is answered by what its request reached, as a timed-out one is:
+     * 1025 if it was still queued (withdrawn, certainly not written), 1021 if a stalled leader had
+     * taken it into its batch. Its interrupt status is kept, and no waiter stays registered.
+     */
+    @Test
+    void anInterruptedCommitIsAnsweredByWhereItWas() throws Exception {
+        CountDownLatch firstHeld = new CountDownLatch(1);
+        CountDownLatch releaseFirst = new CountDownLatch(1);
+        CountDownLatch secondHeld = new CountDownLatch(1);
+        CountDownLatch releaseSecond = new CountDownLatch(1);
+        AtomicInteger batches = new AtomicInteger();
+        try (EmbeddedKvStore store = open(EmbeddedOptions.inMemory(), p -> {
+            if (p != Point.RESOLVE_BATCH) return;
+            int n = batches.incrementAndGet();
+            if (n == 1) {
+                firstHeld.countDown();
+                awaitQuietly(releaseFirst);
+            } else if (n == 2) {
+                secondHeld.countDown();
+                awaitQuietly(releaseSecond);
+            }
+        })) {
+            Committer leader1 = new Committer(store, "leader1");
+            Committer leader2;
+            Committer taken;
+            Committer queued;
+            try {
+                assertTrue(firstHeld.await(WAIT_S, TimeUnit.SECONDS), "the first commit leads its batch and is held");
+                leader2 = new Committer(store, "leader2");
+                while (store.sequencer().queued() < 1) Thread.sleep(1);
+                taken = new Committer(store, "taken");
+                while (store.sequencer().queued() < 2) Thread.sleep(1);
+                releaseFirst.countDown(); // the lead goes to leader2, whose batch takes "taken" and is held
+                assertTrue(secondHeld.await(WAIT_S, TimeUnit.SECONDS), "the second batch is held");
+                assertEquals(0, outcome(leader1.done));
+                queued = new Committer(store, "queued");
+                while (store.sequencer().queued() < 1) Thread.sleep(1);
+                while (store.sequencer().waiting() < 2) Thread.sleep(1); // taken and queued, parked
+                queued.thread.interrupt();
+                assertEquals(KvException.TRANSACTION_CANCELLED, outcome(queued.done), "still queued: withdrawn");
+                assertTrue(queued.interruptedAfter.get(), "the interrupt status is kept");
+                taken.thread.interrupt();
+                assertEquals(KvException.COMMIT_UNKNOWN_RESULT, outcome(taken.done), "the leader had it: it may still be written");
+                assertEquals(0, store.sequencer().queued());
+            } finally {
+                releaseFirst.countDown();
+                releaseSecond.countDown();
+            }
+            assertEquals(0, outcome(leader2.done), "the held leader went on once released");
+            assertNotNull(store.run(tx -> tx.get(b("taken"))), "the held batch went on once released");
+            assertNull(store.run(tx -> tx.get(b("queued"))));
+            assertEquals(0, store.sequencer().waiting(), "every waiter unregistered");
+        }
+    }
+
+    /** One blind write of {@code key} on a platform thread of its own, which a test can interrupt. */
+    private static final class Committer {
+        final CompletableFuture<Void> done = new CompletableFuture<>();
+        final AtomicBoolean interruptedAfter = new AtomicBoolean();
+        final Thread thread;
+
+        Committer(KvStore store, String key) {
+            thread = Thread.ofPlatform().daemon().start(() -> {
+                try (Transaction tx = store.createTransaction()) {
+                    tx.set(b(key), b("v"));
+                    tx.commit();
+                    done.complete(null);
+                } catch (Throwable t) {
+                    done.completeExceptionally(t);
+                } finally {
+                    interruptedAfter.set(Thread.currentThread().isInterrupted());
+                }
+            });
+        }
+    }
+
+    /**
+     * Committers wait without a timer each: one watcher thread per store gives up those past the
+     * timeout. Many concurrent commits leave no waiter registered, and the watcher ends with the store.
+     */
+    @Test
+    void theTimeoutWatcherHoldsOnlyWaitersAndEndsWithTheStore() throws Exception {
+        EmbeddedKvStore store = EmbeddedKvStore.open(EmbeddedOptions.inMemory());
+        Thread watcher = store.sequencer().timeoutWatcher();
+        try {
+            assertTrue(watcher.isAlive());
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                int first = t;
+                threads.add(Thread.ofVirtual().start(() -> {
+                    for (int i = first; i < 800; i += 8) {
+                        int n = i;
+                        store.run(tx -> {
+                            tx.set(b("k" + n), b("v"));
+                            return null;
+                        });
+                    }
+                }));
+            }
+            for (Thread t : threads) assertTrue(t.join(Duration.ofSeconds(WAIT_S)));
+            assertEquals(0, store.sequencer().waiting());
+            assertEquals(800, store.run(tx -> tx.getRangeAsList(b("k"), b("l"), 0, false)).size());
+        } finally {
+            store.close();
+        }
+        assertTrue(watcher.join(Duration.ofSeconds(WAIT_S)), "the watcher ends when the store closes");
+    }
+
     @Test
     void aCommitRacingCloseIsAnswered() throws Exception {
         AtomicReference<EmbeddedKvStore> ref = new AtomicReference<>();

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """What a small write and fdatasync cost on this disk, by where the write lands: appending (the
 file's size moves, so the inode is written too), past the end into blocks preallocated with
-FALLOC_FL_KEEP_SIZE (how RocksDB preallocates its WAL), or inside the file's length (sparse, or
-allocated). docs/benchmarks.md ("the WAL's length") has runs of it.
+FALLOC_FL_KEEP_SIZE (how RocksDB preallocates its WAL), or inside the file's length (sparse,
+allocated but unwritten, or written with zeros and synced before: an overwrite). docs/benchmarks.md ("the WAL's length") has runs of it.
 
     python3 src-it/bench/fsync-probe.py [directory, default /tmp] [writes, default 3000] [bytes, default 700]
 """
@@ -26,6 +26,11 @@ def probe(path, mode, n, size):
             os.ftruncate(fd, ahead)
         elif mode == "allocated":
             os.posix_fallocate(fd, 0, ahead)
+        elif mode == "written":
+            zeros = bytes(1 << 20)
+            for _ in range(0, ahead, len(zeros)):
+                os.write(fd, zeros)
+            os.lseek(fd, 0, os.SEEK_SET)
         os.fsync(fd)
         buf = b"x" * size
         waits = []
@@ -50,7 +55,7 @@ def main():
     size = int(sys.argv[3]) if len(sys.argv) > 3 else 700
     path = os.path.join(directory, "fsync-probe-%d.dat" % os.getpid())
     for _ in range(2):  # twice, alternating: one run of a mode moves with the machine
-        for mode in ("append", "keep-size", "sparse", "allocated"):
+        for mode in ("append", "keep-size", "sparse", "allocated", "written"):
             probe(path, mode, n, size)
 
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.chaise.kv.KvStore;
 import java.io.IOException;
@@ -55,6 +56,64 @@ class WalHeadroomTest {
         }
         Path log = liveLog(db);
         assertTrue(log == null || Files.size(log) < WalHeadroom.CHUNK, () -> "a cleanly closed WAL keeps no zeroed tail: " + size(log));
+    }
+
+    /**
+     * Small commits find the {@link WalHeadroom#FILL_AHEAD} past RocksDB's write position already
+     * written (blocks neither a hole nor preallocated-unwritten, so writing them changes no
+     * metadata), and that position, read from RocksDB's file descriptor, is exactly what it
+     * wrote: the length a clean close cuts the log back to. Linux only: the position comes from
+     * /proc, the extents from filefrag(8).
+     */
+    @Test
+    void smallCommitsFindTheLogWrittenAheadOfThem(@TempDir Path tmp) throws Exception {
+        assumeTrue(Files.isDirectory(Path.of("/proc/self/fdinfo")), "Linux's /proc");
+        Path db = tmp.resolve("db");
+        long position;
+        try (EmbeddedKvStore store = EmbeddedKvStore.open(EmbeddedOptions.onDisk(db))) {
+            for (int i = 0; i < COMMITS; i++) put(store, i);
+            position = store.walHeadroom().rocksPosition();
+            assertTrue(position > 0, "RocksDB's position in the live log is known: " + position);
+            // The filled part: from the page after the position's to half the fill ahead (the rest may be ahead of the last look).
+            List<String> extents = extents(liveLog(db));
+            assumeTrue(extents != null, "filefrag(8) lists the log's extents");
+            long from = position / 4096 + 1;
+            long to = (position + WalHeadroom.FILL_AHEAD / 2) / 4096;
+            assertTrue(written(extents, from, to), () -> "blocks " + from + ".." + to + " of the live log are written: " + extents);
+        }
+        assertEquals(position, Files.size(liveLog(db)), "a clean close cuts the log back to RocksDB's position");
+        try (KvStore store = EmbeddedKvStore.open(EmbeddedOptions.onDisk(db))) {
+            for (int i = 0; i < COMMITS; i++) assertValue(store, i);
+        }
+    }
+
+    /** filefrag -v's extent lines ("ext: start.. end: phys.. end: length: [expected:] flags"), null if it cannot run. */
+    private static List<String> extents(Path file) throws Exception {
+        Process p;
+        try {
+            p = new ProcessBuilder("filefrag", "-v", "-b4096", file.toString()).redirectErrorStream(true).start();
+        } catch (IOException e) {
+            return null;
+        }
+        String out = new String(p.getInputStream().readAllBytes(), US_ASCII);
+        if (p.waitFor() != 0) return null;
+        return out.lines().filter(l -> l.matches("\\s*\\d+:.*")).toList();
+    }
+
+    /** Whether every 4 KB block in [from, to) lies in an extent that is allocated and not flagged unwritten. */
+    private static boolean written(List<String> extents, long from, long to) {
+        long next = from;
+        for (String line : extents) {
+            String[] f = line.trim().split(":");
+            String[] logical = f[1].trim().split("\\.\\.");
+            long start = Long.parseLong(logical[0].trim());
+            long end = Long.parseLong(logical[1].trim());
+            if (end < next || start > next) continue;
+            if (line.contains("unwritten")) return false;
+            next = end + 1;
+            if (next >= to) return true;
+        }
+        return next >= to;
     }
 
     private static void put(KvStore store, int i) {

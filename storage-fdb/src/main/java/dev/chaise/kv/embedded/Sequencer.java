@@ -63,7 +63,8 @@ import org.slf4j.LoggerFactory;
  * on this machine, more than a second core gives back (docs/benchmarks.md, bulk-parallel).</li>
  * <li><b>A crash keeps a prefix.</b> Recovery replays whole WriteBatches up to the first torn one,
  * and the WAL holds the batch in its order, so what survives of an unsynced batch is a prefix of
- * it, whose first transaction carries {@link EmbeddedKvStore#VERSION_KEY}, as before.</li>
+ * it, whose first transaction carries {@link EmbeddedKvStore#VERSION_KEY}, as before (a big
+ * transaction carries it too, with the same value: its WriteBatch is sized for it).</li>
  * <li><b>Nothing is seen early.</b> The batch's snapshot is taken after every write of the batch
  * returned (the leader waits for its writer threads first), and published and acknowledged only
  * after the batch's one fsync. The leader reads RocksDB's latest value only for an atomic
@@ -127,7 +128,7 @@ final class Sequencer implements AutoCloseable {
      * appends what needs the commit's moment (atomic operations, versionstamps).
      */
     record Encoded(WriteBatchEncoder batch, List<byte[]> touchedKeys, List<byte[][]> touchedRanges,
-                   List<Map.Entry<byte[], WriteBuffer.Op>> atCommit) {}
+                   List<Map.Entry<byte[], WriteBuffer.Op>> atCommit, boolean carriesVersion) {}
 
     record Result(long version, int order) {}
 
@@ -601,7 +602,7 @@ final class Sequencer implements AutoCloseable {
         List<byte[]> stampedConflicts = apply(r.writes(), encoded, stamp, keys, atomicKeys, atomicValues, b);
         Touched touched = new Touched(r.writes(), keys, encoded.touchedKeys().size(), encoded.touchedRanges());
         WriteBatchEncoder enc = encoded.batch();
-        if (b.accepted.isEmpty()) enc.put(metaCfId, EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(b.version, 0));
+        if (b.accepted.isEmpty() || encoded.carriesVersion()) enc.put(metaCfId, EmbeddedKvStore.VERSION_KEY, Versionstamps.txVersionstamp(b.version, 0));
         faults.at(FaultInjection.Point.BEFORE_WRITE);
         boolean handOff = enc.size() >= HAND_OFF_BYTES;
         WalHeadroom headroom = store.walHeadroom();
@@ -690,6 +691,11 @@ final class Sequencer implements AutoCloseable {
         for (WriteBuffer.VersionstampedKey v : w.versionstamped) {
             bytes += WriteBatchEncoder.recordBytes(dataCfId, Math.max(0, v.key().length - Versionstamps.OFFSET_BYTES), v.value().length);
         }
+        // A big transaction always carries the batch's version (the first of a batch must, and
+        // any may: the same value), so its size is known here and its hundreds of KB are handed
+        // to RocksDB as they are, not grown for the version at the end and copied to trim.
+        boolean carriesVersion = bytes >= HAND_OFF_BYTES;
+        if (carriesVersion) bytes += WriteBatchEncoder.recordBytes(metaCfId, EmbeddedKvStore.VERSION_KEY.length, Versionstamps.TX_BYTES);
         // Exact unless an atomic operation's result is not its operand's length (the batch then grows or is copied once).
         WriteBatchEncoder wb = new WriteBatchEncoder((int) Math.min(bytes, Integer.MAX_VALUE - 64));
         List<byte[]> keys = new ArrayList<>(w.points.size() + runKeys + w.versionstamped.size());
@@ -715,7 +721,7 @@ final class Sequencer implements AutoCloseable {
                 keys.add(run.keys()[i]);
             }
         }
-        return new Encoded(wb, keys, ranges, atCommit);
+        return new Encoded(wb, keys, ranges, atCommit, carriesVersion);
     }
 
     /** A point operation's value length in the batch, -1 for a delete; an atomic result counts as its last operand's length (as an add's is). */

@@ -79,6 +79,11 @@ final class WriteBatchEncoder {
         return count;
     }
 
+    /** The bytes the batch has room for, header included: {@link #size()} when it was sized exactly (for tests). */
+    int capacity() {
+        return buf.length;
+    }
+
     /** The serialized batch's length in bytes. */
     int size() {
         return len;
@@ -94,7 +99,7 @@ final class WriteBatchEncoder {
     }
 
     private void tag(int id, byte defaultTag, byte cfTag) {
-        ensure(6);
+        ensure(id == 0 ? 1 : 1 + varintBytes(id)); // exactly: a batch sized right is handed over as it is
         if (id == 0) {
             buf[len++] = defaultTag;
         } else {
@@ -105,7 +110,7 @@ final class WriteBatchEncoder {
     }
 
     private void string(byte[] b) {
-        ensure(5 + b.length);
+        ensure(varintBytes(b.length) + b.length);
         varint(b.length);
         System.arraycopy(b, 0, buf, len, b.length);
         len += b.length;

@@ -42,6 +42,7 @@ class WriteBatchEncoderTest {
             try (WriteBatch reference = new WriteBatch()) {
                 int ops = r.nextInt(40);
                 int recordBytes = 0;
+                List<java.util.function.Consumer<WriteBatchEncoder>> replay = new ArrayList<>();
                 for (int i = 0; i < ops; i++) {
                     // Lengths around the varint boundaries (127/128, 16383/16384) and empty values.
                     byte[] k = bytes(r, pick(r, 1, 127, 128, 300, 16_384));
@@ -52,16 +53,19 @@ class WriteBatchEncoderTest {
                         case 0 -> {
                             recordBytes += WriteBatchEncoder.recordBytes(cf, k.length, v.length);
                             enc.put(cf, k, v);
+                            replay.add(e -> e.put(cf, k, v));
                             reference.put(h, k, v);
                         }
                         case 1 -> {
                             recordBytes += WriteBatchEncoder.recordBytes(cf, k.length, -1);
                             enc.delete(cf, k);
+                            replay.add(e -> e.delete(cf, k));
                             reference.delete(h, k);
                         }
                         default -> {
                             recordBytes += WriteBatchEncoder.rangeBytes(cf, k.length, v.length);
                             enc.deleteRange(cf, k, v);
+                            replay.add(e -> e.deleteRange(cf, k, v));
                             reference.deleteRange(h, k, v);
                         }
                     }
@@ -71,6 +75,13 @@ class WriteBatchEncoderTest {
                 assertEquals(enc.size(), 12 + recordBytes, "round " + round);
                 try (WriteBatch mine = enc.toWriteBatch()) {
                     assertEquals(reference.count(), mine.count());
+                    assertArrayEquals(reference.data(), mine.data(), "round " + round);
+                }
+                // Sized by those bytes, an encoder never grows: its array goes to RocksDB as it is, uncopied.
+                WriteBatchEncoder exact = new WriteBatchEncoder(recordBytes);
+                for (var op : replay) op.accept(exact);
+                assertEquals(exact.capacity(), exact.size(), "round " + round + ": grew past its exact size");
+                try (WriteBatch mine = exact.toWriteBatch()) {
                     assertArrayEquals(reference.data(), mine.data(), "round " + round);
                 }
             }

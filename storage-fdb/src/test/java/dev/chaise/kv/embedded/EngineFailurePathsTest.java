@@ -31,6 +31,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -326,45 +327,21 @@ class EngineFailurePathsTest {
      */
     @Test
     void aCommitGivesUpAfterItsTimeout() throws Exception {
-        CountDownLatch firstHeld = new CountDownLatch(1);
-        CountDownLatch releaseFirst = new CountDownLatch(1);
-        CountDownLatch secondHeld = new CountDownLatch(1);
-        CountDownLatch releaseSecond = new CountDownLatch(1);
-        AtomicInteger batches = new AtomicInteger();
-        try (EmbeddedKvStore store = open(EmbeddedOptions.inMemory().withCommitTimeout(Duration.ofMillis(1_000)), p -> {
-            if (p != Point.RESOLVE_BATCH) return;
-            int n = batches.incrementAndGet();
-            if (n == 1) {
-                firstHeld.countDown();
-                awaitQuietly(releaseFirst);
-            } else if (n == 2) {
-                secondHeld.countDown();
-                awaitQuietly(releaseSecond);
-            }
-        })) {
-            CompletableFuture<Void> leader1;
-            CompletableFuture<Void> leader2;
-            CompletableFuture<Void> taken;
-            CompletableFuture<Void> queued;
+        HeldBatches held = new HeldBatches();
+        try (EmbeddedKvStore store = open(EmbeddedOptions.inMemory().withCommitTimeout(Duration.ofMillis(1_000)), held)) {
+            List<CompletableFuture<Void>> c;
             try {
-                leader1 = commitAsync(store, "leader1");
-                assertTrue(firstHeld.await(WAIT_S, TimeUnit.SECONDS), "the first commit leads its batch and is held");
-                leader2 = commitAsync(store, "leader2");
-                while (store.sequencer().queued() < 1) Thread.sleep(1);
-                taken = commitAsync(store, "taken");
-                while (store.sequencer().queued() < 2) Thread.sleep(1);
-                releaseFirst.countDown(); // the lead goes to leader2, whose batch takes "taken" and is held
-                assertTrue(secondHeld.await(WAIT_S, TimeUnit.SECONDS), "the second batch is held");
-                assertEquals(0, outcome(leader1));
+                c = held.holdSecondBatch(store, () -> commitAsync(store, "leader1"), () -> commitAsync(store, "leader2"),
+                        () -> commitAsync(store, "taken"));
+                assertEquals(0, outcome(c.get(0)));
                 assertEquals(0, store.sequencer().queued(), "the second batch took both");
-                queued = commitAsync(store, "queued");
-                assertEquals(KvException.COMMIT_UNKNOWN_RESULT, outcome(taken), "the leader had it: it may still be written");
+                CompletableFuture<Void> queued = commitAsync(store, "queued");
+                assertEquals(KvException.COMMIT_UNKNOWN_RESULT, outcome(c.get(2)), "the leader had it: it may still be written");
                 assertEquals(KvException.TRANSACTION_TIMED_OUT, outcome(queued), "still queued: withdrawn, certainly not written");
             } finally {
-                releaseFirst.countDown();
-                releaseSecond.countDown();
+                held.releaseAll();
             }
-            assertEquals(0, outcome(leader2), "the held leader went on once released");
+            assertEquals(0, outcome(c.get(1)), "the held leader went on once released");
             assertEquals(0, outcome(commitAsync(store, "after")));
             assertNotNull(store.run(tx -> tx.get(b("taken"))), "the held batch went on once released");
             assertNull(store.run(tx -> tx.get(b("queued"))));
@@ -378,12 +355,45 @@ class EngineFailurePathsTest {
      */
     @Test
     void anInterruptedCommitIsAnsweredByWhereItWas() throws Exception {
-        CountDownLatch firstHeld = new CountDownLatch(1);
-        CountDownLatch releaseFirst = new CountDownLatch(1);
-        CountDownLatch secondHeld = new CountDownLatch(1);
-        CountDownLatch releaseSecond = new CountDownLatch(1);
-        AtomicInteger batches = new AtomicInteger();
-        try (EmbeddedKvStore store = open(EmbeddedOptions.inMemory(), p -> {
+        HeldBatches held = new HeldBatches();
+        try (EmbeddedKvStore store = open(EmbeddedOptions.inMemory(), held)) {
+            List<Committer> c;
+            try {
+                c = held.holdSecondBatch(store, () -> new Committer(store, "leader1"), () -> new Committer(store, "leader2"),
+                        () -> new Committer(store, "taken"));
+                assertEquals(0, outcome(c.get(0).done));
+                Committer queued = new Committer(store, "queued");
+                while (store.sequencer().queued() < 1) Thread.sleep(1);
+                while (store.sequencer().waiting() < 2) Thread.sleep(1); // taken and queued, parked
+                queued.thread.interrupt();
+                assertEquals(KvException.TRANSACTION_CANCELLED, outcome(queued.done), "still queued: withdrawn");
+                assertTrue(queued.interruptedAfter.get(), "the interrupt status is kept");
+                c.get(2).thread.interrupt();
+                assertEquals(KvException.COMMIT_UNKNOWN_RESULT, outcome(c.get(2).done), "the leader had it: it may still be written");
+                assertEquals(0, store.sequencer().queued());
+            } finally {
+                held.releaseAll();
+            }
+            assertEquals(0, outcome(c.get(1).done), "the held leader went on once released");
+            assertNotNull(store.run(tx -> tx.get(b("taken"))), "the held batch went on once released");
+            assertNull(store.run(tx -> tx.get(b("queued"))));
+            assertEquals(0, store.sequencer().waiting(), "every waiter unregistered");
+        }
+    }
+
+    /**
+     * Holds the first two batches at {@link Point#RESOLVE_BATCH} until released: a stalled leader,
+     * then the committer it hands the lead to, whose batch has taken a third commit.
+     */
+    private static final class HeldBatches implements FaultInjection.Hook {
+        private final CountDownLatch firstHeld = new CountDownLatch(1);
+        private final CountDownLatch releaseFirst = new CountDownLatch(1);
+        private final CountDownLatch secondHeld = new CountDownLatch(1);
+        private final CountDownLatch releaseSecond = new CountDownLatch(1);
+        private final AtomicInteger batches = new AtomicInteger();
+
+        @Override
+        public void at(Point p) {
             if (p != Point.RESOLVE_BATCH) return;
             int n = batches.incrementAndGet();
             if (n == 1) {
@@ -393,37 +403,28 @@ class EngineFailurePathsTest {
                 secondHeld.countDown();
                 awaitQuietly(releaseSecond);
             }
-        })) {
-            Committer leader1 = new Committer(store, "leader1");
-            Committer leader2;
-            Committer taken;
-            Committer queued;
-            try {
-                assertTrue(firstHeld.await(WAIT_S, TimeUnit.SECONDS), "the first commit leads its batch and is held");
-                leader2 = new Committer(store, "leader2");
-                while (store.sequencer().queued() < 1) Thread.sleep(1);
-                taken = new Committer(store, "taken");
-                while (store.sequencer().queued() < 2) Thread.sleep(1);
-                releaseFirst.countDown(); // the lead goes to leader2, whose batch takes "taken" and is held
-                assertTrue(secondHeld.await(WAIT_S, TimeUnit.SECONDS), "the second batch is held");
-                assertEquals(0, outcome(leader1.done));
-                queued = new Committer(store, "queued");
-                while (store.sequencer().queued() < 1) Thread.sleep(1);
-                while (store.sequencer().waiting() < 2) Thread.sleep(1); // taken and queued, parked
-                queued.thread.interrupt();
-                assertEquals(KvException.TRANSACTION_CANCELLED, outcome(queued.done), "still queued: withdrawn");
-                assertTrue(queued.interruptedAfter.get(), "the interrupt status is kept");
-                taken.thread.interrupt();
-                assertEquals(KvException.COMMIT_UNKNOWN_RESULT, outcome(taken.done), "the leader had it: it may still be written");
-                assertEquals(0, store.sequencer().queued());
-            } finally {
-                releaseFirst.countDown();
-                releaseSecond.countDown();
-            }
-            assertEquals(0, outcome(leader2.done), "the held leader went on once released");
-            assertNotNull(store.run(tx -> tx.get(b("taken"))), "the held batch went on once released");
-            assertNull(store.run(tx -> tx.get(b("queued"))));
-            assertEquals(0, store.sequencer().waiting(), "every waiter unregistered");
+        }
+
+        /**
+         * Starts three commits, {@code first} leading a held batch and the other two queued behind
+         * it, then releases it: the lead goes to {@code second}, whose batch takes {@code third}.
+         * Returns the three once that batch is held.
+         */
+        <T> List<T> holdSecondBatch(EmbeddedKvStore store, Supplier<T> first, Supplier<T> second, Supplier<T> third) throws InterruptedException {
+            T a = first.get();
+            assertTrue(firstHeld.await(WAIT_S, TimeUnit.SECONDS), "the first commit leads its batch and is held");
+            T b = second.get();
+            while (store.sequencer().queued() < 1) Thread.sleep(1);
+            T c = third.get();
+            while (store.sequencer().queued() < 2) Thread.sleep(1);
+            releaseFirst.countDown();
+            assertTrue(secondHeld.await(WAIT_S, TimeUnit.SECONDS), "the second batch is held");
+            return List.of(a, b, c);
+        }
+
+        void releaseAll() {
+            releaseFirst.countDown();
+            releaseSecond.countDown();
         }
     }
 

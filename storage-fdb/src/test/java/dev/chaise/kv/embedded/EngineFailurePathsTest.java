@@ -436,15 +436,16 @@ class EngineFailurePathsTest {
 
         Committer(KvStore store, String key) {
             thread = Thread.ofPlatform().daemon().start(() -> {
+                Throwable failed = null;
                 try (Transaction tx = store.createTransaction()) {
                     tx.set(b(key), b("v"));
                     tx.commit();
-                    done.complete(null);
                 } catch (Throwable t) {
-                    done.completeExceptionally(t);
-                } finally {
-                    interruptedAfter.set(Thread.currentThread().isInterrupted());
+                    failed = t;
                 }
+                interruptedAfter.set(Thread.currentThread().isInterrupted()); // before the test can see the outcome
+                if (failed == null) done.complete(null);
+                else done.completeExceptionally(failed);
             });
         }
     }

@@ -188,5 +188,12 @@ final class RevHasher {
     }
 
     /** One stream and digest per thread: getInstance looks up the provider each time, a visible cost per document. */
-    private static final ThreadLocal<DigestStream> DIGESTS = ThreadLocal.withInitial(DigestStream::new);
+    private static final ThreadLocal<DigestStream> DIGESTS = new ThreadLocal<>() {
+        // A class of its own, not a method reference: C2 compiled the reference's hidden class
+        // (the provider lookup inlined) in a restart's first bulk load, with no profile to start from.
+        @Override
+        protected DigestStream initialValue() {
+            return new DigestStream();
+        }
+    };
 }

@@ -63,12 +63,7 @@ class EngineFailurePathsTest {
 
     /** Commits one blind write of {@code key} on another thread. */
     private static CompletableFuture<Void> commitAsync(KvStore store, String key) {
-        return CompletableFuture.runAsync(() -> {
-            try (Transaction tx = store.createTransaction()) {
-                tx.set(b(key), b("v"));
-                tx.commit();
-            }
-        }, r -> Thread.ofPlatform().daemon().start(r));
+        return new Committer(store, key).done;
     }
 
     /** The KvException code a commit ended with, 0 for success; fails the test if it did not answer in time. */

@@ -28,6 +28,8 @@ public record FaultInjection(double notCommitted, double tooOld, double commitUn
         WRITE,
         /** The leader or a writer thread, after one transaction's writes went to RocksDB: throwing means it was written. */
         AFTER_WRITE,
+        /** The leader, after it handed one transaction's writes to a writer thread: throwing means they will be written. */
+        HANDED_OFF,
         /** The leader, in place of a successful WAL fsync: throwing is a failed fsync. */
         SYNC,
         /** The leader, after its batch is durable and published, before its commits are acknowledged. */

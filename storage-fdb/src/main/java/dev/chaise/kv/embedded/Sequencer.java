@@ -46,7 +46,8 @@ import org.slf4j.LoggerFactory;
  * of KVs, milliseconds of RocksDB's time) is handed to a writer thread, and the leader goes on:
  * it records the transaction (conflict history, atomics' cache, touched keys), resolves the
  * next, and while such writes are in flight takes in the commits that arrive (a committer that
- * finds the lead taken wakes it), so that they share the batch's version and fsync. A bulk
+ * finds the lead taken wakes it), then, once they are done, those queued by then, so that they
+ * share the batch's version and fsync. A bulk
  * request's second part queues a fraction of a millisecond after its first took the lead; it
  * used to wait for the first's write and fsync, then pay a hand-off and its own fsync. Why the
  * serial path's guarantees hold:
@@ -476,7 +477,7 @@ final class Sequencer implements AutoCloseable {
             // after the whole window (in a bulk load they were most of what survived a young GC).
             history.expire(Math.max(oldestReadable, store.oldestReadableView()));
             for (Request r : batch) resolveSafely(r, b);
-            if (b.writing.get() > 0) gather(b);
+            if (!b.writes.isEmpty()) gather(b);
             awaitWrites(b);
             if (b.accepted.isEmpty()) return null;
             return new Resolved(b.version, store.db().getSnapshot(), b.accepted, b.answers, b.touched);
@@ -503,19 +504,24 @@ final class Sequencer implements AutoCloseable {
 
     /**
      * While some of the batch's writes are in flight on writer threads, takes in the commits that
-     * arrive (a committer that finds the lead taken wakes the leader): they would otherwise wait
-     * for those writes and this batch's fsync, then pay their own. A bulk request's second part
-     * queues a fraction of a millisecond after its first took the lead, and so joins its batch.
+     * arrive (a committer that finds the lead taken wakes the leader), and once they are done,
+     * those that queued meanwhile: they would otherwise wait for those writes and this batch's
+     * fsync, then pay their own. A bulk request's second part queues a fraction of a millisecond
+     * after its first took the lead, and so joins its batch, also when the leader itself got no
+     * core until the write was done (on two cores, the writer thread often takes the leader's).
      */
     private void gather(Batch b) {
         gatherer = Thread.currentThread();
         boolean interrupted = false;
         try {
-            while (b.writing.get() > 0) {
+            while (true) {
+                boolean writing = b.writing.get() > 0; // read before the poll: a commit queued after it is polled next round
                 Request r = b.taken < MAX_BATCH && b.handedOff < GATHER_BYTES && stopped == null ? queue.poll() : null;
                 if (r != null) {
                     b.taken++;
                     resolveSafely(r, b);
+                } else if (!writing) {
+                    return;
                 } else {
                     LockSupport.park(this);
                     interrupted |= Thread.interrupted();
@@ -633,6 +639,11 @@ final class Sequencer implements AutoCloseable {
             }
             // Its write runs meanwhile; what follows is the leader's own bookkeeping.
             written(r, b, fault, touched, atomicKeys, atomicValues, stampedConflicts);
+            try {
+                faults.at(FaultInjection.Point.HANDED_OFF);
+            } catch (RuntimeException | Error e) {
+                b.answers.set(b.answers.size() - 1, unknown(e));
+            }
             return;
         }
         try {

@@ -32,6 +32,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -50,6 +51,14 @@ class BigWritesTest {
     }
 
     private record Committed(long version, byte[] stamp) {}
+
+    private static void sleepQuietly(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
 
     /**
      * A transaction big enough to be written on a writer thread, of every kind of write: its own
@@ -185,6 +194,35 @@ class BigWritesTest {
             CompletableFuture<Committed> small = commitSmall(store, "small");
             Committed a = done(big);
             Committed s = done(small);
+            assertEquals(a.version(), s.version(), "the small commit joined the big one's batch");
+            assertTrue(Keys.compare(s.stamp(), a.stamp()) > 0, "after it in the batch's order");
+            assertEquals(2, le64(store.run(tx -> tx.get(b("counter")))));
+        }
+    }
+
+    /**
+     * A commit that queues while the leader gets no core until its batch's big write is done
+     * (simulated: the leader is held after the hand-off until the write has returned and the
+     * commit is queued) still joins that batch before its fsync, rather than waiting for it.
+     */
+    @Test
+    void aCommitQueuedBeforeTheLeaderLooksAgainJoinsItsBatch() throws Exception {
+        CountDownLatch written = new CountDownLatch(1);
+        AtomicReference<EmbeddedKvStore> opened = new AtomicReference<>();
+        AtomicReference<CompletableFuture<Committed>> small = new AtomicReference<>();
+        try (EmbeddedKvStore store = EmbeddedKvStore.open(EmbeddedOptions.inMemory().withFaults(FaultInjection.hooked(p -> {
+            if (p == Point.AFTER_WRITE && onWriterThread()) written.countDown();
+            if (p == Point.HANDED_OFF && small.get() == null) {
+                awaitQuietly(written);
+                sleepQuietly(50); // the writer thread counts its write done just after AFTER_WRITE
+                small.set(commitSmall(opened.get(), "small"));
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_S);
+                while (opened.get().sequencer().queued() < 1 && System.nanoTime() < deadline) sleepQuietly(1);
+            }
+        })))) {
+            opened.set(store);
+            Committed a = done(commitBig(store, "a"));
+            Committed s = done(small.get());
             assertEquals(a.version(), s.version(), "the small commit joined the big one's batch");
             assertTrue(Keys.compare(s.stamp(), a.stamp()) > 0, "after it in the batch's order");
             assertEquals(2, le64(store.run(tx -> tx.get(b("counter")))));

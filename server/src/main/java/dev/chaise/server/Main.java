@@ -109,12 +109,12 @@ public final class Main {
         // HotSpot compiles what runs often; until it has, a restarted server is about twice as slow.
         // In the background, one after the other (so they take at most one core from clients):
         // the request path, on a throwaway server sent a bulk load, a Mango index build, a JS view
-        // build and a few thousand small requests; one full GC (WarmUp.settleHeap); then the JS
+        // build and 40,000 small requests; one full GC (WarmUp.settleHeap); then the JS
         // interpreter, for the first view build; then, once the compilers are idle, single-document
         // PUTs from four connections to another throwaway server. The warm-ups pause while an index
         // build runs, which a client may be waiting on. 0 turns each off.
         WarmUp.Plan warm = new WarmUp.Plan(config.get("chaise", "mango_warmup_docs").map(Integer::parseInt).orElse(20_000),
-                config.get("chaise", "warmup_requests").map(Integer::parseInt).orElse(4_000));
+                config.get("chaise", "warmup_requests").map(Integer::parseInt).orElse(40_000));
         int jsWarmupDocs = config.get("chaise", "js_warmup_docs").map(Integer::parseInt).orElse(20_000);
         int warmupWrites = config.get("chaise", "warmup_writes").map(Integer::parseInt).orElse(8_000);
         if (!warm.none() || jsWarmupDocs > 0 || warmupWrites > 0) {

@@ -639,11 +639,7 @@ final class Sequencer implements AutoCloseable {
             }
             // Its write runs meanwhile; what follows is the leader's own bookkeeping.
             written(r, b, fault, touched, atomicKeys, atomicValues, stampedConflicts);
-            try {
-                faults.at(FaultInjection.Point.HANDED_OFF);
-            } catch (RuntimeException | Error e) {
-                b.answers.set(b.answers.size() - 1, unknown(e));
-            }
+            faultAfterWrite(FaultInjection.Point.HANDED_OFF, b);
             return;
         }
         try {
@@ -655,8 +651,13 @@ final class Sequencer implements AutoCloseable {
             return;
         }
         written(r, b, fault, touched, atomicKeys, atomicValues, stampedConflicts);
+        faultAfterWrite(FaultInjection.Point.AFTER_WRITE, b);
+    }
+
+    /** An injected fault once the batch's last transaction is written (or being written): it is answered 1021. */
+    private void faultAfterWrite(FaultInjection.Point point, Batch b) {
         try {
-            faults.at(FaultInjection.Point.AFTER_WRITE);
+            faults.at(point);
         } catch (RuntimeException | Error e) {
             b.answers.set(b.answers.size() - 1, unknown(e));
         }

@@ -145,11 +145,15 @@ class ProtocolTest {
         try (RawHttp c = new RawHttp(port())) {
             c.socket.setReceiveBufferSize(64 * 1024);
             c.send("GET /_test/forever HTTP/1.1\r\nHost: x\r\n\r\n");
-            Thread.sleep(500);
-            long a = produced.get();
-            Thread.sleep(500);
-            long b = produced.get();
             // Not reading: the producer is held at the channel's high-water mark plus socket buffers.
+            // It must come to rest (two samples 500 ms apart agree) within 10 s, however slow the machine.
+            long a = -1;
+            long b = produced.get();
+            for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); a != b && System.nanoTime() < until; ) {
+                Thread.sleep(500);
+                a = b;
+                b = produced.get();
+            }
             assertEquals(a, b, "producer kept going while the client read nothing");
             assertTrue(b < 32L << 20, "produced " + b);
             // What is buffered (the server's send buffer grows to tcp_wmem's maximum, 4 MB here) drains first,

@@ -208,15 +208,21 @@ class BigWritesTest {
     @Test
     void aCommitQueuedBeforeTheLeaderLooksAgainJoinsItsBatch() throws Exception {
         CountDownLatch written = new CountDownLatch(1);
+        AtomicReference<Thread> writer = new AtomicReference<>();
         AtomicReference<EmbeddedKvStore> opened = new AtomicReference<>();
         AtomicReference<CompletableFuture<Committed>> small = new AtomicReference<>();
         try (EmbeddedKvStore store = EmbeddedKvStore.open(EmbeddedOptions.inMemory().withFaults(FaultInjection.hooked(p -> {
-            if (p == Point.AFTER_WRITE && onWriterThread()) written.countDown();
+            if (p == Point.AFTER_WRITE && onWriterThread()) {
+                writer.set(Thread.currentThread());
+                written.countDown();
+            }
             if (p == Point.HANDED_OFF && small.get() == null) {
                 awaitQuietly(written);
-                sleepQuietly(50); // the writer thread counts its write done just after AFTER_WRITE
-                small.set(commitSmall(opened.get(), "small"));
+                // The writer thread counts its write done just after AFTER_WRITE; back in its pool, it waits.
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_S);
+                while (writer.get().getState() != Thread.State.TIMED_WAITING && writer.get().getState() != Thread.State.WAITING
+                        && System.nanoTime() < deadline) sleepQuietly(1);
+                small.set(commitSmall(opened.get(), "small"));
                 while (opened.get().sequencer().queued() < 1 && System.nanoTime() < deadline) sleepQuietly(1);
             }
         })))) {

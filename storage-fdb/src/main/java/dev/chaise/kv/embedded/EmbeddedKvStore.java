@@ -68,6 +68,7 @@ public final class EmbeddedKvStore implements KvStore {
     private final ColumnFamilyHandle dataCf;
     private final ColumnFamilyHandle metaCf;
     private final WriteOptions writeOptions;
+    private final WriteOptions rangeWriteOptions;
     private final Watches watches;
     private final Sequencer sequencer;
     private final WalHeadroom walHeadroom; // null: nothing fsynced
@@ -101,7 +102,8 @@ public final class EmbeddedKvStore implements KvStore {
         this.options = options;
         String path;
         DBOptions dbOptions = track(new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true)
-                .setMaxBackgroundJobs(2).setIncreaseParallelism(Math.max(2, Runtime.getRuntime().availableProcessors())));
+                .setMaxBackgroundJobs(2).setIncreaseParallelism(Math.max(2, Runtime.getRuntime().availableProcessors()))
+                .setUnorderedWrite(true));
         if (options.isInMemory()) {
             Env env = track(new RocksMemEnv(Env.getDefault()));
             dbOptions.setEnv(env);
@@ -147,7 +149,15 @@ public final class EmbeddedKvStore implements KvStore {
         this.dataCf = handles.get(0);
         this.metaCf = handles.get(1);
         // Batches are written unsynced and made durable together by syncLog(): one fsync a group.
-        this.writeOptions = track(new WriteOptions().setSync(false).setDisableWAL(options.isInMemory()));
+        // Unordered writes (the DB option above): the Sequencer issues a batch's big writes one after
+        // another, each once the one before has its sequence numbers, so that one's memtable insert
+        // overlaps the next one's (docs/benchmarks.md, "unordered writes"). Their concurrent insert
+        // costs twice the sequential one a key without a position kept per batch; with it, a batch
+        // that also carries a range deletion loses writes (RocksDB 10.10.1: the position is kept
+        // per memtable and used in its range-deletion table too), so those go without.
+        this.writeOptions = track(new WriteOptions().setSync(false).setDisableWAL(options.isInMemory())
+                .setMemtableInsertHintPerBatch(true));
+        this.rangeWriteOptions = track(new WriteOptions().setSync(false).setDisableWAL(options.isInMemory()));
         byte[] last = db.get(metaCf, VERSION_KEY);
         this.startVersion = (last == null ? 0 : Versionstamps.commitVersion(last)) + RECOVERY_JUMP;
         this.lastCommitted = startVersion;
@@ -445,8 +455,9 @@ public final class EmbeddedKvStore implements KvStore {
         return metaCf;
     }
 
-    WriteOptions writeOptions() {
-        return writeOptions;
+    /** Unsynced writes, with the memtable insert's position kept per batch unless the batch has a range deletion. */
+    WriteOptions writeOptions(WriteBatchEncoder batch) {
+        return batch.hasRangeDeletions() ? rangeWriteOptions : writeOptions;
     }
 
     /** Lets RocksDB drop a read snapshot no transaction uses any more. */

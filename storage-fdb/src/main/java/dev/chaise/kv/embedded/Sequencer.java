@@ -16,7 +16,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.rocksdb.RocksDBException;
@@ -52,16 +51,17 @@ import org.slf4j.LoggerFactory;
  * used to wait for the first's write and fsync, then pay a hand-off and its own fsync. Why the
  * serial path's guarantees hold:
  * <ul>
- * <li><b>RocksDB applies the batch in its order.</b> A write is issued only once every write
- * issued before it returned (one writer thread writes a batch's big ones in turn, and the leader
- * waits for them before it writes a small one), so
- * RocksDB's WAL and sequence numbers follow the versionstamps, as when the leader wrote each in
- * turn: on a key two transactions write, the later wins (a blind set, a versionstamped value, a
- * clear), and the atomic operations, computed by the leader in the batch's order as the sum so
- * far and written as plain values, come out as a serial execution's. The writes do not overlap
- * each other: RocksDB's concurrent memtable insert ({@code unordered_write}, or one write group of
- * several writers) cost twice as much a key as the sequential insert of a batch's ascending keys
- * on this machine, more than a second core gives back (docs/benchmarks.md, bulk-parallel).</li>
+ * <li><b>RocksDB applies the batch in its order.</b> The store writes unordered
+ * ({@code unordered_write}): RocksDB gives a write its sequence numbers and WAL record in order,
+ * then inserts it into the memtable outside its write queue. A big write is issued once the one
+ * handed off before it has its sequence numbers (two writer threads take them in turn, the second
+ * waiting on the first's), so its memtable insert overlaps the one before; the leader waits for
+ * them all before it writes a small one. So RocksDB's WAL and sequence numbers follow the
+ * versionstamps, as when the leader wrote each in turn: on a key two transactions write, the
+ * later wins (a blind set, a versionstamped value, a clear), and the atomic operations, computed
+ * by the leader in the batch's order as the sum so far and written as plain values, come out as a
+ * serial execution's. A snapshot taken while an unordered write is in flight could still change;
+ * none is: the batch's snapshot is taken once its writes have returned, and nothing else writes.</li>
  * <li><b>A crash keeps a prefix.</b> Recovery replays whole WriteBatches up to the first torn one,
  * and the WAL holds the batch in its order, so what survives of an unsynced batch is a prefix of
  * it, whose first transaction carries {@link EmbeddedKvStore#VERSION_KEY}, as before (a big
@@ -101,6 +101,10 @@ final class Sequencer implements AutoCloseable {
     static final int HAND_OFF_BYTES = 64 << 10;
     /** A batch takes in arrivals while its writes are in flight until it has handed this much to writer threads. */
     static final long GATHER_BYTES = 4L << 20;
+    /** Writer threads a batch's handed-off writes use at once. */
+    static final int WRITERS = 2;
+    /** How often a write waiting for the one before to have its sequence numbers looks again. */
+    private static final long SEQUENCE_POLL_NANOS = Long.getLong("chaise.seqPoll", 20_000);
     /** Completes a queued request's future to hand it the lead (the lead's permit goes with it). */
     private static final Result LEAD = new Result(-1, -1);
 
@@ -399,14 +403,18 @@ final class Sequencer implements AutoCloseable {
         final List<Write> writes = new ArrayList<>(0);
         /** Of {@link #writes}, those not done yet; each unparks the leader when it is. */
         final AtomicInteger writing = new AtomicInteger();
-        /** The writer thread's queue: it writes them in order, back to back. */
+        /** The writer threads' queue, in batch order; each write waits for the one before it to have its sequence numbers. */
         final ConcurrentLinkedQueue<Write> toWrite = new ConcurrentLinkedQueue<>();
-        /** Whether a writer thread is draining {@link #toWrite}. */
-        final AtomicBoolean draining = new AtomicBoolean();
+        /** Writer threads draining {@link #toWrite}: at most {@link #WRITERS}. */
+        final AtomicInteger draining = new AtomicInteger();
         /** Requests taken into the batch, gathered ones included. */
         int taken;
         /** WriteBatch bytes handed to writer threads. */
         long handedOff;
+        /** RocksDB's last sequence number once every write handed off so far has its own; -1: read it afresh at the next hand-off. */
+        long seqEnd = -1;
+        /** The last write handed off since then, which the next one waits for. */
+        Write last;
 
         Batch(long version, long oldestReadable, int taken) {
             this.version = version;
@@ -428,6 +436,11 @@ final class Sequencer implements AutoCloseable {
         Throwable failure;
         KvException afterWrite;
 
+        /** The write handed off before it in this batch, or null; set before it is queued. */
+        Write prev;
+        /** RocksDB's last sequence number once this write has its own. */
+        long seqEnd;
+
         Write(Batch batch, int index, WriteBatchEncoder encoded) {
             this.batch = batch;
             this.index = index;
@@ -438,6 +451,7 @@ final class Sequencer implements AutoCloseable {
         public void run() {
             WriteState outcome = WriteState.SKIPPED;
             try {
+                if (prev != null) awaitSequence(prev);
                 if (stopped != null) return; // one before it failed: nothing more may be written
                 try {
                     write(encoded);
@@ -550,8 +564,9 @@ final class Sequencer implements AutoCloseable {
     }
 
     /**
-     * The writer thread: writes the batch's handed-off transactions in their order, one after
-     * another with no hand-off between them, until none is queued.
+     * A writer thread: writes the batch's handed-off transactions in their order until none is
+     * queued. With two of them, a write's memtable insert overlaps the next one's WAL record and
+     * insert; a third would only wait.
      */
     private static void drain(Batch b) {
         while (true) {
@@ -560,9 +575,29 @@ final class Sequencer implements AutoCloseable {
                 w.run();
                 continue;
             }
-            b.draining.set(false);
-            // One queued after the poll found draining still set: take it, unless another thread does.
-            if (b.toWrite.isEmpty() || !b.draining.compareAndSet(false, true)) return;
+            b.draining.decrementAndGet();
+            // One queued after the poll found this thread still counted: take it, unless another thread does.
+            if (b.toWrite.isEmpty() || !claimDrainer(b)) return;
+        }
+    }
+
+    private static boolean claimDrainer(Batch b) {
+        for (int n = b.draining.get(); n < WRITERS; n = b.draining.get()) {
+            if (b.draining.compareAndSet(n, n + 1)) return true;
+        }
+        return false;
+    }
+
+    /**
+     * Until {@code prev} has its sequence numbers (RocksDB's unordered_write takes them, and
+     * publishes them as the latest, when it has written the WAL record, before its memtable
+     * insert), or has ended. A write issued after that comes after it in the WAL and in sequence
+     * order. That is a WAL record's time, a fraction of a millisecond for a bulk part: it looks
+     * every few tens of microseconds, sleeping in between, so the core stays free for others.
+     */
+    private void awaitSequence(Write prev) {
+        while (prev.state == WriteState.RUNNING && store.db().getLatestSequenceNumber() < prev.seqEnd) {
+            LockSupport.parkNanos(SEQUENCE_POLL_NANOS);
         }
     }
 
@@ -578,7 +613,7 @@ final class Sequencer implements AutoCloseable {
     private void write(WriteBatchEncoder encoded) throws RocksDBException {
         faults.at(FaultInjection.Point.WRITE);
         try (WriteBatch wb = encoded.toWriteBatch()) {
-            store.db().write(store.writeOptions(), wb); // atomic per transaction, as the WAL replays it
+            store.db().write(store.writeOptions(encoded), wb); // atomic per transaction, as the WAL replays it
         }
     }
 
@@ -626,11 +661,16 @@ final class Sequencer implements AutoCloseable {
         }
         if (handOff) {
             Write w = new Write(b, b.accepted.size(), enc);
+            if (b.seqEnd < 0) b.seqEnd = store.db().getLatestSequenceNumber(); // nothing is in flight
+            else w.prev = b.last;
+            b.seqEnd += enc.count(); // a sequence number a record
+            w.seqEnd = b.seqEnd;
+            b.last = w;
             b.handedOff += enc.size();
             b.writes.add(w);
             b.writing.incrementAndGet();
             b.toWrite.add(w);
-            if (b.draining.compareAndSet(false, true)) {
+            if (claimDrainer(b)) {
                 try {
                     writers.execute(() -> drain(b));
                 } catch (Throwable t) { // no thread to be had: write here rather than leave the batch waiting
@@ -642,6 +682,8 @@ final class Sequencer implements AutoCloseable {
             faultAfterWrite(FaultInjection.Point.HANDED_OFF, b);
             return;
         }
+        b.seqEnd = -1; // written here, after the ones handed off (quiesced above): the next hand-off reads the sequence afresh
+        b.last = null;
         try {
             write(enc);
         } catch (RocksDBException | RuntimeException | Error e) {

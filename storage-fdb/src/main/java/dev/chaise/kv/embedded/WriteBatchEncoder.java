@@ -33,6 +33,7 @@ final class WriteBatchEncoder {
     private byte[] buf;
     private int len = HEADER;
     private int count;
+    private boolean rangeDeletions;
 
     /** {@code capacity}: the records' bytes, if known (then the batch is handed over without a copy). */
     WriteBatchEncoder(int capacity) {
@@ -51,6 +52,7 @@ final class WriteBatchEncoder {
     }
 
     void deleteRange(int cf, byte[] begin, byte[] end) {
+        rangeDeletions = true;
         tag(cf, RANGE_DELETION, CF_RANGE_DELETION);
         string(begin);
         string(end);
@@ -75,8 +77,13 @@ final class WriteBatchEncoder {
         return n;
     }
 
+    /** The records: RocksDB gives each its own sequence number. */
     int count() {
         return count;
+    }
+
+    boolean hasRangeDeletions() {
+        return rangeDeletions;
     }
 
     /** The bytes the batch has room for, header included: {@link #size()} when it was sized exactly (for tests). */

@@ -165,6 +165,66 @@ class BigWritesTest {
         }
     }
 
+    /** A big transaction with no range deletion (a bulk write's kind): the same rows for every name, its own values. */
+    private static CompletableFuture<Committed> commitBigRows(KvStore store, String name) {
+        return CompletableFuture.supplyAsync(() -> {
+            try (Transaction tx = store.createTransaction()) {
+                byte[] value = new byte[240];
+                Arrays.fill(value, (byte) name.charAt(0));
+                for (int i = 0; i < BIG_ROWS; i++) tx.set(b("row/" + String.format("%05d", i)), value);
+                tx.setVersionstampedKey(Versionstamps.packWithVersionstamp(b("log/"), Tuple.from(Versionstamp.incomplete(0))), b(name));
+                tx.commit();
+                return new Committed(tx.getCommittedVersion(), tx.getVersionstamp());
+            }
+        }, r -> Thread.ofPlatform().daemon().start(r));
+    }
+
+    /**
+     * Two big writes of one batch overlap: the second is issued once the first has its sequence
+     * numbers, before the first returns (the first waits after its write, bounded, for the second
+     * to be issued; written one after the other, it would wait in vain). The later one in the
+     * batch's order still wins every row both wrote, also after a reopen replays the WAL.
+     */
+    @Test
+    void aBatchsSecondBigWriteIsIssuedWhileTheFirstIsInFlight(@TempDir Path dir) throws Exception {
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch secondIssued = new CountDownLatch(1);
+        AtomicInteger writes = new AtomicInteger();
+        AtomicBoolean overlapped = new AtomicBoolean();
+        List<CompletableFuture<Committed>> big = new ArrayList<>();
+        AtomicInteger names = new AtomicInteger();
+        try (EmbeddedKvStore store = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir).withFaults(FaultInjection.hooked(holdFirstBatch(held, release, p -> {
+            if (!onWriterThread()) return;
+            if (p == Point.WRITE && writes.incrementAndGet() == 2) secondIssued.countDown();
+            if (p == Point.AFTER_WRITE && secondIssued.getCount() > 0) {
+                try {
+                    overlapped.set(secondIssued.await(WAIT_S, TimeUnit.SECONDS));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }))))) {
+            inOneBatch(store, held, release, 2, big, () -> commitBigRows(store, names.getAndIncrement() == 0 ? "a" : "b"));
+            Committed a = done(big.get(0));
+            Committed bb = done(big.get(1));
+            assertEquals(a.version(), bb.version(), "one batch");
+            assertTrue(overlapped.get(), "the second write was issued before the first had returned");
+            String later = Keys.compare(a.stamp(), bb.stamp()) > 0 ? "a" : "b";
+            assertRows(store, later);
+        }
+        try (KvStore store = EmbeddedKvStore.open(EmbeddedOptions.onDisk(dir))) {
+            byte[] lastLogged = store.run(tx -> tx.getRangeAsList(b("log/"), b("log0"), 0, true)).get(0).value();
+            assertRows(store, new String(lastLogged, UTF_8));
+        }
+    }
+
+    private static void assertRows(KvStore store, String later) {
+        List<dev.chaise.kv.KeyValue> rows = store.run(tx -> tx.getRangeAsList(b("row/"), b("row0"), 0, false));
+        assertEquals(BIG_ROWS, rows.size());
+        for (dev.chaise.kv.KeyValue kv : rows) assertEquals(later.charAt(0), (char) kv.value()[0], "the later transaction's value wins " + new String(kv.key(), UTF_8));
+    }
+
     private static void assertState(KvStore store, String later, byte[] laterStamp) {
         assertArrayEquals(b(later), store.run(tx -> tx.get(b("shared"))), "the later transaction's set wins");
         assertEquals(43, le64(store.run(tx -> tx.get(b("counter")))), "40, the first batch's addition and both of theirs");

@@ -104,7 +104,7 @@ final class Sequencer implements AutoCloseable {
     /** Writer threads a batch's handed-off writes use at once. */
     static final int WRITERS = 2;
     /** How often a write waiting for the one before to have its sequence numbers looks again. */
-    private static final long SEQUENCE_POLL_NANOS = Long.getLong("chaise.seqPoll", 20_000);
+    private static final long SEQUENCE_POLL_NANOS = 20_000;
     /** Completes a queued request's future to hand it the lead (the lead's permit goes with it). */
     private static final Result LEAD = new Result(-1, -1);
 

@@ -411,9 +411,7 @@ final class Sequencer implements AutoCloseable {
         int taken;
         /** WriteBatch bytes handed to writer threads. */
         long handedOff;
-        /** RocksDB's last sequence number once every write handed off so far has its own; -1: read it afresh at the next hand-off. */
-        long seqEnd = -1;
-        /** The last write handed off since then, which the next one waits for. */
+        /** The last write handed off, which the next one waits for; null once the leader has written one itself (nothing is then in flight). */
         Write last;
 
         Batch(long version, long oldestReadable, int taken) {
@@ -661,10 +659,9 @@ final class Sequencer implements AutoCloseable {
         }
         if (handOff) {
             Write w = new Write(b, b.accepted.size(), enc);
-            if (b.seqEnd < 0) b.seqEnd = store.db().getLatestSequenceNumber(); // nothing is in flight
-            else w.prev = b.last;
-            b.seqEnd += enc.count(); // a sequence number a record
-            w.seqEnd = b.seqEnd;
+            w.prev = b.last;
+            // A sequence number a record, after the last write's (with none, nothing is in flight: RocksDB's latest).
+            w.seqEnd = (b.last == null ? store.db().getLatestSequenceNumber() : b.last.seqEnd) + enc.count();
             b.last = w;
             b.handedOff += enc.size();
             b.writes.add(w);
@@ -682,8 +679,7 @@ final class Sequencer implements AutoCloseable {
             faultAfterWrite(FaultInjection.Point.HANDED_OFF, b);
             return;
         }
-        b.seqEnd = -1; // written here, after the ones handed off (quiesced above): the next hand-off reads the sequence afresh
-        b.last = null;
+        b.last = null; // written here, after the ones handed off (quiesced above): the next hand-off reads the sequence afresh
         try {
             write(enc);
         } catch (RocksDBException | RuntimeException | Error e) {

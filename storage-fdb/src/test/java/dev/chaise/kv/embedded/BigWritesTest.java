@@ -15,6 +15,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import com.apple.foundationdb.tuple.Tuple;
 import com.apple.foundationdb.tuple.Versionstamp;
+import dev.chaise.kv.KeyValue;
 import dev.chaise.kv.Keys;
 import dev.chaise.kv.KvException;
 import dev.chaise.kv.KvStore;
@@ -217,9 +218,9 @@ class BigWritesTest {
     }
 
     private static void assertRows(KvStore store, String later) {
-        List<dev.chaise.kv.KeyValue> rows = store.run(tx -> tx.getRangeAsList(b("row/"), b("row0"), 0, false));
+        List<KeyValue> rows = store.run(tx -> tx.getRangeAsList(b("row/"), b("row0"), 0, false));
         assertEquals(BIG_ROWS, rows.size());
-        for (dev.chaise.kv.KeyValue kv : rows) assertEquals(later.charAt(0), (char) kv.value()[0], "the later transaction's value wins " + new String(kv.key(), UTF_8));
+        for (KeyValue kv : rows) assertEquals(later.charAt(0), (char) kv.value()[0], "the later transaction's value wins " + new String(kv.key(), UTF_8));
     }
 
     private static void assertState(KvStore store, String later, byte[] laterStamp) {

@@ -6,7 +6,8 @@
 #
 # Writes <dir>/bench.ini (embedded storage in <dir>/data, the server's own warm-ups and the access
 # log off, admin/admin; BENCH_WARMUPS=1 leaves the warm-ups on, as ./chaise start runs them),
-# starts the jar with bin/jvm.options, waits for /_up, and sets pid and url.
+# starts the jar with bin/jvm.options, waits for /_up, and sets pid and url. BENCH_INI: more lines
+# for the [chaise] section (e.g. "mango_warmup_docs = 60000", for an A/B of a setting).
 # Needs repo (the repository's root) set by the caller; sets jdk and java (bin/find-jdk.sh's JDK 21+)
 # and, unless given, COUCHBENCH (../shared/bench/couchbench.js beside the repository).
 # shellcheck source=bin/find-jdk.sh
@@ -32,6 +33,7 @@ port = $port
 storage = embedded
 data_dir = $dir/data
 $warmups
+${BENCH_INI:-}
 access_log = false
 [admins]
 admin = admin

@@ -24,8 +24,9 @@ class WarmUpTest {
         WarmUp.Result r = WarmUp.run(new WarmUp.Plan(3_810, 31), steps::incrementAndGet);
         assertEquals(3_810, r.docs());
         assertEquals(31, r.requests());
-        assertEquals(1 + 700 + 3 + 1 + 3 + 31, steps.get(),
-                "PUT db, 703 _bulk_docs, _index, the design document and two view queries, then the small requests; each after the pause hook");
+        assertEquals(1 + 700 + 3 + 1 + 3 * 2 + 1 + 31, steps.get(),
+                "PUT db, 703 _bulk_docs, _index, three design documents each with the query that builds it, a grouped query, then the small "
+                        + "requests; each after the pause hook");
         assertThrows(ConnectException.class, () -> new Socket(InetAddress.getLoopbackAddress(), r.port()).close(),
                 "the throwaway server is gone when the warm-up returns");
     }

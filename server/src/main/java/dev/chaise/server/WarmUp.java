@@ -61,7 +61,7 @@ final class WarmUp {
      * ({@code ViewIndexer.mapAll}, {@code encodeRows}) are compiled before a client's first build
      * (JFR, src-it/bench/first-round-jit.sh; the write steps and the trees' bulk load still are not).
      * Round 1 after a restart, 16 pairs (10 with 8,000 warm-up PUTs, 6 with 16,000): the view build
-     * faster in 11, the bulk load in 13 (docs/benchmarks.md, issue 27, "three warm-up view builds").
+     * faster in 12, the bulk load in 13 (docs/benchmarks.md, issue 27, "three warm-up view builds").
      */
     private static final int VIEW_BUILDS = 3;
     /**

@@ -69,10 +69,16 @@ final class WarmUp {
      * build takes the path a large database's first build takes (workers, then the trees' bulk load).
      */
     private static final int SEGMENT_DOCS = 1_000;
-    /** The two commonest shapes of a view: a string key counted, an array key with numbers summarized. */
-    private static final String DESIGN = "{\"views\":{"
-            + "\"by_type\":{\"map\":\"function (doc) { emit(doc.type, 1); }\",\"reduce\":\"_count\"},"
-            + "\"scores\":{\"map\":\"function (doc) { emit([doc.type, doc.n % 100], doc.score); }\",\"reduce\":\"_stats\"}}}";
+    /**
+     * The two commonest shapes of a view: a string key counted, an array key with numbers
+     * summarized. Build {@code k} has a comment of its own in each map, so a signature of its own.
+     */
+    static String design(int k) {
+        String mark = " /* " + k + " */";
+        return "{\"views\":{"
+                + "\"by_type\":{\"map\":\"function (doc) { emit(doc.type, 1);" + mark + " }\",\"reduce\":\"_count\"},"
+                + "\"scores\":{\"map\":\"function (doc) { emit([doc.type, doc.n % 100], doc.score);" + mark + " }\",\"reduce\":\"_stats\"}}}";
+    }
 
     /**
      * @param docs documents loaded and indexed (the bulk and the index build's path)
@@ -111,13 +117,11 @@ final class WarmUp {
             }
             c.send("POST", DB + "/_index", "{\"index\":{\"fields\":[\"type\",\"score\"]},\"ddoc\":\"warm\",\"name\":\"type-score\"}");
             for (int k = 0; k < VIEW_BUILDS; k++) {
-                // Each design document after the first has the same views under a new signature (a
-                // comment in a map), so each query builds both views over every document again.
-                String ddoc = DB + "/_design/views" + (k == 0 ? "" : k);
-                c.send("PUT", ddoc, k == 0 ? DESIGN : DESIGN.replace("emit(doc.type, 1);", "emit(doc.type, 1); /* " + k + " */"));
+                String ddoc = DB + "/_design/views" + k; // the same views under a new signature: built again
+                c.send("PUT", ddoc, design(k));
                 c.send("GET", ddoc + "/_view/by_type?group=true", null); // builds both views
             }
-            c.send("GET", DB + "/_design/views/_view/scores?group_level=1", null);
+            c.send("GET", DB + "/_design/views0/_view/scores?group_level=1", null);
             int span = Math.max(1, plan.docs());
             for (int i = 0; sent < plan.requests(); i++) {
                 String type = "t" + i % 10;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.management.HotSpotDiagnosticMXBean;
 import java.io.IOException;
 import java.lang.management.GarbageCollectorMXBean;
@@ -13,6 +14,8 @@ import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -29,6 +32,18 @@ class WarmUpTest {
                         + "requests; each after the pause hook");
         assertThrows(ConnectException.class, () -> new Socket(InetAddress.getLoopbackAddress(), r.port()).close(),
                 "the throwaway server is gone when the warm-up returns");
+    }
+
+    @Test
+    void eachViewBuildsMapsDifferSoEachGetsAnIndexOfItsOwn() throws Exception {
+        // Equal maps would share a signature, and so an index: the later queries would build nothing.
+        ObjectMapper json = new ObjectMapper();
+        Set<String> maps = new HashSet<>();
+        for (int k = 0; k < 3; k++) {
+            var views = json.readTree(WarmUp.design(k)).get("views");
+            assertTrue(maps.add(views.get("by_type").get("map").asText()), "by_type's map of build " + k + " is new");
+            assertTrue(maps.add(views.get("scores").get("map").asText()), "scores' map of build " + k + " is new");
+        }
     }
 
     @Test

@@ -116,8 +116,6 @@ public final class Main {
         WarmUp.Plan warm = new WarmUp.Plan(config.get("chaise", "mango_warmup_docs").map(Integer::parseInt).orElse(20_000),
                 config.get("chaise", "warmup_requests").map(Integer::parseInt).orElse(40_000));
         int jsWarmupDocs = config.get("chaise", "js_warmup_docs").map(Integer::parseInt).orElse(20_000);
-        // 16,000, not 8,000: with the warm-up's three view builds (WarmUp.VIEW_BUILDS) round 1's PUTs
-        // were slower in 9 of 10 pairs; with both, level (docs/benchmarks.md, issue 27).
         int warmupWrites = config.get("chaise", "warmup_writes").map(Integer::parseInt).orElse(16_000);
         if (!warm.none() || jsWarmupDocs > 0 || warmupWrites > 0) {
             Thread.ofPlatform().name("warmup").daemon().priority(Thread.MIN_PRIORITY).start(() -> {

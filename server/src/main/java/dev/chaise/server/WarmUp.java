@@ -63,7 +63,7 @@ final class WarmUp {
      * Round 1 after a restart, 16 pairs (10 with 8,000 warm-up PUTs, 6 with 16,000): the view build
      * faster in 12, the bulk load in 13 (docs/benchmarks.md, issue 27, "three warm-up view builds").
      */
-    private static final int VIEW_BUILDS = 3;
+    static final int VIEW_BUILDS = 3;
     /**
      * Changes per segment of the view build: the warm-up's documents are cut into several, so the
      * build takes the path a large database's first build takes (workers, then the trees' bulk load).
